@@ -1,0 +1,36 @@
+# Two commands do all set-up on a fresh machine (see README):
+#   make demo   - installs everything into .venv and runs the main job on the bundled samples
+#   make test   - installs everything (with Debian's chromium for the browser test) and runs the tests
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+OUT ?= out/demo
+
+.PHONY: demo test lint install browser clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[all]'
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+browser:
+	@bash scripts/install-chromium.sh
+
+demo: install
+	$(BIN)/orderdoc demo --out $(OUT)
+
+test: install browser
+	@bash scripts/run-tests.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache .hypothesis

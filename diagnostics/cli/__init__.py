@@ -1,0 +1,65 @@
+"""The ``orderdoc`` command line.
+
+Each sub-command lives in its own module of this package and exposes
+``register(subparsers) -> None``; registering sets ``func`` on its parser, a callable that
+takes the parsed namespace and returns the exit code. Add a command by adding its module name
+to :data:`COMMANDS`.
+
+Errors a user can cause (:class:`~diagnostics.errors.OrderdocError`) print one line on stderr
+and exit with code 2; there is never a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from diagnostics import __version__
+from diagnostics.errors import OrderdocError
+
+COMMANDS: tuple[str, ...] = ("replay",)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (``orderdoc CMD: error: ...``), exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every registered sub-command."""
+    parser = OneLineParser(
+        prog="orderdoc",
+        description="Why does my event-time streaming job drop, shift or delay events?",
+    )
+    parser.add_argument("--version", action="version", version=f"orderdoc {__version__}")
+    subparsers = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", parser_class=OneLineParser
+    )
+    for name in COMMANDS:
+        module = importlib.import_module(f"diagnostics.cli.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``orderdoc`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except OrderdocError as exc:
+        sys.stderr.write(f"orderdoc {args.command}: error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write(f"orderdoc {args.command}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs lint and the whole test suite in .venv. Used by `make test` and by .ci/run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+export SPARK_LOCAL_IP=127.0.0.1
+export PYTHONHASHSEED=0
+$BIN/ruff check . || exit 1
+$BIN/ruff format --check . || exit 1
+$BIN/python -m pytest -q -p no:cacheprovider "$@"
+code=$?
+if [ "$code" = "5" ]; then
+  echo "pytest collected no tests" >&2
+  exit 1
+fi
+exit $code
