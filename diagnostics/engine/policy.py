@@ -1,0 +1,109 @@
+"""The ordering policy: a frozen, validated description of a job's time-handling settings.
+
+The policy is configuration only; the stateful logic lives in :mod:`diagnostics.engine.engine`.
+Ranges and defaults are those of spec §2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from diagnostics.durations import DAY, MINUTE, SECOND, format_duration
+from diagnostics.errors import PolicyError
+
+#: ASA's fixed early-arrival window (spec §2).
+EARLY_WINDOW_NS = 5 * MINUTE
+#: Until a partition has received its first event, its arrival time is estimated as τ − 5 s.
+UNSTARTED_ESTIMATE_NS = 5 * SECOND
+#: The largest finite tolerance ASA accepts: 20 days less one second (1,814,399 s).
+MAX_TOLERANCE_NS = 20 * DAY - SECOND
+
+
+class Action(StrEnum):
+    """What happens to events outside the tolerances."""
+
+    ADJUST = "adjust"
+    DROP = "drop"
+
+
+@dataclass(frozen=True, slots=True)
+class OrderingPolicy:
+    """An ASA job's event-ordering settings.
+
+    ``timestamp_by`` is the application-time column (``None``: the job runs on arrival time
+    and no tolerance, early window or ordering diagnostic applies). ``late_arrival_ns`` is
+    ``None`` for *unlimited* (ASA's -1). ``over`` holds the ``TIMESTAMP BY ... OVER`` key
+    columns (empty: one timeline per partition).
+    """
+
+    timestamp_by: str | None = None
+    late_arrival_ns: int | None = 5 * SECOND
+    out_of_order_ns: int = 0
+    action: Action = Action.ADJUST
+    early_policy: bool = True
+    partition_by: bool = False
+    over: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        late = self.late_arrival_ns
+        if late is not None and not 0 <= late <= MAX_TOLERANCE_NS:
+            msg = (
+                f"late-arrival tolerance {format_duration(late)} is out of range: "
+                "it must be 0s to 20 days less one second (1814399s), or unlimited"
+            )
+            raise PolicyError(msg)
+        if not 0 <= self.out_of_order_ns <= MAX_TOLERANCE_NS:
+            msg = (
+                f"out-of-order tolerance {format_duration(self.out_of_order_ns)} is out of "
+                "range: it must be 0s to 20 days less one second (1814399s)"
+            )
+            raise PolicyError(msg)
+        if not isinstance(self.action, Action):
+            object.__setattr__(self, "action", Action(self.action))
+        object.__setattr__(self, "over", tuple(self.over))
+        if self.over and self.timestamp_by is None:
+            msg = "TIMESTAMP BY ... OVER needs a timestamp column (--timestamp-by)"
+            raise PolicyError(msg)
+
+    @property
+    def application_time(self) -> bool:
+        """True when the job runs on application time (``TIMESTAMP BY``)."""
+        return self.timestamp_by is not None
+
+    @property
+    def effective_late_ns(self) -> int | None:
+        """Late tolerance in force: 0 on arrival time (no tolerances apply), ``None`` = unlimited."""
+        return self.late_arrival_ns if self.application_time else 0
+
+    @property
+    def effective_ooo_ns(self) -> int:
+        """Out-of-order tolerance in force: min(late, ooo), since late adjustment runs first.
+
+        On arrival time it is 0. With unlimited late tolerance it is ``out_of_order_ns``.
+        """
+        if not self.application_time:
+            return 0
+        late = self.late_arrival_ns
+        return self.out_of_order_ns if late is None else min(late, self.out_of_order_ns)
+
+    @property
+    def early_window_ns(self) -> int | None:
+        """The early-arrival window in force, or ``None`` when it does not apply."""
+        return EARLY_WINDOW_NS if self.application_time and self.early_policy else None
+
+    def describe(self) -> str:
+        """One line in the user's terms, e.g. ``TIMESTAMP BY ts, late 5s, out-of-order 0s, adjust``."""
+        if not self.application_time:
+            return "arrival time (no TIMESTAMP BY: no tolerances apply)"
+        parts = [f"TIMESTAMP BY {self.timestamp_by}"]
+        if self.over:
+            parts[0] += f" OVER {', '.join(self.over)}"
+        parts.append(f"late {format_duration(self.late_arrival_ns)}")
+        parts.append(f"out-of-order {format_duration(self.out_of_order_ns)}")
+        parts.append(self.action.value)
+        if self.partition_by:
+            parts.append("PARTITION BY PartitionId")
+        if not self.early_policy:
+            parts.append("no early policy")
+        return ", ".join(parts)
