@@ -41,7 +41,9 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
     bad = values.is_null()
     if bad.any():
         i = int(bad.arg_true()[0])
-        msg = f"partition column '{name}', row {i + 1}: '{events[name][i]}' is not a partition number"
+        msg = (
+            f"partition column '{name}', row {i + 1}: '{events[name][i]}' is not a partition number"
+        )
         raise InputError(msg)
     return tuple(int(v) for v in values.unique().sort())
 
@@ -70,7 +72,9 @@ def replay(
     """
     columns = columns or EventColumns()
     if columns.arrival not in events.columns:
-        msg = f"arrival column '{columns.arrival}' is missing (columns: {', '.join(events.columns)})"
+        msg = (
+            f"arrival column '{columns.arrival}' is missing (columns: {', '.join(events.columns)})"
+        )
         raise InputError(msg)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     arrival = to_utc(events[columns.arrival])
@@ -104,15 +108,15 @@ def replay(
         if progress is not None:
             progress(min(start + step, total), total)
     take(engine.close())
-    released = pl.Series("release_time", release).cast(pl.Datetime("ns")).dt.replace_time_zone(
-        "UTC"
+    released = (
+        pl.Series("release_time", release).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
     )
     outcomes = pl.concat(frames).with_columns(
         released.set(pl.Series(~has_release), None).alias("release_time")
     )
     outcomes = outcomes.with_columns(_output_rank(outcomes)).drop("event_id")
     outcomes = outcomes.sort(columns.row).rename({columns.row: "event_id"})
-    ordered = [c for c in events.columns] + [c for c in outcomes.columns if c not in events.columns]
+    ordered = list(events.columns) + [c for c in outcomes.columns if c not in events.columns]
     ordered = [c for c in ordered if c != columns.parsed_arrival]
     return ReplayResult(outcomes.select(ordered), policy, parts, columns)
 

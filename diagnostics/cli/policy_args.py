@@ -1,0 +1,141 @@
+"""Command-line flags that describe a job's ordering policy, shared by replay/whatif/explain."""
+
+from __future__ import annotations
+
+import argparse
+
+from diagnostics.durations import DurationError, parse_duration
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import Action, OrderingPolicy
+
+
+def duration_arg(text: str) -> int:
+    """argparse ``type`` for a non-negative duration in ns."""
+    try:
+        value = parse_duration(text)
+    except DurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    if value < 0:
+        msg = f"'{text}' is negative; a tolerance is 0s or more"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def late_arg(text: str) -> int | None:
+    """argparse ``type`` for the late-arrival tolerance: a duration or ``unlimited`` (``-1``)."""
+    if text.strip().lower() in ("unlimited", "-1", "infinite", "indefinitely"):
+        return None
+    return duration_arg(text)
+
+
+def columns_arg(text: str) -> tuple[str, ...]:
+    """argparse ``type`` for ``COL[,COL]``."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        msg = f"'{text}' names no column"
+        raise argparse.ArgumentTypeError(msg)
+    return names
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type`` for a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError as exc:
+        msg = f"'{text}' is not a whole number"
+        raise argparse.ArgumentTypeError(msg) from exc
+    if value < 1:
+        msg = f"'{text}' must be 1 or more"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def add_column_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--arrival-col`` and ``--partition-col``."""
+    parser.add_argument(
+        "--arrival-col",
+        default="arrival_time",
+        metavar="COL",
+        help="arrival time column (Event Hubs EventEnqueuedUtcTime); default: arrival_time",
+    )
+    parser.add_argument(
+        "--partition-col",
+        default="partition_id",
+        metavar="COL",
+        help="input partition column; absent column = one partition 0; default: partition_id",
+    )
+
+
+def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False) -> None:
+    """The job's time-handling settings. With ``sweep`` the tolerances are left to the caller."""
+    parser.add_argument(
+        "--timestamp-by",
+        metavar="COL",
+        help="application time column (TIMESTAMP BY); absent: arrival-time processing",
+    )
+    parser.add_argument(
+        "--over",
+        type=columns_arg,
+        default=(),
+        metavar="COL[,COL]",
+        help="TIMESTAMP BY ... OVER key columns: one timeline per key (substreams)",
+    )
+    parser.add_argument(
+        "--partition-by",
+        action="store_true",
+        help="PARTITION BY PartitionId: each partition releases on its own watermark",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=positive_int,
+        metavar="N",
+        help="declare partitions 0..N-1 (including ones that never sent data)",
+    )
+    if not sweep:
+        parser.add_argument(
+            "--late-arrival",
+            type=late_arg,
+            default=parse_duration("5s"),
+            metavar="DURATION|unlimited",
+            help="late arrival tolerance, 0s..20d or unlimited; default 5s",
+        )
+        parser.add_argument(
+            "--out-of-order",
+            type=duration_arg,
+            default=0,
+            metavar="DURATION",
+            help="out-of-order tolerance, 0s..20d; default 0s",
+        )
+    parser.add_argument(
+        "--action",
+        choices=[a.value for a in Action],
+        default=Action.ADJUST.value,
+        help="what happens to events outside the tolerances; default adjust",
+    )
+    parser.add_argument(
+        "--no-early-policy",
+        action="store_true",
+        help="what-if only: do not drop events more than 5 minutes early (ASA always does)",
+    )
+
+
+def policy_from_args(
+    args: argparse.Namespace, *, late: int | None = None, ooo: int | None = None
+) -> OrderingPolicy:
+    """The :class:`OrderingPolicy` the flags describe (``late``/``ooo`` override the flags)."""
+    return OrderingPolicy(
+        timestamp_by=args.timestamp_by,
+        late_arrival_ns=args.late_arrival
+        if late is None and hasattr(args, "late_arrival")
+        else late,
+        out_of_order_ns=args.out_of_order if ooo is None else ooo,
+        action=Action(args.action),
+        early_policy=not args.no_early_policy,
+        partition_by=args.partition_by,
+        over=tuple(args.over),
+    )
+
+
+def columns_from_args(args: argparse.Namespace) -> EventColumns:
+    """The :class:`EventColumns` the flags describe."""
+    return EventColumns(arrival=args.arrival_col, partition=args.partition_col)

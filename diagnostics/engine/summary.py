@@ -1,0 +1,90 @@
+"""A replay's summary: counts by outcome and output-delay percentiles, as data and as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from diagnostics.durations import format_duration
+from diagnostics.engine.replay import ReplayResult
+
+_PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))
+
+
+def summarize(result: ReplayResult) -> dict[str, Any]:
+    """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
+    out = result.outcomes
+    policy = result.policy
+    counts = out.select(
+        pl.len().alias("events"),
+        (pl.col("status") == "accepted").sum().alias("accepted"),
+        pl.col("reordered").sum().alias("reordered_within_tolerance"),
+        (pl.col("status") == "adjusted").sum().alias("adjusted"),
+        (pl.col("late") & ~pl.col("dropped")).sum().alias("adjusted_late"),
+        (pl.col("out_of_order") & ~pl.col("dropped")).sum().alias("adjusted_out_of_order"),
+        pl.col("dropped").sum().alias("dropped"),
+        pl.col("early").sum().alias("dropped_early"),
+        (pl.col("late") & pl.col("dropped")).sum().alias("dropped_late"),
+        (pl.col("out_of_order") & pl.col("dropped") & ~pl.col("late"))
+        .sum()
+        .alias("dropped_out_of_order"),
+        pl.col("invalid_timestamp").sum().alias("dropped_invalid_timestamp"),
+        pl.col("invalid_key").sum().alias("dropped_invalid_key"),
+        pl.col("release_time").is_not_null().sum().alias("released"),
+        (~pl.col("dropped") & pl.col("release_time").is_null()).sum().alias("never_released"),
+    ).row(0, named=True)
+    delay = out.select(
+        ((pl.col("release_time") - pl.col("arrival")).dt.total_nanoseconds() / 1e9).alias("d")
+    ).drop_nulls()["d"]
+    delays = {
+        name: (None if delay.is_empty() else round(float(delay.quantile(q, "higher")), 3))
+        for name, q in _PERCENTILES
+    }
+    arrival = out["arrival"]
+    return {
+        "policy": policy.describe(),
+        "late_arrival": format_duration(policy.late_arrival_ns),
+        "out_of_order": format_duration(policy.out_of_order_ns),
+        "action": policy.action.value,
+        "partitions": list(result.partitions),
+        "timelines": int(out["timeline"].n_unique() - out["timeline"].null_count())
+        if out.height
+        else 0,
+        "counts": {k: int(v) for k, v in counts.items()},
+        "output_delay_seconds": delays,
+        "arrival_from": None if out.is_empty() else arrival.min().isoformat(),  # type: ignore[union-attr]
+        "arrival_to": None if out.is_empty() else arrival.max().isoformat(),  # type: ignore[union-attr]
+    }
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.2f}%" if whole else "-"
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The summary as a short human-readable report."""
+    c = summary["counts"]
+    n = c["events"]
+    d = summary["output_delay_seconds"]
+    lines = [
+        f"policy      {summary['policy']}",
+        f"partitions  {len(summary['partitions'])} ({summary['timelines']} timelines)",
+        f"arrivals    {summary['arrival_from']} .. {summary['arrival_to']}",
+        f"events      {n:,}",
+        f"  accepted as is          {c['accepted']:>12,}  {_pct(c['accepted'], n):>8}"
+        f"   (of which reordered within tolerance: {c['reordered_within_tolerance']:,})",
+        f"  adjusted                {c['adjusted']:>12,}  {_pct(c['adjusted'], n):>8}"
+        f"   (late {c['adjusted_late']:,}, out of order {c['adjusted_out_of_order']:,})",
+        f"  dropped                 {c['dropped']:>12,}  {_pct(c['dropped'], n):>8}"
+        f"   (early {c['dropped_early']:,}, late {c['dropped_late']:,}, out of order "
+        f"{c['dropped_out_of_order']:,}, invalid timestamp {c['dropped_invalid_timestamp']:,}, "
+        f"missing key {c['dropped_invalid_key']:,})",
+        f"  never released          {c['never_released']:>12,}  {_pct(c['never_released'], n):>8}",
+    ]
+    if d["max"] is not None:
+        lines.append(
+            "output delay (release - arrival): "
+            f"p50 {d['p50']}s  p95 {d['p95']}s  p99 {d['p99']}s  max {d['max']}s"
+        )
+    return "\n".join(lines)
