@@ -1,0 +1,143 @@
+"""The aggregation in plain polars: the reference the Spark job must match, and the peer.
+
+Table definitions (shared with :mod:`diagnostics.spark.job`, documented in docs/schemas.md):
+
+* ``data_errors``: parsed records plus ``date`` (UTC date of ``record_time``);
+* ``error_rollup``: per job, kind, partition_id and ``minute`` = the minute of
+  ``coalesce(from_time, record_time)``: ``event_count`` (sum), ``records`` (count),
+  ``max_lateness_seconds``, ``date``;
+* ``partition_idle``: idle notices per (job, source, partition_id) in time order; a notice
+  opens a new episode when it is the first, when its minutes drop below the previous notice's,
+  or when it comes more than (its minutes + 1) minutes after the previous one. ``start`` = the
+  first notice's time minus its minutes, ``end`` = the last notice's time;
+* ``quarantine``: ``source_file``, ``source_line``, ``reason``, ``raw``, ``raw_bytes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from diagnostics.kinds import ErrorKind
+from diagnostics.logs.batches import parse_file
+from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
+from diagnostics.logs.records import DATA_ERROR_COLUMNS, PARSED_SCHEMA, QUARANTINE_COLUMNS
+
+IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The aggregate tables as polars frames (rows sorted for comparison)."""
+
+    data_errors: pl.DataFrame
+    error_rollup: pl.DataFrame
+    partition_idle: pl.DataFrame
+    metrics: pl.DataFrame
+    quarantine: pl.DataFrame
+    summary: dict
+
+
+def parse_files(paths: Iterable[str]) -> pl.DataFrame:
+    """All records of ``paths`` as one frame with PARSED_SCHEMA's columns."""
+    batches = []
+    for path in paths:
+        batches.extend(parse_file(Path(path).read_bytes(), path))
+    table = pa.Table.from_batches(batches, schema=PARSED_SCHEMA)
+    return pl.from_arrow(table)  # type: ignore[return-value]
+
+
+def rollup(data_errors: pl.DataFrame) -> pl.DataFrame:
+    """``error_rollup`` from ``data_errors``."""
+    minute = pl.coalesce("from_time", "record_time").dt.truncate("1m").alias("minute")
+    return (
+        data_errors.group_by("job", "kind", "partition_id", minute)
+        .agg(
+            pl.col("event_count").sum().alias("event_count"),
+            pl.len().cast(pl.Int64).alias("records"),
+            pl.col("lateness_seconds").max().alias("max_lateness_seconds"),
+        )
+        .with_columns(pl.col("minute").dt.date().alias("date"))
+        .sort("job", "kind", "partition_id", "minute", nulls_last=True)
+    )
+
+
+def idle_episodes(data_errors: pl.DataFrame) -> pl.DataFrame:
+    """``partition_idle`` from the idle notices in ``data_errors``."""
+    keys = ["job", "source", "partition_id"]
+    notices = data_errors.filter(pl.col("kind") == IDLE_KIND).sort(
+        [*keys, "record_time", "source_file", "source_line"], nulls_last=True
+    )
+    minutes = pl.col("idle_minutes").fill_null(0)
+    gap = pl.col("record_time") - pl.col("record_time").shift(1).over(keys)
+    new = (
+        pl.col("record_time").shift(1).over(keys).is_null()
+        | (minutes < minutes.shift(1).over(keys))
+        | (gap > pl.duration(minutes=minutes + 1))
+    )
+    return (
+        notices.with_columns(new.cum_sum().over(keys).alias("episode"))
+        .group_by(*keys, "episode")
+        .agg(
+            (
+                pl.col("record_time").first()
+                - pl.duration(minutes=pl.col("idle_minutes").fill_null(0).first())
+            ).alias("start"),
+            pl.col("record_time").last().alias("end"),
+            pl.len().cast(pl.Int64).alias("notices"),
+            pl.col("idle_minutes").max().alias("max_idle_minutes"),
+        )
+        .drop("episode")
+        .with_columns(pl.col("start").dt.date().alias("date"))
+        .sort(*keys, "start", nulls_last=True)
+    )
+
+
+def _iso(value: object) -> str | None:
+    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # type: ignore[attr-defined]
+
+
+def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
+    """``summary.json`` content (without the file lists)."""
+    by_kind = data_errors.group_by("kind").agg(pl.col("event_count").sum()).sort("kind")
+    idle = data_errors.filter(pl.col("kind") == IDLE_KIND)["partition_id"].drop_nulls()
+    start = data_errors.select(pl.coalesce("from_time", "record_time").min()).item()
+    end = data_errors.select(pl.coalesce("to_time", "record_time").max()).item()
+    quarantined = parsed["reason"].is_not_null().sum()
+    return {
+        "records_total": parsed.height,
+        "records_parsed": parsed.height - quarantined,
+        "records_quarantined": quarantined,
+        "events_by_kind": dict(zip(by_kind["kind"], by_kind["event_count"], strict=True)),
+        "idle_partitions": sorted(set(idle.to_list())),
+        "jobs": sorted(set(data_errors["job"].drop_nulls().to_list())),
+        "time_range": {"from": _iso(start), "to": _iso(end)},
+    }
+
+
+def aggregate_files(logs: Iterable[str], metrics: Iterable[str] = ()) -> Tables:
+    """Every table for the given log and metrics files, in one process."""
+    parsed = parse_files(logs)
+    data_errors = (
+        parsed.filter(pl.col("reason").is_null())
+        .select(DATA_ERROR_COLUMNS)
+        .with_columns(pl.col("record_time").dt.date().alias("date"))
+    )
+    metric_tables = [read_metrics(Path(p).read_bytes(), p) for p in metrics]
+    metric_frame = pl.from_arrow(
+        pa.concat_tables(metric_tables) if metric_tables else METRICS_SCHEMA.empty_table()
+    )
+    return Tables(
+        data_errors=data_errors,
+        error_rollup=rollup(data_errors),
+        partition_idle=idle_episodes(data_errors),
+        metrics=metric_frame.drop("source_file").with_columns(  # type: ignore[union-attr]
+            pl.col("minute").dt.date().alias("date")
+        ),
+        quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),
+        summary=summarise(parsed, data_errors),
+    )

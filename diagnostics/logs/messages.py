@@ -1,0 +1,111 @@
+"""Facts parsed from the text of ASA diagnostic messages (spec §5).
+
+ASA puts some facts only in prose: the aggregate's count, processing-time range and source
+(activity logs), the example event's application and arrival times (``BriefMessage``), and an
+idle partition's number and minutes. Each parser returns ``None`` when its pattern is absent;
+none of them raises.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from diagnostics.logs.times import parse_log_time
+
+_AGGREGATE = re.compile(
+    r"Source '(?P<source>[^']*)' had (?P<count>\d+) data errors? of kind '(?P<kind>[^']+)'"
+    r"(?: between processing times '(?P<from>[^']+)' and '(?P<to>[^']+)')?"
+)
+_LATE_EXAMPLE = re.compile(
+    r"application timestamp '(?P<app>[^']+)' and arrival time '(?P<arr>[^']+)'"
+)
+_EARLY_EXAMPLE = re.compile(
+    r"arrival time '(?P<arr>[^']+)' is earlier than input event application timestamp "
+    r"'(?P<app>[^']+)'"
+)
+_IDLE = re.compile(
+    r"Input Partition \[(?P<partition>\d+)\] does not have additional data for more than "
+    r"\[(?P<minutes>\d+)\] minute"
+)
+_RESOURCE_NAME = re.compile(r"Resource Name: (?P<job>[^|]*?)\s*\|")
+_FIRST_OCCURRED = re.compile(r"First Occurred: (?P<first>[^|]*?)\s*\|")
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateText:
+    """``Source 'S' had N data errors of kind 'K' between processing times 'A' and 'B'``."""
+
+    source: str
+    count: int
+    kind: str
+    from_time: dt.datetime | None
+    to_time: dt.datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleTimes:
+    """The example event's application and arrival times; lateness = arrival − application."""
+
+    application_time: dt.datetime
+    arrival_time: dt.datetime
+
+    @property
+    def lateness_seconds(self) -> float:
+        """Arrival minus application time in seconds (negative for an early event)."""
+        return (self.arrival_time - self.application_time).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class IdleText:
+    """``Input Partition [P] does not have additional data for more than [M] minute(s)``."""
+
+    partition_id: int
+    minutes: int
+
+
+def parse_aggregate(text: str) -> AggregateText | None:
+    """The aggregate facts of an activity-log message, or ``None``."""
+    match = _AGGREGATE.search(text)
+    if match is None:
+        return None
+    return AggregateText(
+        source=match["source"],
+        count=int(match["count"]),
+        kind=match["kind"],
+        from_time=parse_log_time(match["from"]),
+        to_time=parse_log_time(match["to"]),
+    )
+
+
+def parse_example(text: str) -> ExampleTimes | None:
+    """The example event's times from a late or early brief message, or ``None``."""
+    match = _LATE_EXAMPLE.search(text) or _EARLY_EXAMPLE.search(text)
+    if match is None:
+        return None
+    app = parse_log_time(match["app"])
+    arr = parse_log_time(match["arr"])
+    if app is None or arr is None:
+        return None
+    return ExampleTimes(application_time=app, arrival_time=arr)
+
+
+def parse_idle(text: str) -> IdleText | None:
+    """Partition number and whole minutes of an ``InputPartitionNotProgressing`` text."""
+    match = _IDLE.search(text)
+    if match is None:
+        return None
+    return IdleText(partition_id=int(match["partition"]), minutes=int(match["minutes"]))
+
+
+def parse_resource_name(text: str) -> str | None:
+    """The job name of an activity-log message (``Resource Name: ASAjob |``), or ``None``."""
+    match = _RESOURCE_NAME.search(text)
+    return match["job"] if match and match["job"] else None
+
+
+def parse_first_occurred(text: str) -> dt.datetime | None:
+    """``First Occurred: 02/04/2019 17:11:48`` of an activity-log message, or ``None``."""
+    match = _FIRST_OCCURRED.search(text)
+    return parse_log_time(match["first"]) if match else None

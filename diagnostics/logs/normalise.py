@@ -1,0 +1,260 @@
+"""Normalising one decoded log record (any ASA shape) into a :class:`DataError`.
+
+Recognised record forms (spec §5):
+
+* resource logs: ``time``, ``resourceId``, ``level``, ``properties`` (an object or a JSON
+  string) with ``DataErrorType`` or ``Type: InputPartitionNotProgressing``; our engine's
+  output adds a top-level ``orderdoc`` object (``partition_id``, ``correlation_id``);
+* activity-log messages: ``message Time``, ``message``, ``type``, ``correlation ID``;
+* Log Analytics ``AzureDiagnostics`` CSV rows (``TimeGenerated``, ``ResourceId``, ``Level``,
+  ``properties_s``), passed in as a ``dict`` of column → text.
+
+Anything else, or a recognised record with a missing or mistyped field, is quarantined with
+a reason naming the field, its value and why. Kinds are normalised with
+:func:`diagnostics.kinds.normalise_kind`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+from diagnostics.kinds import ErrorKind, normalise_kind
+from diagnostics.logs import messages
+from diagnostics.logs.records import DataError, Quarantined, quarantine
+from diagnostics.logs.times import parse_log_time
+
+_IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
+_JOB = re.compile(r"/STREAMINGJOBS/([^/]+)", re.IGNORECASE)
+_CSV_TIME = ("TimeGenerated [UTC]", "TimeGenerated", "time")
+_CSV_RESOURCE = ("ResourceId", "_ResourceId", "resourceId")
+
+
+class _Reject(Exception):
+    """Internal: the record is quarantined for ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _type_name(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _opt_str(obj: dict, key: str) -> str | None:
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    msg = f"{key}: expected a string, got {_type_name(value)} {str(value)[:40]!r}"
+    raise _Reject(msg)
+
+
+def _time(value: object, field: str, *, required: bool) -> dt.datetime | None:
+    if value is None or value == "":
+        if required:
+            raise _Reject(f"{field}: missing")
+        return None
+    parsed = parse_log_time(value)
+    if parsed is None:
+        msg = f"{field}: {str(value)[:40]!r} is not a time stamp"
+        raise _Reject(msg)
+    return parsed
+
+
+def _count(value: object, field: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        msg = f"{field}: expected a non-negative integer, got {_type_name(value)}"
+        raise _Reject(msg)
+    if isinstance(value, str):
+        if not value.strip().isdigit():
+            msg = f"{field}: {value[:40]!r} is not a non-negative integer"
+            raise _Reject(msg)
+        return int(value)
+    if value < 0:
+        msg = f"{field}: {value} is negative"
+        raise _Reject(msg)
+    return value
+
+
+def _partition(value: object, field: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    msg = f"{field}: {str(value)[:40]!r} is not a partition number"
+    raise _Reject(msg)
+
+
+def _job_from_resource(resource_id: str | None) -> str | None:
+    if not resource_id:
+        return None
+    match = _JOB.search(resource_id)
+    return match.group(1) if match else resource_id.rstrip("/").rsplit("/", 1)[-1] or None
+
+
+def _example(*texts: str | None) -> messages.ExampleTimes | None:
+    for text in texts:
+        if text:
+            found = messages.parse_example(text)
+            if found is not None:
+                return found
+    return None
+
+
+def _resource_log(obj: dict, source_file: str, source_line: int) -> DataError:
+    props = obj.get("properties")
+    if isinstance(props, str):
+        try:
+            props = json.loads(props)
+        except ValueError as exc:
+            msg = f"properties: a string that is not JSON ({exc})"
+            raise _Reject(msg) from exc
+    if not isinstance(props, dict):
+        msg = f"properties: expected an object or a JSON string, got {_type_name(props)}"
+        raise _Reject(msg)
+    extras = obj.get("orderdoc")
+    if extras is not None and not isinstance(extras, dict):
+        msg = f"orderdoc: expected an object, got {_type_name(extras)}"
+        raise _Reject(msg)
+    extras = extras or {}
+    record_type = _opt_str(props, "Type")
+    error_type = _opt_str(props, "DataErrorType")
+    if error_type:
+        kind = normalise_kind(error_type)
+    elif record_type == _IDLE:
+        kind = _IDLE
+    elif record_type == "DataError":
+        raise _Reject("properties.DataErrorType: missing on a DataError record")
+    else:
+        msg = f"properties.Type: {record_type!r} is neither a DataError nor {_IDLE}"
+        raise _Reject(msg)
+    record_time = _time(obj.get("time"), "time", required=True)
+    brief = _opt_str(props, "BriefMessage")
+    message = _opt_str(props, "Message")
+    source = _opt_str(props, "Source")
+    partition = _partition(extras.get("partition_id"), "orderdoc.partition_id")
+    if partition is None:
+        partition = _partition(props.get("PartitionId"), "properties.PartitionId")
+    idle_minutes = None
+    aggregate = messages.parse_aggregate(message or "") if message else None
+    if kind == _IDLE:
+        idle = messages.parse_idle(message or "") or messages.parse_idle(brief or "")
+        if idle is not None:
+            partition = idle.partition_id if partition is None else partition
+            idle_minutes = idle.minutes
+        count = 1
+    else:
+        count = _count(props.get("EventCount"), "properties.EventCount")
+        if count is None:
+            if aggregate is None:
+                raise _Reject("properties.EventCount: missing and not in the message text")
+            count = aggregate.count
+    from_time = _time(props.get("FromTimestamp"), "properties.FromTimestamp", required=False)
+    to_time = _time(props.get("ToTimestamp"), "properties.ToTimestamp", required=False)
+    if aggregate is not None:
+        from_time = from_time or aggregate.from_time
+        to_time = to_time or aggregate.to_time
+    example = _example(brief, message)
+    correlation = _opt_str(obj, "correlationId") or _opt_str(extras, "correlation_id")
+    resource_id = _opt_str(obj, "resourceId")
+    return DataError(
+        job=_job_from_resource(resource_id) or _opt_str(obj, "Resource"),
+        source=source,
+        partition_id=partition,
+        kind=kind,
+        event_count=count,
+        record_time=record_time,
+        from_time=from_time,
+        to_time=to_time,
+        example_application_time=example.application_time if example else None,
+        example_arrival_time=example.arrival_time if example else None,
+        lateness_seconds=example.lateness_seconds if example else None,
+        idle_minutes=idle_minutes,
+        level=_opt_str(obj, "level"),
+        correlation_id=correlation,
+        source_file=source_file,
+        source_line=source_line,
+    )
+
+
+def _activity_log(obj: dict, source_file: str, source_line: int) -> DataError:
+    text = _opt_str(obj, "message") or ""
+    record_type = _opt_str(obj, "type")
+    record_time = _time(obj.get("message Time"), "message Time", required=True)
+    common = {
+        "job": messages.parse_resource_name(text),
+        "level": _opt_str(obj, "level"),
+        "correlation_id": _opt_str(obj, "correlation ID"),
+        "source_file": source_file,
+        "source_line": source_line,
+        "record_time": record_time,
+    }
+    idle = messages.parse_idle(text)
+    if record_type == _IDLE or idle is not None:
+        return DataError(
+            source=None, partition_id=idle.partition_id if idle else None, kind=_IDLE,
+            event_count=1, from_time=None, to_time=None, example_application_time=None,
+            example_arrival_time=None, lateness_seconds=None,
+            idle_minutes=idle.minutes if idle else None, **common,
+        )  # fmt: skip
+    aggregate = messages.parse_aggregate(text)
+    if aggregate is None:
+        msg = f"message: activity-log record of type {record_type!r} has no data-error text"
+        raise _Reject(msg)
+    example = _example(text)
+    return DataError(
+        source=aggregate.source, partition_id=None, kind=normalise_kind(aggregate.kind),
+        event_count=aggregate.count, from_time=aggregate.from_time, to_time=aggregate.to_time,
+        example_application_time=example.application_time if example else None,
+        example_arrival_time=example.arrival_time if example else None,
+        lateness_seconds=example.lateness_seconds if example else None,
+        idle_minutes=None, **common,
+    )  # fmt: skip
+
+
+def _csv_row(row: dict[str, str]) -> dict:
+    def first(names: tuple[str, ...]) -> str | None:
+        return next((row[name] for name in names if row.get(name)), None)
+
+    if not row.get("properties_s"):
+        raise _Reject("properties_s: empty")
+    return {
+        "time": first(_CSV_TIME),
+        "resourceId": first(_CSV_RESOURCE),
+        "Resource": row.get("Resource") or None,
+        "level": row.get("Level") or None,
+        "correlationId": row.get("CorrelationId") or None,
+        "properties": row["properties_s"],
+    }
+
+
+def normalise(
+    value: object, source_file: str, source_line: int, raw: bytes | str, *, csv_row: bool = False
+) -> DataError | Quarantined:
+    """Normalise one decoded record, or quarantine it with a reason (never raises).
+
+    ``value`` is the decoded JSON value (or, with ``csv_row``, a dict of CSV column → text);
+    ``raw`` is the record's original text, kept (truncated) if it is quarantined.
+    """
+    try:
+        if not isinstance(value, dict):
+            msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"
+            raise _Reject(msg)
+        if csv_row:
+            return _resource_log(_csv_row(value), source_file, source_line)
+        if "properties" in value:
+            return _resource_log(value, source_file, source_line)
+        if "message" in value and ("message Time" in value or "type" in value):
+            return _activity_log(value, source_file, source_line)
+        keys = ", ".join(sorted(str(key) for key in value)[:5])
+        raise _Reject(f"not a diagnostic record: no properties or message (keys: {keys})")
+    except _Reject as exc:
+        return quarantine(source_file, source_line, exc.reason, raw)
+    except RecursionError:
+        return quarantine(source_file, source_line, "record nested too deeply", raw)

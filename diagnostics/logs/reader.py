@@ -1,0 +1,215 @@
+"""Splitting one log file (any ASA export shape) into records with line numbers.
+
+Shapes, detected from the content (and ``.csv`` in the name):
+
+* gzip (magic bytes) is decompressed first; a corrupt or truncated stream keeps what
+  decompressed and adds one quarantined record saying where it broke;
+* a UTF-8 BOM is dropped; CRLF line ends are accepted;
+* **CSV** (a ``.csv`` name or a header with ``properties_s``): Log Analytics
+  ``AzureDiagnostics`` rows, quoted multi-line fields allowed, line = the row's first line;
+* **JSON Lines** when the first non-blank line is a complete JSON value: every non-blank line
+  is one record; a line holding ``{"records": [...]}`` or a JSON array counts each element;
+* **documents** otherwise: a bare array or ``{"records": [...]}`` spread over many lines is
+  read element by element (line = the element's first line); a broken element quarantines
+  the rest of the document as one record, keeping every element before it.
+
+Invariant: blank lines are skipped and every other line or element yields exactly one
+outcome; nothing raises for bad content.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import zlib
+from collections.abc import Iterator
+
+from diagnostics.logs.normalise import normalise
+from diagnostics.logs.records import DataError, Quarantined, quarantine
+
+Outcome = DataError | Quarantined
+
+_BOM = b"\xef\xbb\xbf"
+_WRAPPER = re.compile(r'\s*\{\s*"records"\s*:\s*\[')
+_WS = re.compile(r"[ \t\r\n]*")
+_DECODER = json.JSONDecoder()
+PARQUET_MAGIC = b"PAR1"
+
+
+def gunzip(data: bytes) -> tuple[bytes, str | None]:
+    """Decompress (possibly multi-member) gzip; returns the bytes and an error or ``None``."""
+    out: list[bytes] = []
+    rest = data
+    while rest:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out.append(inflater.decompress(rest))
+        except zlib.error as exc:
+            return b"".join(out), f"corrupt gzip stream ({exc})"
+        if not inflater.eof:
+            return b"".join(out), "truncated gzip stream"
+        rest = inflater.unused_data.lstrip(b"\x00")
+    return b"".join(out), None
+
+
+def _elements(value: object) -> list[object] | None:
+    """The records a decoded value holds when it is an array or a records wrapper."""
+    if isinstance(value, list):
+        return value
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("records"), list)
+        and ("properties" not in value)
+    ):
+        return value["records"]
+    return None
+
+
+def _json_lines(lines: list[bytes], name: str) -> Iterator[Outcome]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except UnicodeDecodeError as exc:
+            yield quarantine(name, number, f"invalid UTF-8 at byte {exc.start}", line)
+            continue
+        except ValueError as exc:
+            reason = (
+                f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
+            )
+            yield quarantine(name, number, reason, line)
+            continue
+        except RecursionError:
+            yield quarantine(name, number, "invalid JSON: nested too deeply", line)
+            continue
+        elements = _elements(value)
+        if elements is None:
+            yield normalise(value, name, number, line)
+        else:
+            for element in elements:
+                yield normalise(element, name, number, json.dumps(element))
+
+
+def _document(text: str, name: str, start: int) -> Iterator[Outcome]:
+    """Elements of the array whose ``[`` is at ``start`` (a bare array or a wrapper's)."""
+    pos = start + 1
+    line = text.count("\n", 0, pos) + 1
+    counted = pos
+    while True:
+        pos = _WS.match(text, pos).end()
+        if pos < len(text) and text[pos] == "]":
+            return
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError) as exc:
+            reason = f"invalid JSON in document element: {getattr(exc, 'msg', exc)}"
+            yield quarantine(name, line, reason, text[pos:])
+            return
+        yield normalise(value, name, line, text[pos:end])
+        pos = _WS.match(text, end).end()
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+            continue
+        if pos < len(text) and text[pos] == "]":
+            return
+        line += text.count("\n", counted, pos)
+        reason = "invalid JSON document: expected ',' or ']' after an element"
+        yield quarantine(name, line, reason, text[pos:])
+        return
+
+
+def _csv_rows(text: str, name: str) -> Iterator[Outcome]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error):
+        return
+    if "properties_s" not in header:
+        yield quarantine(name, 1, "CSV header has no properties_s column", text)
+        return
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield quarantine(name, start, f"invalid CSV: {exc}", "")
+            return
+        if not row or not any(cell.strip() for cell in row):
+            start = reader.line_num + 1
+            continue
+        raw = ",".join(row)
+        if len(row) != len(header):
+            reason = f"CSV row has {len(row)} fields, the header {len(header)}"
+            yield quarantine(name, start, reason, raw)
+        else:
+            yield normalise(dict(zip(header, row, strict=True)), name, start, raw, csv_row=True)
+        start = reader.line_num + 1
+
+
+def _first_line_is_json(data: bytes) -> bool:
+    for line in data.split(b"\n", 50)[:50]:
+        if line.strip():
+            try:
+                json.loads(line)
+            except (ValueError, RecursionError):
+                return False
+            return True
+    return True
+
+
+def read_records(data: bytes, name: str) -> Iterator[Outcome]:
+    """Every record of the file ``name`` whose bytes are ``data``, as outcomes in file order."""
+    gzip_error = None
+    if data[:2] == b"\x1f\x8b":
+        data, gzip_error = gunzip(data)
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    head = data[:4096].split(b"\n", 1)[0]
+    if name.lower().removesuffix(".gz").endswith(".csv") or b"properties_s" in head:
+        yield from _decoded(data, name, csv_mode=True)
+    elif _first_line_is_json(data):
+        yield from _json_lines(data.split(b"\n"), name)
+    else:
+        yield from _decoded(data, name, csv_mode=False)
+    if gzip_error is not None:
+        line = data.count(b"\n") + 1
+        yield quarantine(name, line, gzip_error, data[-256:])
+
+
+def _decoded(data: bytes, name: str, *, csv_mode: bool) -> Iterator[Outcome]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        reason = f"invalid UTF-8 at byte {exc.start} of a whole-file document"
+        yield quarantine(name, line, reason, data)
+        return
+    if csv_mode:
+        yield from _csv_rows(text, name)
+        return
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        yield from _document(text, name, text.index("["))
+        return
+    wrapper = _WRAPPER.match(text)
+    if wrapper:
+        yield from _document(text, name, wrapper.end() - 1)
+        return
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        yield from _json_lines(data.split(b"\n"), name)
+        return
+    elements = _elements(value)
+    if elements is None:
+        yield normalise(value, name, 1, text)
+    else:
+        for element in elements:
+            yield normalise(element, name, 1, json.dumps(element))

@@ -1,0 +1,119 @@
+"""The two outcomes of reading one log record: a normalised data error or a quarantined record.
+
+Every record a reader meets (a non-blank line, an array element, a CSV row) becomes exactly
+one of these, so ``records_total == records_parsed + records_quarantined`` holds by
+construction. :func:`to_arrow` turns a sequence of outcomes into one Arrow batch with
+:data:`PARSED_SCHEMA` (``reason`` is null exactly for the parsed rows).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+#: Raw text kept for a quarantined record, in UTF-8 bytes (the full length is in raw_bytes).
+RAW_LIMIT_BYTES = 64 * 1024
+
+_TS = pa.timestamp("us", tz="UTC")
+
+#: The unified schema of parsed and quarantined records (one row per record).
+PARSED_SCHEMA = pa.schema(
+    [
+        ("job", pa.string()),
+        ("source", pa.string()),
+        ("partition_id", pa.int64()),
+        ("kind", pa.string()),
+        ("event_count", pa.int64()),
+        ("record_time", _TS),
+        ("from_time", _TS),
+        ("to_time", _TS),
+        ("example_application_time", _TS),
+        ("example_arrival_time", _TS),
+        ("lateness_seconds", pa.float64()),
+        ("idle_minutes", pa.int64()),
+        ("level", pa.string()),
+        ("correlation_id", pa.string()),
+        ("source_file", pa.string()),
+        ("source_line", pa.int64()),
+        ("reason", pa.string()),
+        ("raw", pa.string()),
+        ("raw_bytes", pa.int64()),
+    ]
+)
+
+#: Columns of a parsed data error, in table order (``date`` is derived from record_time).
+DATA_ERROR_COLUMNS: tuple[str, ...] = tuple(PARSED_SCHEMA.names[:16])
+QUARANTINE_COLUMNS: tuple[str, ...] = ("source_file", "source_line", "reason", "raw", "raw_bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class DataError:
+    """One normalised diagnostic record (a data-error aggregate or an idle notice).
+
+    Invariants: ``kind`` is normalised (legacy names mapped); ``event_count >= 0`` and is 1
+    for an idle notice; ``record_time`` is an aware UTC datetime; ``lateness_seconds`` is
+    set exactly when both example times are.
+    """
+
+    job: str | None
+    source: str | None
+    partition_id: int | None
+    kind: str
+    event_count: int
+    record_time: dt.datetime
+    from_time: dt.datetime | None
+    to_time: dt.datetime | None
+    example_application_time: dt.datetime | None
+    example_arrival_time: dt.datetime | None
+    lateness_seconds: float | None
+    idle_minutes: int | None
+    level: str | None
+    correlation_id: str | None
+    source_file: str
+    source_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """A record that could not be parsed: where it was, why, and (the start of) its text."""
+
+    source_file: str
+    source_line: int
+    reason: str
+    raw: str
+    raw_bytes: int
+
+
+def quarantine(source_file: str, source_line: int, reason: str, raw: bytes | str) -> Quarantined:
+    """A :class:`Quarantined` record keeping at most :data:`RAW_LIMIT_BYTES` of ``raw``."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    kept = data[:RAW_LIMIT_BYTES].decode("utf-8", "replace")
+    return Quarantined(source_file, source_line, reason, kept, len(data))
+
+
+def to_arrow(outcomes: Sequence[DataError | Quarantined]) -> pa.RecordBatch:
+    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order."""
+    columns: dict[str, list[object]] = {name: [] for name in PARSED_SCHEMA.names}
+    data_names = DATA_ERROR_COLUMNS
+    for item in outcomes:
+        if isinstance(item, DataError):
+            for name in data_names:
+                columns[name].append(getattr(item, name))
+            columns["reason"].append(None)
+            columns["raw"].append(None)
+            columns["raw_bytes"].append(None)
+        else:
+            for name in data_names:
+                columns[name].append(None)
+            columns["source_file"][-1] = item.source_file
+            columns["source_line"][-1] = item.source_line
+            columns["reason"].append(item.reason)
+            columns["raw"].append(item.raw)
+            columns["raw_bytes"].append(item.raw_bytes)
+    arrays = [
+        pa.array(columns[field.name], type=field.type) for field in PARSED_SCHEMA
+    ]  # fmt: skip
+    return pa.RecordBatch.from_arrays(arrays, schema=PARSED_SCHEMA)
