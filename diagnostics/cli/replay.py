@@ -19,6 +19,7 @@ from diagnostics.engine.events_io import read_events
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
 from diagnostics.errors import InputError
+from diagnostics.instrument import cli as instrument_cli
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     add_column_arguments(parser)
     add_policy_arguments(parser)
+    instrument_cli.add_arguments(parser)
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -84,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     out = prepare_out(args.out)
     result = run_replay(args)
     result.outcomes.write_parquet(out / "outcomes.parquet")
+    instrument_cli.write_outputs(args, result, out)
     summary = summarize(result)
     if args.json:
         json.dump(summary, sys.stdout, indent=2)

@@ -1,0 +1,95 @@
+"""A capture as a polars frame, and writing it in the format its file name asks for.
+
+Columns: ``message_id`` (Int64, position in the file; not ``event_id``, which the
+engine adds to its outcomes), ``device_id`` (String, ``dev-00042``),
+``partition_id`` (Int64), ``event_time`` and ``arrival_time`` (String, ISO-8601 UTC with
+milliseconds and ``Z``), ``value`` (Float64). Formats by extension: ``.parquet``, ``.csv``,
+``.jsonl`` (also ``.ndjson``), the latter two optionally ``.gz``. Writing is deterministic
+(the gzip header carries no name and no time) and atomic (a temporary file is renamed).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import polars as pl
+
+from diagnostics.errors import UsageError
+from diagnostics.generate.config import GenerateConfig, Scenario
+from diagnostics.generate.scenarios import build
+
+ISO_MS = "%Y-%m-%dT%H:%M:%S%.3fZ"
+FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+def _iso(values: object, name: str) -> pl.Series:
+    series = pl.Series(name, values, dtype=pl.Int64).cast(pl.Datetime("ms", "UTC"))
+    return series.dt.to_string(ISO_MS)
+
+
+def generate(scenario: Scenario | str, config: GenerateConfig) -> pl.DataFrame:
+    """The capture of ``scenario`` under ``config`` as a frame (see the module docstring)."""
+    try:
+        chosen = Scenario(scenario)
+    except ValueError as exc:
+        names = ", ".join(s.value for s in Scenario)
+        msg = f"scenario {scenario!r} is unknown; choose one of {names}"
+        raise UsageError(msg) from exc
+    capture = build(chosen, config)
+    device = pl.Series("device", capture.device, dtype=pl.Int64)
+    return pl.DataFrame(
+        [
+            pl.int_range(0, len(device), dtype=pl.Int64, eager=True).alias("message_id"),
+            ("dev-" + device.cast(pl.String).str.zfill(5)).alias("device_id"),
+            pl.Series("partition_id", capture.partition, dtype=pl.Int64),
+            _iso(capture.event_ms, "event_time"),
+            _iso(capture.arrival_ms, "arrival_time"),
+            pl.Series("value", capture.value, dtype=pl.Float64),
+        ]
+    )
+
+
+def output_format(path: Path) -> tuple[str, bool]:
+    """(``parquet`` | ``csv`` | ``jsonl``, gzipped?) from the file name, or a UsageError."""
+    suffixes = [s.lower() for s in path.suffixes]
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    ext = (suffixes[:-1] if gz else suffixes)[-1:] or [""]
+    kind = FORMATS.get(ext[0])
+    if kind is None or (gz and kind == "parquet"):
+        msg = (
+            f"--out {path}: unknown output type; use .parquet, .csv or .jsonl "
+            "(.csv and .jsonl may end in .gz)"
+        )
+        raise UsageError(msg)
+    return kind, gz
+
+
+def write_capture(frame: pl.DataFrame, path: Path) -> None:
+    """Write ``frame`` to ``path`` in the format its extension names, atomically."""
+    path = Path(path)
+    kind, gz = output_format(path)
+    if not path.parent.is_dir():
+        msg = f"--out {path}: folder {path.parent} does not exist"
+        raise UsageError(msg)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        if kind == "parquet":
+            frame.write_parquet(tmp, compression="zstd", statistics=False)
+        else:
+            with tmp.open("wb") as raw:
+                handle = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw
+                try:
+                    if kind == "csv":
+                        frame.write_csv(handle)
+                    else:
+                        frame.write_ndjson(handle)
+                finally:
+                    if gz:
+                        handle.close()
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        msg = f"--out {path}: cannot write: {exc.strerror or exc}"
+        raise UsageError(msg) from exc

@@ -1,0 +1,109 @@
+"""``InputPartitionNotProgressing`` notices: when a partition has no new data for too long.
+
+Processing time runs from the replay's first arrival to its last. A partition's idle gaps are:
+from the replay's first arrival to its own first arrival (or to the end, if it never sent
+data), between consecutive arrivals of its own, and from its last arrival to the end. For a gap
+from ``s`` to ``e`` and notice interval ``I``, the k-th notice (k = 1, 2, ...) is emitted at
+``s + k·I`` whenever ``e - s > k·I`` (strictly), and reports ``(k·I) // 1 min`` whole minutes.
+
+Invariant: a partition gets at least one notice iff one of its gaps is strictly longer than
+``I``; it gets ``sum(ceil(gap / I) - 1)`` notices in all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from diagnostics.durations import MINUTE
+
+_SCHEMA = {
+    "partition": pl.Int64,
+    "idle_since_ns": pl.Int64,
+    "gap_end_ns": pl.Int64,
+    "notice_index": pl.Int64,
+    "notice_ns": pl.Int64,
+    "idle_minutes": pl.Int64,
+}
+
+
+def idle_gaps(
+    arrival_ns: np.ndarray, partition: np.ndarray, partitions: Sequence[int] | None = None
+) -> pl.DataFrame:
+    """Every idle gap of every partition: columns ``partition``, ``start_ns``, ``end_ns``.
+
+    ``partitions`` are the declared partitions; the partitions present in the data are always
+    included too. Zero-length gaps are kept (they never yield a notice).
+    """
+    arrival = np.asarray(arrival_ns, dtype=np.int64)
+    part = np.asarray(partition, dtype=np.int64)
+    declared = {int(p) for p in (partitions or ())}
+    if arrival.size == 0:
+        return pl.DataFrame(
+            schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64}
+        )
+    first, last = int(arrival.min()), int(arrival.max())
+    order = np.lexsort((arrival, part))
+    part_sorted, arr_sorted = part[order], arrival[order]
+    boundary = np.flatnonzero(np.diff(part_sorted)) + 1
+    heads = np.concatenate(([0], boundary))
+    tails = np.concatenate((boundary - 1, [part_sorted.size - 1]))
+    present = part_sorted[heads]
+    # Gaps between consecutive arrivals of the same partition.
+    same = part_sorted[1:] == part_sorted[:-1]
+    inner_p = part_sorted[1:][same]
+    inner_s = arr_sorted[:-1][same]
+    inner_e = arr_sorted[1:][same]
+    # Leading and trailing gaps of partitions with data; whole-run gaps of silent ones.
+    silent = np.array(sorted(declared - set(present.tolist())), dtype=np.int64)
+    gaps_p = np.concatenate((present, inner_p, present, silent))
+    gaps_s = np.concatenate(
+        (np.full(present.size, first), inner_s, arr_sorted[tails], np.full(silent.size, first))
+    )
+    gaps_e = np.concatenate(
+        (arr_sorted[heads], inner_e, np.full(present.size, last), np.full(silent.size, last))
+    )
+    return pl.DataFrame(
+        {"partition": gaps_p, "start_ns": gaps_s, "end_ns": gaps_e},
+        schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+
+
+def idle_notices(
+    arrival_ns: np.ndarray,
+    partition: np.ndarray,
+    interval_ns: int,
+    partitions: Sequence[int] | None = None,
+) -> pl.DataFrame:
+    """One row per notice, sorted by ``notice_ns`` then ``partition``.
+
+    Columns: ``partition``, ``idle_since_ns`` (gap start), ``gap_end_ns`` (the partition's
+    next arrival or the replay's end), ``notice_index`` (k), ``notice_ns`` (``s + k·I``),
+    ``idle_minutes`` (whole minutes of ``k·I``).
+    """
+    gaps = idle_gaps(arrival_ns, partition, partitions)
+    starts = gaps["start_ns"].to_numpy()
+    ends = gaps["end_ns"].to_numpy()
+    length = ends - starts
+    counts = np.maximum((length - 1) // interval_ns, 0)
+    total = int(counts.sum())
+    if total == 0:
+        return pl.DataFrame(schema=_SCHEMA)
+    idx = np.repeat(np.arange(counts.size), counts)
+    offsets = np.cumsum(counts) - counts
+    k = np.arange(total, dtype=np.int64) - np.repeat(offsets, counts) + 1
+    since = starts[idx]
+    frame = pl.DataFrame(
+        {
+            "partition": gaps["partition"].to_numpy()[idx],
+            "idle_since_ns": since,
+            "gap_end_ns": ends[idx],
+            "notice_index": k,
+            "notice_ns": since + k * interval_ns,
+            "idle_minutes": (k * interval_ns) // MINUTE,
+        },
+        schema=_SCHEMA,
+    )
+    return frame.sort(["notice_ns", "partition"])

@@ -1,0 +1,103 @@
+"""From an outcomes frame to diagnostics records and metrics, and onto disk.
+
+:func:`instrument` is pure (no clock, no I/O): the same outcomes, policy text and options give
+the same records, in the same order, with the same correlation ID. Records are ordered by their
+``time`` (an aggregate's last processing time, a notice's emission time); at equal times data
+errors come before notices, then kind order, then partition.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from diagnostics.instrument.aggregate import (
+    aggregate_errors,
+    example_payloads,
+    resolve_key_columns,
+)
+from diagnostics.instrument.correlation import correlation_id, input_digest
+from diagnostics.instrument.idle import idle_notices
+from diagnostics.instrument.metrics import metrics_frame
+from diagnostics.instrument.options import InstrumentOptions
+from diagnostics.instrument.records import data_error_record, dumps, notice_record
+
+
+@dataclass(frozen=True)
+class Instrumented:
+    """What one replay's instrumentation produced."""
+
+    records: tuple[Mapping[str, Any], ...]
+    metrics: pl.DataFrame
+    aggregates: pl.DataFrame
+    notices: pl.DataFrame
+    correlation_id: str
+
+
+def instrument(
+    outcomes: pl.DataFrame,
+    options: InstrumentOptions,
+    *,
+    policy_text: str,
+    partitions: Sequence[int] | None = None,
+    watermark_delay: pl.DataFrame | None = None,
+) -> Instrumented:
+    """Diagnostics records, idle notices and per-minute metrics of one replay.
+
+    ``outcomes`` follows the replay contract (``event_id``, ``partition``, ``arrival``,
+    ``application_time`` and the five flag columns at least). ``policy_text`` is any canonical
+    rendering of the ordering policy (it only feeds the correlation ID). ``partitions`` are the
+    declared partitions (default: those present). ``watermark_delay`` is the engine's per-minute
+    watermark-delay frame.
+    """
+    cid = correlation_id(input_digest(outcomes), policy_text)
+    keys = resolve_key_columns(outcomes, options.key_columns)
+    aggregates = aggregate_errors(outcomes, options.error_window_ns, keys)
+    examples = example_payloads(outcomes, aggregates["example_event_id"].to_list())
+    ranked: list[tuple[int, int, int, Mapping[str, Any]]] = []
+    for seq, row in enumerate(aggregates.iter_rows(named=True)):
+        example = examples.get(row["example_event_id"], "[]")
+        record = data_error_record(row, example, options, cid, keys)
+        ranked.append((row["to_ns"], 0, seq, record))
+    arrival = outcomes["arrival"].dt.cast_time_unit("ns").dt.epoch("ns").to_numpy()
+    partition = outcomes["partition"].cast(pl.Int64).to_numpy()
+    notices = idle_notices(arrival, partition, options.idle_notice_ns, partitions)
+    for seq, row in enumerate(notices.iter_rows(named=True)):
+        ranked.append((row["notice_ns"], 1, seq, notice_record(row, options, cid)))
+    ranked.sort(key=lambda item: item[:3])
+    metrics = metrics_frame(outcomes, options.job, partitions, watermark_delay)
+    return Instrumented(
+        records=tuple(item[3] for item in ranked),
+        metrics=metrics,
+        aggregates=aggregates,
+        notices=notices,
+        correlation_id=cid,
+    )
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def write_diagnostics(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
+    """Write records as JSON Lines (LF line ends, UTF-8), atomically."""
+
+    def write(target: Path) -> None:
+        with target.open("w", encoding="utf-8", newline="\n") as handle:
+            for record in records:
+                handle.write(dumps(record))
+                handle.write("\n")
+
+    _atomic_write(path, write)
+
+
+def write_metrics(path: Path, metrics: pl.DataFrame) -> None:
+    """Write the metrics table as Parquet, atomically."""
+    _atomic_write(path, lambda target: metrics.write_parquet(target))
