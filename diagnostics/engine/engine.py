@@ -284,7 +284,7 @@ class OrderingEngine:
         t_late = np.where(late_flag, arr - (late or 0), app)
         eligible = ok & ~(late_flag & drop)
         safe_tl = np.where(tl >= 0, tl, 0)
-        m0 = np.where(tl >= 0, self._m[safe_tl], NEG)
+        m0 = np.where(tl >= 0, self._m[safe_tl], NEG) if len(self._m) else np.full(tl.shape, NEG)
         running = pl.DataFrame({"tl": tl, "v": np.where(eligible, t_late, NEG)}).select(
             pl.col("v").cum_max().over("tl").alias("after"),
             pl.col("v").shift(1).cum_max().over("tl").fill_null(NEG).alias("before"),

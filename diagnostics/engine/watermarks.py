@@ -73,6 +73,8 @@ def _timeline_delays(
         return np.full(at.shape, UNSTARTED_ESTIMATE_NS + late, dtype=np.int64)
 
     def at_times(times: np.ndarray, side: str) -> np.ndarray:
+        if not len(arr):
+            return unstarted(times)
         idx = np.searchsorted(arr, times, side=side) - 1
         m = np.where(idx >= 0, m_after[np.maximum(idx, 0)], NEG)
         return np.where(m > NEG, cap(times - m + ooo), unstarted(times))

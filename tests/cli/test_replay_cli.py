@@ -1,0 +1,155 @@
+"""``orderdoc replay`` end to end: outputs, summary, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from diagnostics.cli import main
+
+ROWS = [
+    # ts, arrival_time, device, partition_id
+    ("2024-01-01T12:07:00Z", "2024-01-01T12:07:00Z", "d1", 0),
+    ("2024-01-01T12:17:00Z", "2024-01-01T12:11:00Z", "d1", 0),
+    ("2024-01-01T12:08:00+00:00", "2024-01-01T12:13:00Z", "d3", 1),
+    ("not a time", "2024-01-01 12:14:00", "d3", 1),
+    ("2024-01-01T11:00:00Z", "2024-01-01T12:15:00Z", "d2", 0),
+]
+
+
+def write_capture(path: Path, rows=ROWS) -> Path:
+    frame = pl.DataFrame(
+        rows, schema=["ts", "arrival_time", "device", "partition_id"], orient="row"
+    )
+    if path.suffix == ".csv":
+        frame.write_csv(path)
+    elif path.name.endswith(".jsonl.gz"):
+        path.write_bytes(gzip.compress(frame.write_ndjson().encode()))
+    elif path.suffix == ".jsonl":
+        frame.write_ndjson(path)
+    else:
+        frame.write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("name", ["cap.csv", "cap.jsonl", "cap.jsonl.gz", "cap.parquet"])
+def test_replay_writes_outcomes_in_input_order(tmp_path, capsys, name):
+    events = write_capture(tmp_path / name)
+    code = main(["replay", str(events), "--out", str(tmp_path / "out"), "--timestamp-by", "ts"])
+    assert code == 0
+    out = pl.read_parquet(tmp_path / "out" / "outcomes.parquet")
+    assert out["device"].to_list() == [r[2] for r in ROWS]
+    assert out["event_id"].to_list() == [0, 1, 2, 3, 4]
+    assert out["early"].to_list() == [False, True, False, False, False]
+    assert out["invalid_timestamp"].to_list() == [False, False, False, True, False]
+    assert out["late"].to_list() == [False, False, True, False, True]
+    assert out["dropped"].to_list() == [False, True, False, True, False]
+    assert out["system_timestamp"].dtype == pl.Datetime("ns", "UTC")
+    text = capsys.readouterr().out
+    assert "events      5" in text
+    assert "early 1" in text
+    assert "invalid timestamp 1" in text
+
+
+def test_replay_json_summary(tmp_path, capsys):
+    events = write_capture(tmp_path / "cap.csv")
+    args = ["replay", str(events), "--out", str(tmp_path / "o"), "--timestamp-by", "ts"]
+    assert main([*args, "--late-arrival", "unlimited", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["counts"]["events"] == 5
+    assert summary["counts"]["adjusted_late"] == 0
+    assert summary["late_arrival"] == "unlimited"
+    assert summary["partitions"] == [0, 1]
+
+
+def test_declared_partition_that_never_sent_data_delays_release(tmp_path, capsys):
+    rows = [("2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "d1", 0)]
+    events = write_capture(tmp_path / "one.csv", rows)
+    base = ["replay", str(events), "--timestamp-by", "ts", "--late-arrival", "0s"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    assert main([*base, "--out", str(tmp_path / "b"), "--partitions", "2"]) == 0
+    alone = pl.read_parquet(tmp_path / "a" / "outcomes.parquet")["release_time"][0]
+    merged = pl.read_parquet(tmp_path / "b" / "outcomes.parquet")["release_time"][0]
+    # an idle declared partition holds the merge back by the 5 s arrival estimate
+    assert (merged - alone).total_seconds() == 5
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--late-arrival", "5 parsecs"], "argument --late-arrival: '5 parsecs' is not a duration"),
+        (["--out-of-order=-3s"], "argument --out-of-order: '-3s' is negative"),
+        (["--late-arrival", "21d"], "late-arrival tolerance 21d is out of range"),
+        (["--arrival-col", "enqueued"], "arrival column 'enqueued' is missing"),
+        (["--over", "device"], "needs PARTITION BY PartitionId (--partition-by)"),
+        (["--timestamp-by", "nope"], "timestamp column 'nope' (--timestamp-by) is missing"),
+        (["--partitions", "1"], "partition 1 is not among the declared partitions 0..0"),
+        (["--action", "ignore"], "argument --action: invalid choice"),
+    ],
+)
+def test_bad_flags_give_one_line_and_exit_2(tmp_path, capsys, extra, needle):
+    events = write_capture(tmp_path / "cap.csv")
+    args = ["replay", str(events), "--out", str(tmp_path / "o")]
+    if "--timestamp-by" not in extra:
+        args += ["--timestamp-by", "ts"]
+    with pytest.raises(SystemExit) as exited:
+        raise SystemExit(main([*args, *extra]))
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_unparsable_arrival_names_the_row(tmp_path, capsys):
+    rows = [*ROWS[:2], ("2024-01-01T12:00:00Z", "yesterday", "d1", 0)]
+    events = write_capture(tmp_path / "cap.csv", rows)
+    assert main(["replay", str(events), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "arrival column 'arrival_time', row 3: 'yesterday' is not a timestamp" in err
+
+
+def test_malformed_json_line_is_named(tmp_path, capsys):
+    path = tmp_path / "cap.jsonl"
+    path.write_text('{"arrival_time": "2024-01-01T00:00:00Z"}\n{"arrival_time": \n')
+    assert main(["replay", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "cap.jsonl, line 2: not valid JSON" in capsys.readouterr().err
+
+
+def test_missing_file_and_unknown_type(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    odd = tmp_path / "cap.xlsx"
+    odd.write_text("x")
+    assert main(["replay", str(odd), "--out", str(tmp_path / "o")]) == 2
+    assert "unknown file type '.xlsx'" in capsys.readouterr().err
+
+
+def test_python_dash_m_and_console_script(tmp_path):
+    events = write_capture(tmp_path / "cap.csv")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "diagnostics",
+            "replay",
+            str(events),
+            "--out",
+            str(tmp_path / "o"),
+            "--late-arrival",
+            "5 parsecs",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
