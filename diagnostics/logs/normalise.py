@@ -43,11 +43,11 @@ def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _opt_str(obj: dict, key: str) -> str | None:
+def _opt_str(obj: dict, key: str, where: str = "") -> str | None:
     value = obj.get(key)
     if value is None or isinstance(value, str):
         return value
-    msg = f"{key}: expected a string, got {_type_name(value)} {str(value)[:40]!r}"
+    msg = f"{where}{key}: expected a string, got {_type_name(value)} {str(value)[:40]}"
     raise _Reject(msg)
 
 
@@ -123,8 +123,8 @@ def _resource_log(obj: dict, source_file: str, source_line: int) -> DataError:
         msg = f"orderdoc: expected an object, got {_type_name(extras)}"
         raise _Reject(msg)
     extras = extras or {}
-    record_type = _opt_str(props, "Type")
-    error_type = _opt_str(props, "DataErrorType")
+    record_type = _opt_str(props, "Type", "properties.")
+    error_type = _opt_str(props, "DataErrorType", "properties.")
     if error_type:
         kind = normalise_kind(error_type)
     elif record_type == _IDLE:
@@ -135,9 +135,9 @@ def _resource_log(obj: dict, source_file: str, source_line: int) -> DataError:
         msg = f"properties.Type: {record_type!r} is neither a DataError nor {_IDLE}"
         raise _Reject(msg)
     record_time = _time(obj.get("time"), "time", required=True)
-    brief = _opt_str(props, "BriefMessage")
-    message = _opt_str(props, "Message")
-    source = _opt_str(props, "Source")
+    brief = _opt_str(props, "BriefMessage", "properties.")
+    message = _opt_str(props, "Message", "properties.")
+    source = _opt_str(props, "Source", "properties.")
     partition = _partition(extras.get("partition_id"), "orderdoc.partition_id")
     if partition is None:
         partition = _partition(props.get("PartitionId"), "properties.PartitionId")
@@ -161,7 +161,7 @@ def _resource_log(obj: dict, source_file: str, source_line: int) -> DataError:
         from_time = from_time or aggregate.from_time
         to_time = to_time or aggregate.to_time
     example = _example(brief, message)
-    correlation = _opt_str(obj, "correlationId") or _opt_str(extras, "correlation_id")
+    correlation = _opt_str(obj, "correlationId") or _opt_str(extras, "correlation_id", "orderdoc.")
     resource_id = _opt_str(obj, "resourceId")
     return DataError(
         job=_job_from_resource(resource_id) or _opt_str(obj, "Resource"),

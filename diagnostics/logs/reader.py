@@ -74,7 +74,7 @@ def _json_lines(lines: list[bytes], name: str) -> Iterator[Outcome]:
         try:
             value = json.loads(line)
         except UnicodeDecodeError as exc:
-            yield quarantine(name, number, f"invalid UTF-8 at byte {exc.start}", line)
+            yield quarantine(name, number, f"invalid UTF-8 at byte offset {exc.start}", line)
             continue
         except ValueError as exc:
             reason = (
@@ -188,7 +188,7 @@ def _decoded(data: bytes, name: str, *, csv_mode: bool) -> Iterator[Outcome]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        reason = f"invalid UTF-8 at byte {exc.start} of a whole-file document"
+        reason = f"invalid UTF-8 at byte offset {exc.start} of a whole-file document"
         yield quarantine(name, line, reason, data)
         return
     if csv_mode:

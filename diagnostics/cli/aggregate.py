@@ -1,0 +1,101 @@
+"""``orderdoc aggregate INPUT... --out DIR``: the Spark job over folders of ASA logs.
+
+Runs on the embedded ``local[*]`` Spark by default (Java 17+ needed), on a cluster with
+``--master URL``, or through Spark Connect with ``--remote sc://host:port``. Prints progress
+lines on stderr and a readable summary on stdout; ``DIR/summary.json`` holds the same facts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from diagnostics.errors import UsageError
+from diagnostics.logs.inputs import expand_inputs
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        msg = f"--conf: {text!r} is not KEY=VALUE"
+        raise argparse.ArgumentTypeError(msg)
+    return key.strip(), value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Adds the ``aggregate`` sub-command."""
+    parser = subparsers.add_parser(
+        "aggregate",
+        help="aggregate folders of ASA diagnostic logs into Parquet tables (Spark)",
+        description=__doc__,
+    )
+    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="file, folder or glob")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--master", help="Spark master URL (default: embedded local[*])")
+    target.add_argument("--remote", help="Spark Connect URL, sc://host:port")
+    parser.add_argument(
+        "--conf", action="append", type=_conf, default=[], metavar="KEY=VALUE",
+        help="extra Spark setting (repeatable)",
+    )  # fmt: skip
+    parser.set_defaults(func=run)
+
+
+def _progress(started: float) -> Callable[[str], None]:
+    def say(message: str) -> None:
+        sys.stderr.write(f"[{time.monotonic() - started:7.1f}s] {message}\n")
+        sys.stderr.flush()
+
+    return say
+
+
+def format_summary(summary: dict, out: Path) -> str:
+    """The human-readable summary printed at the end of a run."""
+    lines = [
+        f"records: {summary['records_total']} total, {summary['records_parsed']} parsed, "
+        f"{summary['records_quarantined']} quarantined",
+        f"jobs: {', '.join(summary['jobs']) or '-'}",
+        f"time range: {summary['time_range']['from']} .. {summary['time_range']['to']}",
+        "events by kind:",
+    ]
+    lines += [f"  {kind:<30} {count:>12,}" for kind, count in summary["events_by_kind"].items()]
+    idle = summary["idle_partitions"]
+    lines.append(f"idle partitions: {', '.join(map(str, idle)) if idle else '-'}")
+    if summary.get("files_skipped"):
+        lines.append(f"files skipped (not logs): {len(summary['files_skipped'])}")
+    lines.append(f"tables and summary.json written to {out}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the job; returns 0 (errors a user can cause raise OrderdocError, exit 2)."""
+    from diagnostics.spark.session import SparkTarget, java_problem
+
+    target = SparkTarget(master=args.master, remote=args.remote, conf=tuple(args.conf))
+    files = expand_inputs(list(args.inputs))
+    if not files.logs and not files.metrics:
+        msg = f"INPUT: no log files among {', '.join(args.inputs)}"
+        raise UsageError(msg)
+    if target.remote is None:
+        problem = java_problem()
+        if problem is not None:
+            raise UsageError(problem)
+    say = _progress(time.monotonic())
+    size_mb = files.total_bytes / 1e6
+    say(f"{len(files.logs)} log file(s), {len(files.metrics)} metrics file(s), {size_mb:,.1f} MB")
+    say(f"starting {target.description}")
+    from diagnostics.spark.job import run_aggregate
+    from diagnostics.spark.session import build_session
+
+    spark = build_session(target)
+    try:
+        result = run_aggregate(spark, files, args.out, progress=say)
+    finally:
+        if target.remote is None:
+            spark.stop()
+    say("done")
+    sys.stdout.write(format_summary(result.summary, args.out) + "\n")
+    return 0

@@ -1,0 +1,124 @@
+"""Building the Spark session from ``--master`` / ``--remote`` / the embedded default.
+
+Precedence: ``--remote sc://host:port`` (Spark Connect) > ``--master URL`` > running under
+``spark-submit`` (its master is kept) > :data:`DEFAULT_MASTER`. The job code never names a
+master; only this module knows the default.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from diagnostics.errors import UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+MIN_JAVA = 17
+
+#: Settings every run uses: UTC session time, Parquet timestamps as microseconds, small Arrow
+#: batches (a row of the file listing is a whole file).
+BASE_CONF: tuple[tuple[str, str], ...] = (
+    ("spark.sql.session.timeZone", "UTC"),
+    ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),
+    ("spark.sql.execution.arrow.maxRecordsPerBatch", "16"),
+    ("spark.sql.sources.partitionOverwriteMode", "static"),
+)
+_MASTER = re.compile(
+    r"^(local(\[(\*|\d+)(,\d+)?\])?|spark://.+|yarn|k8s://.+|local-cluster\[.+\])$"
+)
+
+
+@dataclass(frozen=True)
+class SparkTarget:
+    """Where the job runs. Invariant: at most one of ``master`` and ``remote`` is set."""
+
+    master: str | None = None
+    remote: str | None = None
+    app_name: str = "orderdoc-aggregate"
+    conf: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.master and self.remote:
+            msg = "--master and --remote: give one of them, not both"
+            raise UsageError(msg)
+        if self.remote is not None and not self.remote.startswith("sc://"):
+            msg = f"--remote: {self.remote!r} is not a Spark Connect URL (sc://host:port)"
+            raise UsageError(msg)
+        if self.master is not None and not _MASTER.match(self.master):
+            msg = (
+                f"--master: {self.master!r} is not a Spark master URL "
+                "(local[N], spark://host:port, yarn, k8s://...)"
+            )
+            raise UsageError(msg)
+
+    @property
+    def description(self) -> str:
+        """A human-readable name of the target, for progress output."""
+        if self.remote:
+            return f"Spark Connect {self.remote}"
+        if self.master:
+            return f"master {self.master}"
+        if under_spark_submit():
+            return "spark-submit's master"
+        return f"embedded Spark {DEFAULT_MASTER}"
+
+
+def under_spark_submit() -> bool:
+    """True when this Python process was launched by ``spark-submit`` (a JVM already exists)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def java_problem() -> str | None:
+    """``None`` if a Java 17+ runtime is found, else one line saying what is wrong."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        return (
+            f"Java {MIN_JAVA}+ is needed to run the Spark job and none was found "
+            "(install a JDK 17+ and put it on PATH or set JAVA_HOME), or use --remote sc://..."
+        )
+    try:
+        done = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"Java at {java} does not run ({exc})"
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr + done.stdout)
+    if match is None:
+        return f"Java at {java} did not report its version"
+    major = int(match.group(1))
+    if major == 1 and match.group(2):
+        major = int(match.group(2))
+    if major < MIN_JAVA:
+        return f"Java {major} at {java} is too old: the Spark job needs Java {MIN_JAVA}+"
+    return None
+
+
+def build_session(target: SparkTarget) -> SparkSession:
+    """A SparkSession for ``target`` with :data:`BASE_CONF` and ``target.conf`` applied."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        msg = "pyspark is not installed: pip install 'diagnostics[spark]'"
+        raise UsageError(msg) from exc
+    builder = SparkSession.builder.appName(target.app_name)
+    if target.remote:
+        builder = builder.remote(target.remote)
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if target.master:
+            builder = builder.master(target.master)
+        elif not under_spark_submit():
+            builder = builder.master(DEFAULT_MASTER)
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+    for key, value in BASE_CONF + target.conf:
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

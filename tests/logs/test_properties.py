@@ -1,0 +1,95 @@
+"""Hypothesis: nothing is lost, whatever the bytes (records_total == parsed + quarantined)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diagnostics.logs.reader import read_records
+from diagnostics.logs.records import DataError, Quarantined
+
+GOOD = json.dumps(
+    {
+        "time": "2024-01-01T00:01:00Z",
+        "resourceId": "/x/STREAMINGJOBS/J",
+        "properties": {"Type": "DataError", "DataErrorType": "LateInputEvent", "EventCount": 2},
+    }
+).encode()
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=10,
+)
+wrong_types = st.builds(
+    lambda key, value: json.dumps(
+        {
+            "time": "2024-01-01T00:00:00Z",
+            "properties": {"DataErrorType": "LateInputEvent", key: value},
+        }
+    ).encode(),
+    st.sampled_from(["EventCount", "Source", "FromTimestamp", "Type", "DataErrorType"]),
+    json_scalars,
+)
+garbage_line = st.one_of(
+    st.binary(max_size=60).map(lambda b: b"x" + b.replace(b"\n", b"")),  # not JSON
+    st.integers(1, len(GOOD) - 1).map(lambda n: GOOD[:n]),  # truncated JSON
+    st.just(b'{"a": "\xff\xfe"}'),  # invalid UTF-8
+    json_values.map(lambda v: json.dumps({"v": v}).encode()),  # valid JSON, not a diagnostic
+    wrong_types,
+    st.just(GOOD),
+    st.sampled_from([b"", b"  ", b"\r", b"\t \r"]),  # blank lines
+)
+
+
+def count(outcomes: list) -> tuple[int, int]:
+    good = sum(isinstance(o, DataError) for o in outcomes)
+    bad = sum(isinstance(o, Quarantined) for o in outcomes)
+    return good, bad
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(garbage_line, max_size=30), crlf=st.booleans(), bom=st.booleans())
+def test_every_non_blank_line_is_one_record(lines: list[bytes], crlf: bool, bom: bool) -> None:
+    data = (
+        (b"\xef\xbb\xbf" if bom else b"") + GOOD + b"\n" + (b"\r\n" if crlf else b"\n").join(lines)
+    )
+    outcomes = list(read_records(data, "g.json"))
+    good, bad = count(outcomes)
+    assert good + bad == len(outcomes)
+    assert len(outcomes) == 1 + sum(1 for line in lines if line.strip())
+    assert all(isinstance(o, DataError | Quarantined) for o in outcomes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=400), name=st.sampled_from(["a.json", "b.csv", "c.json.gz"]))
+def test_arbitrary_bytes_never_raise(data: bytes, name: str) -> None:
+    outcomes = list(read_records(data, name))
+    good, bad = count(outcomes)
+    assert good + bad == len(outcomes)
+    for item in outcomes:
+        assert item.source_line >= 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values=st.lists(json_values | st.just(json.loads(GOOD)), max_size=10), cut=st.integers(0, 50)
+)
+def test_documents_and_truncated_documents(values: list, cut: int) -> None:
+    text = json.dumps(values, indent=1).encode()
+    truncated = text[: max(1, len(text) - cut)]
+    outcomes = list(read_records(truncated, "d.json"))
+    good, bad = count(outcomes)
+    assert good + bad == len(outcomes)
+    if cut == 0 and values:
+        assert len(outcomes) == len(values)
+
+
+def test_several_megabyte_record() -> None:
+    big = json.dumps({"time": "2024-01-01T00:00:00Z", "properties": {"pad": "y" * 5_000_000}})
+    outcomes = list(read_records(GOOD + b"\n" + big.encode() + b"\n" + GOOD, "big.json"))
+    assert count(outcomes) == (2, 1)
+    assert outcomes[1].raw_bytes == len(big)
