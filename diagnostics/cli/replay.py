@@ -15,6 +15,7 @@ from diagnostics.cli.policy_args import (
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
+from diagnostics.cti import cli as cti_cli
 from diagnostics.engine.events_io import read_events
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column_arguments(parser)
     add_policy_arguments(parser)
     instrument_cli.add_arguments(parser)
+    cti_cli.add_arguments(parser)
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -83,6 +85,8 @@ def prepare_out(path: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
+    if cti_cli.wants_cti(args):
+        return cti_cli.run(args)
     out = prepare_out(args.out)
     result = run_replay(args)
     result.outcomes.write_parquet(out / "outcomes.parquet")

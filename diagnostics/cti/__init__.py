@@ -20,7 +20,12 @@ from diagnostics.cti.events import (
     Shape,
 )
 from diagnostics.cti.policy import INFINITY, CtiPolicy, HoppingWindow, Operator, ViolationPolicy
-from diagnostics.cti.records import suggest_cti_delay, suggest_from_records, violation_records
+from diagnostics.cti.records import (
+    suggest_cti_delay,
+    suggest_cti_delay_from_outcomes,
+    suggest_from_records,
+    violation_records,
+)
 from diagnostics.cti.replay import CtiReplayResult, replay_cti
 
 __all__ = [
@@ -41,6 +46,7 @@ __all__ = [
     "ViolationPolicy",
     "replay_cti",
     "suggest_cti_delay",
+    "suggest_cti_delay_from_outcomes",
     "suggest_from_records",
     "violation_records",
 ]

@@ -180,6 +180,7 @@ class CtiEngine:
             end_ns=event.end_ns,
             arrival_ns=event.arrival_ns,
             latest_cti_ns=latest,
+            latest_cti_origin=state.latest_origin,
             violation=violation,
             status=status,
             system_start_ns=system_start,

@@ -141,6 +141,7 @@ class EventOutcome:
     end_ns: int | None
     arrival_ns: int | None
     latest_cti_ns: int | None
+    latest_cti_origin: CtiOrigin | None
     violation: bool
     status: EventStatus
     system_start_ns: int | None

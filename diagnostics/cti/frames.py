@@ -29,11 +29,12 @@ STREAM_NAMES = {0: "left", 1: "right", OUTPUT: "output"}
 CTI_OUTCOME_COLUMNS: tuple[str, ...] = (
     "event_id",
     "shape",
-    "start_time",
-    "end_time",
+    "application_time",
+    "application_end",
     "arrival",
     "invalid_timestamp",
     "latest_cti",
+    "latest_cti_origin",
     "violation",
     "dropped",
     "status",
@@ -65,6 +66,7 @@ class Prepared:
     events: tuple[Event, ...]
     invalid: frozenset[int]
     has_arrival: bool
+    last_arrival_ns: int | None
 
 
 def _need(frame: pl.DataFrame, name: str, what: str, label: str) -> None:
@@ -108,7 +110,9 @@ def prepare(frame: pl.DataFrame, columns: CtiColumns, stream: int, label: str) -
         keep_end = e if shape in (Shape.INTERVAL, Shape.EDGE_END) else None
         events.append(Event(i, s, keep_end, shape, arrival[i], stream))
     has_arrival = columns.arrival is not None and columns.arrival in frame.columns
-    return Prepared(frame, tuple(events), frozenset(invalid), has_arrival)
+    known = [a for a in arrival if a is not None]
+    last = max(known) if known else None
+    return Prepared(frame, tuple(events), frozenset(invalid), has_arrival, last)
 
 
 def _shape(columns: CtiColumns, edge: str | None, row: int, label: str) -> Shape:
@@ -207,11 +211,16 @@ def outcome_frame(
         [
             pl.Series("event_id", range(n), dtype=pl.Int64),
             pl.Series("shape", shapes, dtype=pl.String),
-            start.alias("start_time"),
-            end.alias("end_time"),
+            start.alias("application_time"),
+            end.alias("application_end"),
             arrival.alias("arrival"),
             pl.Series("invalid_timestamp", [o is None for o in rows], dtype=pl.Boolean),
             _times([o.latest_cti_ns if o else None for o in rows], "latest_cti"),
+            pl.Series(
+                "latest_cti_origin",
+                [o.latest_cti_origin.value if o and o.latest_cti_origin else None for o in rows],
+                dtype=pl.String,
+            ),
             pl.Series("violation", [bool(o and o.violation) for o in rows], dtype=pl.Boolean),
             pl.Series("dropped", [o is None or o.dropped for o in rows], dtype=pl.Boolean),
             pl.Series(

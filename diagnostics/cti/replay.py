@@ -86,7 +86,9 @@ def replay_cti(
     step = max(1, batch_size)
     for begin in range(0, len(items), step):
         engine.feed(items[begin : begin + step])
-    engine.close()
+    # the query shuts down at the last arrival of any row (invalid rows included)
+    lasts = [p.last_arrival_ns for p in prepared if p.last_arrival_ns is not None]
+    engine.close(max(lasts) if lasts else None)
     outcomes = engine.outcomes()
     frames = tuple(
         outcome_frame(p, [o for o in outcomes if o.stream == i], columns)
