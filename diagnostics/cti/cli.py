@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,19 @@ from diagnostics.instrument.cli import options_from_args
 from diagnostics.instrument.run import write_diagnostics
 
 IMPORT_OTHER = "other"
+#: Arguments that are negative values, not flags: ``-1``, ``-1tick``, ``-100ns``, ``-0.5s``.
+_NEGATIVE_VALUE = re.compile(r"^-\d[\w.:µ]*$")
 DEFAULT_ARRIVAL = "arrival_time"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``--cti-*`` flags and the event-shape columns."""
+    """Add the ``--cti-*`` flags and the event-shape columns.
+
+    argparse takes ``-1tick`` for an option unless told that ``-<digit>...`` is a value (a
+    negative duration); no flag of ``replay`` starts with a digit, so this is safe.
+    ``--cti-delay=-1tick`` works either way.
+    """
+    parser._negative_number_matcher = _NEGATIVE_VALUE  # type: ignore[attr-defined]
     group = parser.add_argument_group(
         "StreamInsight CTI mode (application-time advancement, docs/cti.md)"
     )

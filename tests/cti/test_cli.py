@@ -1,0 +1,198 @@
+"""``orderdoc replay --cti-*``: the CTI mode end to end, its outputs and its one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from diagnostics.cli import main
+from diagnostics.cti import suggest_cti_delay_from_outcomes, suggest_from_records
+from diagnostics.logs.aggregate import parse_files
+
+BASE = "2024-01-01T00:00:"
+
+
+def ts(seconds: float) -> str:
+    return f"{BASE}{seconds:09.6f}Z"
+
+
+def write_csv(path: Path, header: str, rows: list[str]) -> Path:
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def ten_and_five(tmp_path: Path) -> Path:
+    """The N=10 / 5 s scenario of test_golden: 0..9 s, 4.5 s and 3.5 s late, then 10..17 s."""
+    rows = [f"{i},{ts(i)},{ts(i)}" for i in range(10)]
+    rows += [f"10,{ts(4.5)},{ts(10)}", f"11,{ts(3.5)},{ts(10.5)}"]
+    rows += [f"{12 + k},{ts(10 + k)},{ts(11 + k)}" for k in range(8)]
+    return write_csv(tmp_path / "events.csv", "id,start_time,arrival_time", rows)
+
+
+def replay(tmp_path: Path, *args: str) -> tuple[int, Path]:
+    out = tmp_path / "out"
+    code = main(["replay", *args, "--out", str(out)])
+    return code, out
+
+
+def test_every_ten_with_five_seconds_delay(tmp_path: Path, ten_and_five: Path) -> None:
+    code, out = replay(
+        tmp_path, str(ten_and_five), "--cti-every", "10", "--cti-delay", "5s", "--cti-flush"
+    )
+    assert code == 0
+    outcomes = pl.read_parquet(out / "outcomes.parquet")
+    assert outcomes["id"].to_list() == list(range(20))  # input columns kept, input order
+    assert outcomes["event_id"].to_list() == list(range(20))
+    assert outcomes.schema["release_time"] == pl.Datetime("ns", "UTC")
+    assert outcomes.filter(pl.col("violation"))["id"].to_list() == [11]
+    first = outcomes.filter(pl.col("id") < 4)
+    assert first["committing_cti"].dt.strftime("%S").to_list() == ["04"] * 4
+    assert first["release_time"].dt.strftime("%S").to_list() == ["09"] * 4
+    assert outcomes.filter(pl.col("id") >= 14)["committed_at_infinity"].all()
+    ctis = pl.read_parquet(out / "ctis.parquet").filter(pl.col("stream") == "output")
+    assert ctis["cti"].dt.strftime("%S").to_list()[:2] == ["04", "12"]
+    assert ctis["infinite"].to_list() == [False, False, True]
+    summary = json.loads((out / "cti_summary.json").read_text())
+    assert summary["suggested_cti_delay_ns"] == 5_500_000_000
+    assert suggest_cti_delay_from_outcomes(outcomes, 5_000_000_000) == 5_500_000_000
+
+
+def test_violation_records_are_read_by_the_log_readers(tmp_path: Path, ten_and_five: Path) -> None:
+    code, out = replay(tmp_path, str(ten_and_five), "--cti-every", "10", "--cti-delay", "5s")
+    assert code == 0
+    lines = (out / "diagnostics.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [r["properties"]["DataErrorType"] for r in records] == ["CtiViolation"]
+    assert records[0]["properties"]["EventCount"] == 1
+    assert suggest_from_records(records) == 5_500_000_000
+    parsed = parse_files([str(out / "diagnostics.jsonl")])
+    assert parsed["kind"].to_list() == ["CtiViolation"]
+    assert parsed["event_count"].to_list() == [1]
+    assert parsed["example_application_time"].dt.strftime("%S%.3f").to_list() == ["03.500"]
+
+
+def test_minus_one_tick_commits_each_point_at_its_own_arrival(tmp_path: Path) -> None:
+    rows = [f"{i},{ts(i)},{ts(i)}" for i in range(1, 4)]
+    events = write_csv(tmp_path / "p.csv", "id,start_time,arrival_time", rows)
+    code, out = replay(tmp_path, str(events), "--cti-every", "1", "--cti-delay", "-1tick")
+    assert code == 0
+    outcomes = pl.read_parquet(out / "outcomes.parquet")
+    assert (outcomes["release_time"] == outcomes["arrival"]).all()
+    delta = outcomes["committing_cti"].dt.epoch("ns") - outcomes["application_time"].dt.epoch("ns")
+    assert delta.to_list() == [100, 100, 100]
+
+
+def test_intervals_adjust_and_drop(tmp_path: Path) -> None:
+    rows = [
+        f"a,{ts(10)},{ts(20)},{ts(10)}",
+        f"b,{ts(5)},{ts(15)},{ts(11)}",  # overlaps the 10 s CTI: adjusted to 10 s
+        f"c,{ts(2)},{ts(8)},{ts(12)}",  # entirely before it: dropped
+    ]
+    events = write_csv(tmp_path / "i.csv", "name,begin,finish,arrival_time", rows)
+    code, out = replay(
+        tmp_path, str(events), "--cti-every", "1", "--start-col", "begin", "--end-col", "finish"
+    )
+    assert code == 0
+    outcomes = pl.read_parquet(out / "outcomes.parquet")
+    assert outcomes["status"].to_list() == ["accepted", "adjusted", "dropped"]
+    assert outcomes["shape"].to_list() == ["interval"] * 3
+    assert outcomes["system_timestamp"].dt.strftime("%S").to_list() == ["10", "10", None]
+
+
+def test_end_edges_via_the_edge_column(tmp_path: Path) -> None:
+    rows = [f"start,{ts(0)},,{ts(0)}", f"end,{ts(0)},{ts(1)},{ts(1)}", f"start,{ts(2)},,{ts(2)}"]
+    events = write_csv(tmp_path / "e.csv", "edge,start_time,end_time,arrival_time", rows)
+    code, out = replay(
+        tmp_path, str(events), "--cti-every", "2", "--end-col", "end_time", "--edge-col", "edge"
+    )
+    assert code == 0
+    ctis = pl.read_parquet(out / "ctis.parquet").filter(pl.col("stream") == "output")
+    assert ctis["after_event_id"].to_list() == [2]
+
+
+def test_join_releases_only_up_to_the_older_cti(tmp_path: Path) -> None:
+    left = write_csv(
+        tmp_path / "slow.csv",
+        "k,start_time,arrival_time",
+        [f"L0,{ts(0)},{ts(0)}", f"L1,{ts(15)},{ts(4)}"],
+    )
+    right = write_csv(
+        tmp_path / "fast.csv",
+        "k,start_time,arrival_time",
+        [f"R0,{ts(0)},{ts(1)}", f"R1,{ts(10)},{ts(2)}", f"R2,{ts(20)},{ts(3)}"],
+    )
+    code, out = replay(tmp_path, str(left), "--cti-join", str(right), "--cti-every", "1")
+    assert code == 0
+    fast = pl.read_parquet(out / "outcomes_right.parquet")
+    assert fast["release_time"].dt.strftime("%S").to_list() == ["04", "04", None]
+    ctis = pl.read_parquet(out / "ctis.parquet").filter(pl.col("stream") == "output")
+    assert ctis["cti"].dt.strftime("%S").to_list() == ["00", "15"]
+    # importing the fast input's CTIs lets the join keep up with it
+    code, out = replay(
+        tmp_path, str(left), "--cti-join", str(right), "--cti-every", "1", "--cti-import", "other"
+    )
+    assert code == 0
+    fast = pl.read_parquet(out / "outcomes_right.parquet")
+    assert fast["release_time"].dt.strftime("%S").to_list() == ["02", "03", None]
+    slow = pl.read_parquet(out / "outcomes.parquet")
+    assert slow["violation"].to_list() == [False, True]  # L1 (15 s) is behind the imported 20 s
+
+
+def test_import_from_a_ctis_table(tmp_path: Path) -> None:
+    fast = write_csv(
+        tmp_path / "fast.csv",
+        "start_time,arrival_time",
+        [f"{ts(0)},{ts(1)}", f"{ts(10)},{ts(2)}", f"{ts(20)},{ts(3)}"],
+    )
+    code, fast_out = replay(tmp_path, str(fast), "--cti-every", "1")
+    assert code == 0
+    slow = write_csv(
+        tmp_path / "slow.csv",
+        "start_time,arrival_time",
+        [f"{ts(5)},{ts(2.5)}", f"{ts(30)},{ts(4)}"],
+    )
+    out = tmp_path / "slow_out"
+    args = ["replay", str(slow), "--cti-import", str(fast_out / "ctis.parquet"), "--out", str(out)]
+    assert main(args) == 0
+    outcomes = pl.read_parquet(out / "outcomes.parquet")
+    # 5 s arrives at 2.5 s after the imported 10 s CTI (issued at 2 s): a point before it
+    assert outcomes["status"].to_list() == ["dropped", "accepted"]
+    assert outcomes["latest_cti_origin"].to_list() == ["imported", "imported"]
+
+
+def test_batch_size_does_not_change_the_outputs(tmp_path: Path, ten_and_five: Path) -> None:
+    flags = [str(ten_and_five), "--cti-every", "3", "--cti-delay", "1s", "--cti-flush"]
+    assert main(["replay", *flags, "--out", str(tmp_path / "a")]) == 0
+    assert main(["replay", *flags, "--batch-size", "1", "--out", str(tmp_path / "b")]) == 0
+    for name in ("outcomes.parquet", "ctis.parquet"):
+        assert pl.read_parquet(tmp_path / "a" / name).equals(pl.read_parquet(tmp_path / "b" / name))
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (["--cti-every", "10", "--cti-delay", "-1s"], "below -1 tick"),
+        (["--cti-every", "0"], "not a positive number of events"),
+        (["--cti-every", "-5s"], "not a positive duration"),
+        (["--cti-every", "10", "--start-col", "nope"], "start column 'nope' is missing"),
+        (["--cti-every", "1", "--cti-import", "other"], "needs a second input"),
+        (["--cti-every", "1", "--cti-window", "5s/10s"], "longer than its size"),
+        (["--cti-every", "1", "--cti-delay", "soon"], "--cti-delay 'soon'"),
+    ],
+)
+def test_bad_flags_fail_on_one_line(
+    tmp_path: Path,
+    ten_and_five: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    fragment: str,
+) -> None:
+    code, _ = replay(tmp_path, str(ten_and_five), *flags)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert fragment in err
+    assert len(err.strip().splitlines()) == 1
