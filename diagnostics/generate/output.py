@@ -21,6 +21,8 @@ from diagnostics.generate.config import GenerateConfig, Scenario
 from diagnostics.generate.scenarios import build
 
 ISO_MS = "%Y-%m-%dT%H:%M:%S%.3fZ"
+#: Fast gzip: about 3x quicker than level 6 on captures, about 20% larger.
+GZIP_LEVEL = 1
 FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -79,7 +81,13 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
             frame.write_parquet(tmp, compression="zstd", statistics=False)
         else:
             with tmp.open("wb") as raw:
-                handle = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw
+                handle = (
+                    gzip.GzipFile(
+                        filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL
+                    )
+                    if gz
+                    else raw
+                )
                 try:
                     if kind == "csv":
                         frame.write_csv(handle)

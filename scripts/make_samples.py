@@ -1,0 +1,237 @@
+"""Rebuild ``sample_logs/scenarios/``: for each scenario a small capture, its replay under ASA's
+default policy (``TIMESTAMP BY event_time``, late 5 s, out-of-order 0 s, Adjust) and the
+engine's diagnostics and metrics, plus the README saying what a correct analysis finds.
+
+Usage: ``.venv/bin/python scripts/make_samples.py [--out sample_logs/scenarios]``. Everything is
+made through the ``orderdoc`` command line, so the files are exactly what users get; the
+output is deterministic (re-running changes no byte).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+
+from diagnostics.cli import main as orderdoc
+from diagnostics.generate import CAUSES, Scenario
+
+EVENTS = 2_000
+PARTITIONS = 4
+DURATION = "30m"
+SEED = 7
+SOURCE = "telemetry"
+
+#: What a correct analysis concludes from each scenario's diagnostics (and how to fix it).
+FINDINGS: dict[Scenario, str] = {
+    Scenario.HEALTHY: (
+        "Nothing to fix: no data errors, no idle partition; watermark delay 5 s (the late "
+        "tolerance), 10 s in the first minute only, before every partition has sent its first "
+        "event (ASA's tau - 5 s estimate). An analysis that reports a problem here has a false "
+        "positive."
+    ),
+    Scenario.IDLE_PARTITION: (
+        "Partition 3 stopped sending (idle notices every 5 minutes while it is silent); every "
+        "other partition is fine and there are no data errors. Cause: an idle input partition, "
+        "not lateness. Check the sender feeding partition 3, or use PARTITION BY PartitionId so "
+        "one idle partition cannot hold the others back when the late tolerance is large."
+    ),
+    Scenario.LATE_SENDERS: (
+        "LateInputEvent every 2 minutes, always from the same devices (dev-00000, -00005, ...), "
+        "with lateness spread from a few seconds up to about 120 s (see the orderdoc lateness "
+        "statistics); the OutOfOrderEvent records are a consequence (late events adjusted to "
+        "arrival - 5 s land behind the punctual devices). Cause: devices that batch their "
+        "sends. Fix: a late-arrival tolerance above the batch interval (>= 2 min), or stop the "
+        "batching."
+    ),
+    Scenario.CLOCK_SKEW: (
+        "EarlyInputEvent only, all from device dev-00000, about 10 minutes early (lateness "
+        "-600 s): those events are dropped. Cause: that device's clock runs fast. Fix: correct "
+        "the device clock (no tolerance setting helps, the early window is fixed at 5 minutes)."
+    ),
+    Scenario.CROSS_DEVICE_DISORDER: (
+        "OutOfOrderEvent in every partition, no late or early events; each record's example "
+        "and the distinct-keys count show several devices interleaving, lateness below 5 s. "
+        "Cause: device clocks skewed against each other (each device is in order). Fix: "
+        "TIMESTAMP BY event_time OVER device_id with PARTITION BY PartitionId "
+        "(diagnostics.over_device.jsonl, replayed that way, is empty), or an out-of-order "
+        "tolerance of about 5 s."
+    ),
+    Scenario.HISTORICAL_REPLAY: (
+        "Every event is a LateInputEvent, with lateness of 23 to 30 days: old data was pushed "
+        "through a live job. Fix: replay history with TIMESTAMP BY removed or with an unlimited "
+        "late tolerance in a separate job, not through the live one."
+    ),
+    Scenario.HOT_PARTITION: (
+        "No data errors and no idle notices; metrics.parquet shows partition 0 with about 80% "
+        "of InputEvents. Cause: a skewed partition key. Not an ordering problem: an analysis "
+        "should report the skew, not change tolerances."
+    ),
+}
+
+
+def _run(argv: list[str]) -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = orderdoc(argv)
+    if code != 0:
+        msg = f"orderdoc {' '.join(argv)} failed with exit code {code}"
+        raise SystemExit(msg)
+
+
+def _replay(capture: Path, out: Path, job: str, *extra: str) -> None:
+    _run(
+        [
+            "replay",
+            str(capture),
+            "--out",
+            str(out),
+            "--timestamp-by",
+            "event_time",
+            "--partitions",
+            str(PARTITIONS),
+            "--job",
+            job,
+            "--source",
+            SOURCE,
+            *extra,
+        ]
+    )
+
+
+def _summary(folder: Path) -> dict[str, object]:
+    kinds: Counter[str] = Counter()
+    idle: set[int] = set()
+    records = 0
+    for line in (folder / "diagnostics.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        records += 1
+        props = record["properties"]
+        if props["Type"] == "InputPartitionNotProgressing":
+            idle.add(record["orderdoc"]["partition_id"])
+        else:
+            kinds[props["DataErrorType"]] += props["EventCount"]
+    metrics = pl.read_parquet(folder / "metrics.parquet")
+    per_partition = (
+        metrics.filter(pl.col("partition_id").is_not_null())
+        .group_by("partition_id")
+        .agg(pl.col("InputEvents").sum())
+        .sort("partition_id")
+    )
+    return {
+        "records": records,
+        "events_by_kind": dict(sorted(kinds.items())),
+        "idle_partitions": sorted(idle),
+        "input_events_by_partition": dict(per_partition.iter_rows()),
+        "max_watermark_delay_s": metrics["OutputWatermarkDelaySeconds"].max(),
+    }
+
+
+def build(out: Path) -> dict[str, dict[str, object]]:
+    """Write every scenario's folder under ``out`` and return their summaries."""
+    summaries: dict[str, dict[str, object]] = {}
+    for scenario in Scenario:
+        folder = out / scenario.value
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        capture = folder / "capture.csv"
+        _run(
+            [
+                "generate",
+                scenario.value,
+                "--out",
+                str(capture),
+                "--events",
+                str(EVENTS),
+                "--partitions",
+                str(PARTITIONS),
+                "--duration",
+                DURATION,
+                "--seed",
+                str(SEED),
+            ]
+        )
+        job = f"sample-{scenario.value.replace('_', '-')}"
+        _replay(capture, folder, job)
+        if scenario == Scenario.LATE_SENDERS:
+            side = folder / "activity"
+            _replay(capture, side, job, "--log-format", "activity")
+            (side / "diagnostics.jsonl").replace(folder / "diagnostics.activity.jsonl")
+            shutil.rmtree(side)
+        if scenario == Scenario.CROSS_DEVICE_DISORDER:
+            side = folder / "over"
+            _replay(capture, side, job, "--over", "device_id", "--partition-by")
+            (side / "diagnostics.jsonl").replace(folder / "diagnostics.over_device.jsonl")
+            shutil.rmtree(side)
+        summaries[scenario.value] = _summary(folder)
+    return summaries
+
+
+def readme(summaries: dict[str, dict[str, object]]) -> str:
+    """The folder's README: files, settings, and per scenario the cause and the findings."""
+    lines = [
+        "# Scenario samples",
+        "",
+        "Made by `scripts/make_samples.py` (do not edit by hand; re-run it). Each folder holds one",
+        "synthetic capture with one known cause and what `orderdoc replay` writes for it under",
+        "ASA's default policy: `TIMESTAMP BY event_time`, late arrival 5 s, out-of-order 0 s,",
+        "Adjust, early window 5 min, no OVER, no PARTITION BY; errors aggregated per 1-minute",
+        "window, idle notices after 5 minutes.",
+        "",
+        f"Capture settings: {EVENTS} events, {PARTITIONS} partitions (declared), {DURATION}, "
+        f"seed {SEED}, first arrival 2024-01-01T00:00:00Z; input name `{SOURCE}`, job",
+        "`sample-<scenario>` (in `resourceId`).",
+        "",
+        "| file | what it is |",
+        "|---|---|",
+        "| `capture.csv` | the events: `message_id`, `device_id`, `partition_id`, `event_time` "
+        "(application time), `arrival_time` (broker enqueue time), `value` |",
+        "| `outcomes.parquet` | the replay: every event with its flags and System.Timestamp "
+        "(docs/schemas.md) |",
+        "| `diagnostics.jsonl` | ASA resource-log records: data errors and "
+        "InputPartitionNotProgressing (docs/diagnostics.md) |",
+        "| `metrics.parquet` | per-minute metrics per partition and for the job |",
+        "| `late_senders/diagnostics.activity.jsonl` | the same records in the activity-log form |",
+        "| `cross_device_disorder/diagnostics.over_device.jsonl` | the diagnostics of a replay "
+        "with `OVER device_id` and `PARTITION BY PartitionId` (the fix) |",
+        "",
+        "Counts below are sums of `EventCount` per kind; they equal the flagged events in",
+        "`outcomes.parquet`.",
+        "",
+    ]
+    for scenario in Scenario:
+        summary = summaries[scenario.value]
+        lines += [
+            f"## {scenario.value}",
+            "",
+            f"- **Cause built in:** {CAUSES[scenario]}.",
+            f"- **A correct analysis finds:** {FINDINGS[scenario]}",
+            f"- **Records:** {summary['records']}; events by kind: "
+            f"{json.dumps(summary['events_by_kind']) if summary['events_by_kind'] else 'none'}; "
+            f"idle partitions: {summary['idle_partitions'] or 'none'}; input events per "
+            f"partition: {json.dumps(summary['input_events_by_partition'])}; max watermark "
+            f"delay: {summary['max_watermark_delay_s']} s.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Rebuild sample_logs/scenarios/")
+    parser.add_argument("--out", type=Path, default=Path("sample_logs/scenarios"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    summaries = build(args.out)
+    (args.out / "README.md").write_text(readme(summaries))
+    total = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    print(f"{args.out}: {len(summaries)} scenarios, {total / 1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()
