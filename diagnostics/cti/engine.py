@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Any
 
 from diagnostics.cti.events import (
     OUTPUT,
@@ -36,6 +37,13 @@ from diagnostics.cti.events import (
 from diagnostics.cti.policy import INFINITY, CtiPolicy, HoppingWindow, Operator, ViolationPolicy
 from diagnostics.errors import EngineStateError, PolicyError
 from diagnostics.kinds import EventStatus
+
+_UNRELEASED = (None, None, None, None)
+# enum members bound once: attribute access on an enum class is slow on the hot path
+_EDGE_END = Shape.EDGE_END
+_ADJUST = ViolationPolicy.ADJUST
+_ACCEPTED, _ADJUSTED, _DROPPED = EventStatus.ACCEPTED, EventStatus.ADJUSTED, EventStatus.DROPPED
+_GENERATED = CtiOrigin.GENERATED
 
 
 @dataclass(slots=True)
@@ -85,7 +93,9 @@ class CtiEngine:
         self._inputs = [_Input(policy=p) for p in self.policies]
         self._output: int | None = None
         self._ctis: list[CtiRecord] = []
-        self._outcomes: dict[tuple[int, int], EventOutcome] = {}
+        # per event: the EventOutcome fields up to system_start_ns, then the release fields
+        self._base: dict[tuple[int, int], tuple[Any, ...]] = {}
+        self._released: dict[tuple[int, int], tuple[int, int, int | None, int]] = {}
         self._violations: list[CtiViolation] = []
         self._pending: list[tuple[int, int, int]] = []
         self._last_arrival: int | None = None
@@ -140,59 +150,56 @@ class CtiEngine:
 
     def _event(self, event: Event) -> None:
         key = (event.stream, event.event_id)
-        if key in self._outcomes:
+        if key in self._base:
             msg = f"event {event.event_id} of input {event.stream} was fed twice"
             raise EngineStateError(msg)
         state = self._inputs[event.stream]
         latest = state.latest
-        checked = event.end_ns if event.shape is Shape.EDGE_END else event.start_ns
-        assert checked is not None
+        shape = event.shape
+        end_edge = shape is _EDGE_END
+        checked: int = event.end_ns if end_edge else event.start_ns  # type: ignore[assignment]
         violation = latest is not None and checked < latest
-        status = EventStatus.ACCEPTED
+        status = _ACCEPTED
         system_start: int | None = event.start_ns
         if violation:
             assert latest is not None
-            overlaps = event.shape is not Shape.EDGE_END and event.lifetime_end > latest
-            if state.policy.violation is ViolationPolicy.ADJUST and overlaps:
-                status, system_start = EventStatus.ADJUSTED, latest
+            overlaps = not end_edge and event.lifetime_end > latest
+            if state.policy.violation is _ADJUST and overlaps:
+                status, system_start = _ADJUSTED, latest
             else:
-                status, system_start = EventStatus.DROPPED, None
+                status, system_start = _DROPPED, None
             self._violations.append(
                 CtiViolation(
                     stream=event.stream,
                     event_id=event.event_id,
-                    shape=event.shape,
+                    shape=shape,
                     start_ns=event.start_ns,
                     end_ns=event.end_ns,
                     arrival_ns=event.arrival_ns,
                     cti_ns=latest,
-                    cti_origin=state.latest_origin or CtiOrigin.GENERATED,
+                    cti_origin=state.latest_origin or _GENERATED,
                     status=status,
                     adjusted_start_ns=system_start,
                     delay_ns=state.policy.delay_ns,
                 )
             )
-        self._outcomes[key] = EventOutcome(
-            stream=event.stream,
-            event_id=event.event_id,
-            shape=event.shape,
-            start_ns=event.start_ns,
-            end_ns=event.end_ns,
-            arrival_ns=event.arrival_ns,
-            latest_cti_ns=latest,
-            latest_cti_origin=state.latest_origin,
-            violation=violation,
-            status=status,
-            system_start_ns=system_start,
-            committing_cti_ns=None,
-            committing_seq=None,
-            release_ns=None,
-            output_rank=None,
+        self._base[key] = (
+            event.stream,
+            event.event_id,
+            shape,
+            event.start_ns,
+            event.end_ns,
+            event.arrival_ns,
+            latest,
+            state.latest_origin,
+            violation,
+            status,
+            system_start,
         )
         if system_start is not None:
-            release_key = checked if event.shape is Shape.EDGE_END else system_start
+            release_key = checked if end_edge else system_start
             heapq.heappush(self._pending, (release_key, event.stream, event.event_id))
-        if event.counts:
+        if not end_edge:
             self._generate(event, state)
 
     def _generate(self, event: Event, state: _Input) -> None:
@@ -280,21 +287,17 @@ class CtiEngine:
         """Release every pending event whose key is strictly before ``cti``, in key order."""
         while self._pending and self._pending[0][0] < cti:
             _, stream, event_id = heapq.heappop(self._pending)
-            old = self._outcomes[(stream, event_id)]
-            self._outcomes[(stream, event_id)] = replace(
-                old,
-                committing_cti_ns=cti,
-                committing_seq=seq,
-                release_ns=processing,
-                output_rank=self._rank,
-            )
+            self._released[(stream, event_id)] = (cti, seq, processing, self._rank)
             self._rank += 1
 
     # -- results ---------------------------------------------------------------------------
 
     def outcomes(self) -> list[EventOutcome]:
         """Every event fed so far, by input then event id."""
-        return [self._outcomes[k] for k in sorted(self._outcomes)]
+        return [
+            EventOutcome(*self._base[k], *self._released.get(k, _UNRELEASED))
+            for k in sorted(self._base)
+        ]
 
     def ctis(self) -> list[CtiRecord]:
         """Every CTI issued so far (inputs and output), in issue order."""

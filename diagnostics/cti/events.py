@@ -1,6 +1,8 @@
 """The CTI engine's vocabulary: event shapes, CTI origins, and the engine's inputs and results.
 
-All times are integer nanoseconds since the Unix epoch (UTC); +∞ is
+Results (:class:`EventOutcome`, :class:`CtiViolation`) are immutable named tuples: there is
+one per event, and building frozen dataclasses would dominate the replay's time. All times
+are integer nanoseconds since the Unix epoch (UTC); +∞ is
 :data:`~diagnostics.cti.policy.INFINITY`.
 """
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from diagnostics.cti.policy import INFINITY
 from diagnostics.durations import TICK
@@ -36,6 +39,10 @@ class CtiOrigin(StrEnum):
     OPERATOR = "operator"
 
 
+_SHAPES = Shape
+_NEEDS_END = frozenset({Shape.INTERVAL, Shape.EDGE_END})
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One input event. ``end_ns``: required for intervals (> start) and end edges (≥ start),
@@ -49,15 +56,16 @@ class Event:
     stream: int = 0
 
     def __post_init__(self) -> None:
-        needs_end = self.shape in (Shape.INTERVAL, Shape.EDGE_END)
-        if needs_end and self.end_ns is None:
+        end = self.end_ns
+        if end is None and self.shape in _NEEDS_END:
             msg = f"event {self.event_id}: a {self.shape.value} event needs an end time"
             raise EngineStateError(msg)
-        end = self.end_ns
-        if self.shape is Shape.INTERVAL and end is not None and end <= self.start_ns:
+        if end is None:
+            return
+        if end <= self.start_ns and self.shape is _SHAPES.INTERVAL:
             msg = f"event {self.event_id}: interval end is not after its start"
             raise EngineStateError(msg)
-        if self.shape is Shape.EDGE_END and end is not None and end < self.start_ns:
+        if end < self.start_ns and self.shape is _SHAPES.EDGE_END:
             msg = f"event {self.event_id}: end edge's end is before its start"
             raise EngineStateError(msg)
 
@@ -100,8 +108,7 @@ class CtiRecord:
     after_stream: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class CtiViolation:
+class CtiViolation(NamedTuple):
     """An event that started (an end edge: ended) before its input's latest CTI."""
 
     stream: int
@@ -127,8 +134,7 @@ class CtiViolation:
         return self.cti_ns - checked
 
 
-@dataclass(frozen=True, slots=True)
-class EventOutcome:
+class EventOutcome(NamedTuple):
     """What the engine did with one event. ``latest_cti_ns``: the input's CTI just before the
     event. ``committing_cti_ns`` (:data:`INFINITY` for the flush), ``committing_seq``,
     ``release_ns``: the output CTI that released it and its processing time; all ``None``
