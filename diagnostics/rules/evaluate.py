@@ -38,6 +38,7 @@ from diagnostics.rules.model import (
 from diagnostics.rules.state import Run, episodes
 from diagnostics.rules.tables import TABLES, TableName
 from diagnostics.rules.templates import render
+from diagnostics.rules.windows import condition_runs
 
 _US = 1_000  # nanoseconds per microsecond; SQL works in epoch microseconds
 _STEP_US = STEP_NS // _US
@@ -143,58 +144,24 @@ def _value_sql(agg: Aggregate, window_seconds: float | None) -> str:
     return f"CAST({exprs[fn]} AS DOUBLE)"
 
 
-def timed_sql(rule: Rule, now_us: int) -> str:
-    """The query returning the condition runs of a windowed rule, one row per run:
-    the group columns, ``s`` (start, µs), ``e`` (first instant after, µs, ``NULL`` if the
-    condition never cleared) and ``v`` (the value at the run's last instant)."""
-    assert rule.window_ns is not None
+def bucket_sql(rule: Rule) -> str:
+    """The query of a windowed rule's per-minute buckets: the group columns, ``e`` (epoch
+    minute at which the bucket enters the window: its minute + 1) and the partials."""
     assert rule.time_column is not None
     groups = [_q(g) for g in rule.group_by] or ['"__all"']
     needed = list(dict.fromkeys([*rule.group_by, *rule.aggregate.columns]))
     gsel = ", ".join([_q(c) for c in needed] + ([] if rule.group_by else ['1 AS "__all"']))
     g = ", ".join(groups)
     part = _partials(rule.aggregate)
-    win_us = rule.window_ns // _US
     t = _q(rule.time_column)
     where = f" AND ({rule.where_sql})" if rule.where_sql else ""
-    bucket = ", ".join(f"{sql} AS {name}" for name, (sql, _) in part.items())
-    names = ", ".join(part)
-    nulls = ", ".join(f"NULL AS {name}" for name in part)
-    merged = ", ".join(f"{comb}({name}) AS {name}" for name, (_, comb) in part.items())
-    windowed = ", ".join(f"{comb}({name}) OVER win AS {name}" for name, (_, comb) in part.items())
-    value = _value_sql(rule.aggregate, rule.window_ns / SECOND)
-    cond = f"coalesce(value {rule.op.sql} {rule.threshold!r}, false)"
+    bucket = ", ".join(f"CAST({sql} AS DOUBLE) AS {name}" for name, (sql, _) in part.items())
     return f"""
 WITH base AS (
-  SELECT {gsel}, (epoch_us(CAST({t} AS TIMESTAMPTZ)) // {_STEP_US}) * {_STEP_US} + {_STEP_US} AS e
+  SELECT {gsel}, epoch_us(CAST({t} AS TIMESTAMPTZ)) // {_STEP_US} + 1 AS e
   FROM t_{rule.table.value} WHERE {t} IS NOT NULL{where}
-), b AS (
-  SELECT {g}, e, {bucket} FROM base GROUP BY {g}, e
-), m AS (
-  SELECT {g}, e, {names} FROM b
-  UNION ALL SELECT {g}, e + {win_us} AS e, {nulls} FROM b
-), d AS (
-  SELECT {g}, e, {merged} FROM m GROUP BY {g}, e
-), w AS (
-  SELECT {g}, e AS p, {windowed} FROM d
-  WINDOW win AS (PARTITION BY {g} ORDER BY e
-                 RANGE BETWEEN {win_us - _STEP_US} PRECEDING AND CURRENT ROW)
-), v AS (
-  SELECT {g}, p, {value} AS value FROM w
-), c AS (
-  SELECT {g}, p, value, {cond} AS cond,
-         lead(p) OVER (PARTITION BY {g} ORDER BY p) AS next_p
-  FROM v
-), f AS (
-  SELECT *, CASE WHEN cond AND NOT coalesce(lag(cond) OVER (PARTITION BY {g} ORDER BY p), false)
-                 THEN 1 ELSE 0 END AS first
-  FROM c WHERE p <= {now_us}
-), r AS (
-  SELECT *, sum(first) OVER (PARTITION BY {g} ORDER BY p ROWS UNBOUNDED PRECEDING) AS run_id
-  FROM f
 )
-SELECT {g}, min(p) AS s, arg_max(next_p, p) AS e, arg_max(value, p) AS v
-FROM r WHERE cond GROUP BY {g}, run_id ORDER BY {g}, s
+SELECT {g}, e, {bucket} FROM base GROUP BY {g}, e
 """
 
 
@@ -257,20 +224,43 @@ def _make_alert(
 
 
 def _run_timed(con: duckdb.DuckDBPyConnection, rule: Rule, now_ns: int) -> list[Alert]:
-    rows = con.execute(timed_sql(rule, now_ns // _US)).fetchall()
-    ngroups = max(len(rule.group_by), 1)
+    assert rule.window_ns is not None
+    groups = [_q(g) for g in rule.group_by] or ['"__all"']
+    on = " AND ".join(f"b.{g} IS NOT DISTINCT FROM grp.{g}" for g in groups)
+    partials = ", ".join(f"b.{name}" for name in _partials(rule.aggregate))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE b AS {bucket_sql(rule)}")
+    try:
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE grp AS SELECT *, row_number() OVER () AS gid "
+            f"FROM (SELECT DISTINCT {', '.join(groups)} FROM b)"
+        )
+        group_rows = con.execute(f"SELECT gid, {', '.join(groups)} FROM grp").fetchall()
+        buckets = con.sql(f"SELECT grp.gid, b.e, {partials} FROM b JOIN grp ON {on}").pl()
+    finally:
+        con.execute("DROP TABLE IF EXISTS b")
+        con.execute("DROP TABLE IF EXISTS grp")
+    step_min = _STEP_US // 60_000_000
+    runs = condition_runs(
+        buckets,
+        window=rule.window_ns // STEP_NS * step_min,
+        agg=rule.aggregate,
+        op=rule.op,
+        threshold=rule.threshold,
+        now=now_ns // STEP_NS,
+    )
+    names = dict(zip(rule.group_by, range(1, len(rule.group_by) + 1), strict=True))
+    by_gid = {row[0]: {g: row[i] for g, i in names.items()} for row in group_rows}
+    minute = STEP_NS
     alerts: list[Alert] = []
-    index = 0
-    while index < len(rows):
-        key = rows[index][:ngroups]
-        runs: list[Run] = []
-        while index < len(rows) and rows[index][:ngroups] == key:
-            start, end, value = rows[index][ngroups:]
-            end_ns = None if end is None or end * _US > now_ns else end * _US
-            runs.append(Run(start * _US, end_ns, value))
-            index += 1
-        group = dict(zip(rule.group_by, key, strict=False))
-        for ep in episodes(runs, for_ns=rule.for_ns, keep_ns=rule.keep_firing_for_ns, now=now_ns):
+    per_group: dict[int, list[Run]] = {}
+    for gid, start, end, value in runs.iter_rows():
+        end_ns = None if end is None else end * minute
+        per_group.setdefault(gid, []).append(Run(start * minute, end_ns, value))
+    for gid in sorted(per_group):
+        group = by_gid[gid]
+        for ep in episodes(
+            per_group[gid], for_ns=rule.for_ns, keep_ns=rule.keep_firing_for_ns, now=now_ns
+        ):
             ends = _from_ns(ep.ends_at) if ep.ends_at is not None else None
             alerts.append(
                 _make_alert(

@@ -9,6 +9,7 @@ The SQL that is run is re-generated from the checked tree, never the user's text
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import sqlglot
@@ -92,6 +93,7 @@ def _parse(text: str, what: str) -> exp.Expression:
         first = exc.errors[0] if exc.errors else {}
         where = f" at column {first['col']}" if first.get("col") else ""
         desc = first.get("description", str(exc)).split("\n")[0]
+        desc = re.sub(r"<class '(?:[\w]+\.)*(\w+)'>", r"\1", desc)
         msg = f"{what} {text!r} is not valid SQL{where}: {desc}"
         raise ExprError(msg) from exc
     except sqlglot.errors.SqlglotError as exc:

@@ -11,7 +11,8 @@ condition still holds at ``now``):
   holds then (``start + for < end``, or ``<= now`` for an open run); a run that clears before
   that is forgotten (a pending alert is never resolved, it just disappears);
 - a firing alert keeps firing while the condition holds and for ``keep_firing_for`` after it
-  clears; a run starting within that grace continues the same alert (without a new ``for``);
+  clears; a run starting within that grace (at or before ``end + keep_firing_for``) continues
+  the same alert (without a new ``for``);
 - it is *resolved* at ``end + keep_firing_for`` when that is at or before ``now``.
 
 Invariants of the output: episodes are disjoint and ordered; ``active_at <= starts_at``;
@@ -58,7 +59,7 @@ def episodes(runs: Sequence[Run], *, for_ns: int, keep_ns: int, now: int) -> lis
             break
         if firing is not None:
             assert firing_end is not None  # an open run is always the last one
-            if run.start < firing_end + keep_ns:
+            if run.start <= firing_end + keep_ns:
                 firing = Episode(
                     AlertState.FIRING, firing.active_at, firing.starts_at, None, run.value
                 )

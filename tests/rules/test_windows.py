@@ -1,0 +1,115 @@
+"""Windowed values and condition runs agree with a minute-by-minute naive evaluation."""
+
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diagnostics.rules.model import Aggregate, AggregateFn, Comparison
+from diagnostics.rules.windows import condition_runs
+
+OPS = {
+    Comparison.GT: lambda a, b: a > b,
+    Comparison.GE: lambda a, b: a >= b,
+    Comparison.LT: lambda a, b: a < b,
+    Comparison.LE: lambda a, b: a <= b,
+    Comparison.EQ: lambda a, b: a == b,
+    Comparison.NE: lambda a, b: a != b,
+}
+
+
+def naive_runs(
+    buckets: dict[int, list[float]],
+    fn: AggregateFn,
+    window: int,
+    op: Comparison,
+    threshold: float,
+    now: int,
+) -> list[tuple[int, int | None, float | None]]:
+    """Runs (start, end, value) evaluating every minute from the first bucket to ``now``."""
+    first = min(buckets)
+    runs: list[tuple[int, int | None, float | None]] = []
+    current: list = []
+    for p in range(first, now + 1):
+        values = [v for e, vs in buckets.items() if p - window < e <= p for v in vs]
+        if fn is AggregateFn.SUM:
+            value: float | None = float(sum(values))
+        elif fn is AggregateFn.COUNT:
+            value = float(len(values))
+        elif fn is AggregateFn.MAX:
+            value = float(max(values)) if values else None
+        else:  # AVG
+            value = sum(values) / len(values) if values else None
+        holds = value is not None and OPS[op](value, threshold)
+        if holds and not current:
+            current = [p, None, value]
+        elif holds:
+            current[2] = value
+        elif current:
+            current[1] = p
+            runs.append(tuple(current))
+            current = []
+    if current:
+        runs.append(tuple(current))
+    return runs
+
+
+def frame(buckets: dict[int, list[float]], fn: AggregateFn) -> pl.DataFrame:
+    rows = []
+    for e, values in sorted(buckets.items()):
+        if fn is AggregateFn.SUM:
+            rows.append({"gid": 1, "e": e, "s": float(sum(values))})
+        elif fn is AggregateFn.COUNT:
+            rows.append({"gid": 1, "e": e, "n": float(len(values))})
+        elif fn is AggregateFn.MAX:
+            rows.append({"gid": 1, "e": e, "mx": float(max(values))})
+        else:
+            rows.append({"gid": 1, "e": e, "s": float(sum(values)), "nx": float(len(values))})
+    return pl.DataFrame(rows)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    buckets=st.dictionaries(
+        st.integers(1000, 1040),
+        st.lists(st.integers(0, 6), min_size=1, max_size=3),
+        min_size=1,
+        max_size=25,
+    ),
+    fn=st.sampled_from([AggregateFn.SUM, AggregateFn.COUNT, AggregateFn.MAX, AggregateFn.AVG]),
+    window=st.integers(1, 7),
+    op=st.sampled_from(list(Comparison)),
+    threshold=st.integers(0, 12),
+    horizon=st.integers(0, 50),
+)
+def test_runs_match_minute_by_minute_evaluation(
+    buckets: dict[int, list[int]],
+    fn: AggregateFn,
+    window: int,
+    op: Comparison,
+    threshold: int,
+    horizon: int,
+) -> None:
+    values = {e: [float(v) for v in vs] for e, vs in buckets.items()}
+    now = min(values) + horizon
+    agg = Aggregate(fn, () if fn is AggregateFn.COUNT else ("event_count",))
+    got = condition_runs(
+        frame(values, fn), window=window, agg=agg, op=op, threshold=float(threshold), now=now
+    )
+    expected = naive_runs(values, fn, window, op, float(threshold), now)
+    assert [(s, e, v) for _, s, e, v in got.iter_rows()] == expected
+
+
+def test_groups_do_not_leak_into_each_other() -> None:
+    buckets = pl.DataFrame({"gid": [1, 1, 2], "e": [10, 11, 12], "s": [5.0, 5.0, 1.0]})
+    runs = condition_runs(
+        buckets,
+        window=2,
+        agg=Aggregate(AggregateFn.SUM, ("x",)),
+        op=Comparison.GT,
+        threshold=4.0,
+        now=30,
+    )
+    # group 1: values 5 (10), 10 (11), 5 (12), 0 (13) -> run [10, 13); group 2 never above 4
+    assert runs.rows() == [(1, 10, 13, 5.0)]
