@@ -24,8 +24,13 @@ from diagnostics.cti.replay import CtiReplayResult, replay_cti
 from diagnostics.durations import DurationError, format_duration, parse_duration
 from diagnostics.engine.events_io import read_events
 from diagnostics.errors import InputError, PolicyError, UsageError
+from diagnostics.instrument.aggregate import aggregate_errors, example_payloads
 from diagnostics.instrument.cli import options_from_args
+from diagnostics.instrument.correlation import correlation_id
+from diagnostics.instrument.options import InstrumentOptions
+from diagnostics.instrument.records import data_error_record
 from diagnostics.instrument.run import write_diagnostics
+from diagnostics.timestamps import UTC_NS
 
 IMPORT_OTHER = "other"
 #: Arguments that are negative values, not flags: ``-1``, ``-1tick``, ``-100ns``, ``-0.5s``.
@@ -254,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
         records += violation_records(
             mine, scoped, policy_text=result.policy.describe(), payloads=payloads
         )
+        records += _invalid_records(frame, scoped, result.policy.describe())
     records.sort(key=lambda r: str(r.get("time") or r.get("message Time")))
     write_diagnostics(out / "diagnostics.jsonl", records)
     summary = summarize(result, args)
@@ -272,3 +278,28 @@ def _payloads(frame: pl.DataFrame, event_ids: list[int]) -> dict[int, dict[str, 
     keep = [c for c in frame.columns if c not in CTI_OUTCOME_COLUMNS]
     rows = frame.filter(pl.col("event_id").is_in(event_ids)).select("event_id", *keep)
     return {int(row["event_id"]): {c: row[c] for c in keep} for row in rows.iter_rows(named=True)}
+
+
+def _invalid_records(
+    frame: pl.DataFrame, options: InstrumentOptions, policy_text: str
+) -> list[dict[str, Any]]:
+    """``InvalidInputTimeStamp`` records for rows whose start/end could not be used, through
+    the ASA replay's own aggregation (needs arrival times to place them in windows)."""
+    bad = frame.filter(pl.col("invalid_timestamp") & pl.col("arrival").is_not_null())
+    if bad.is_empty():
+        return []
+    shaped = bad.with_columns(
+        pl.lit(0, pl.Int64).alias("partition"),
+        pl.lit(None, UTC_NS).alias("application_time"),
+        *(pl.lit(False).alias(flag) for flag in ("late", "early", "out_of_order", "invalid_key")),
+    )
+    aggregates = aggregate_errors(shaped, options.error_window_ns)
+    payload_columns = [c for c in frame.columns if c not in CTI_OUTCOME_COLUMNS]
+    examples = example_payloads(
+        shaped.select("event_id", *payload_columns), aggregates["example_event_id"].to_list()
+    )
+    cid = correlation_id(str(bad["event_id"].to_list()), policy_text)
+    return [
+        data_error_record(row, examples.get(row["example_event_id"], "[]"), options, cid, ())
+        for row in aggregates.iter_rows(named=True)
+    ]

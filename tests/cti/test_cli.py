@@ -196,3 +196,29 @@ def test_bad_flags_fail_on_one_line(
     assert code == 2
     assert fragment in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_unparsable_starts_are_outcomes_and_diagnostics(tmp_path: Path) -> None:
+    rows = [f"a,{ts(1)},{ts(1)}", f"b,not-a-time,{ts(2)}", f"c,{ts(3)},{ts(3)}"]
+    events = write_csv(tmp_path / "bad.csv", "k,start_time,arrival_time", rows)
+    code, out = replay(tmp_path, str(events), "--cti-every", "1")
+    assert code == 0
+    outcomes = pl.read_parquet(out / "outcomes.parquet")
+    assert outcomes["invalid_timestamp"].to_list() == [False, True, False]
+    assert outcomes["status"].to_list() == ["accepted", "dropped", "accepted"]
+    kinds = [
+        json.loads(line)["properties"]["DataErrorType"]
+        for line in (out / "diagnostics.jsonl").read_text().splitlines()
+    ]
+    assert kinds == ["InvalidInputTimeStamp"]
+
+
+def test_a_bad_arrival_time_names_file_column_and_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = write_csv(tmp_path / "arr.csv", "start_time,arrival_time", [f"{ts(1)},later"])
+    code, _ = replay(tmp_path, str(events), "--cti-every", "1")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "arr.csv" in err
+    assert "arrival column 'arrival_time', row 1: 'later'" in err
