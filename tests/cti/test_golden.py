@@ -276,3 +276,14 @@ class TestHoppingWindow:
         assert window.hold(s(29.9)) == s(10)
         assert window.hold(s(30)) == s(20)
         assert window.hold(INFINITY) == INFINITY
+
+
+def test_duration_frequency_issues_a_cti_every_five_seconds_of_application_time() -> None:
+    # the first start (0 s) anchors; 5 s is 5 s past it -> CTI 5 s (anchor 5 s); 7 and 9 s are
+    # less than 5 s past the anchor; 11 s is -> CTI 11 s
+    events = [point(i, t) for i, t in enumerate((0, 2, 4, 5, 7, 9, 11))]
+    engine = run(CtiPolicy(every_ns=s(5)), events)
+    assert [(r.cti_ns, r.after_event_id) for r in engine.ctis() if r.stream == OUTPUT] == [
+        (s(5), 3),
+        (s(11), 6),
+    ]
