@@ -88,13 +88,14 @@ def run(args: argparse.Namespace) -> int:
     say(f"{len(files.logs)} log file(s), {len(files.metrics)} metrics file(s), {size_mb:,.1f} MB")
     say(f"starting {target.description}")
     from diagnostics.spark.job import run_aggregate
-    from diagnostics.spark.session import build_session
+    from diagnostics.spark.session import build_session, session_active
 
+    owned = target.remote is None and not session_active()
     spark = build_session(target)
     try:
         result = run_aggregate(spark, files, args.out, progress=say)
     finally:
-        if target.remote is None:
+        if owned:
             spark.stop()
     say("done")
     sys.stdout.write(format_summary(result.summary, args.out) + "\n")

@@ -76,6 +76,15 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+def session_active() -> bool:
+    """True if this process already has an active classic SparkSession (e.g. a test's)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return False
+    return SparkSession.getActiveSession() is not None
+
+
 def java_problem() -> str | None:
     """``None`` if a Java 17+ runtime is found, else one line saying what is wrong."""
     home = os.environ.get("JAVA_HOME")

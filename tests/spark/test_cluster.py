@@ -1,0 +1,120 @@
+"""A real distributed run: Spark Connect server and a standalone master + worker.
+
+The servers come from the pyspark install (``sbin/start-connect-server.sh``,
+``bin/spark-class ...Master`` / ``...Worker``), bind to 127.0.0.1 on free ports, are waited
+for with bounded waits and are always stopped. ``orderdoc aggregate`` runs through each (as a
+separate process, as a user would run it) and must give the same tables as local mode.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from diagnostics.logs.inputs import expand_inputs
+from diagnostics.spark.job import run_aggregate
+from tests.spark.conftest import canonical, read_table
+from tests.spark.servers import LOOPBACK, SPARK_HOME, Server, free_port, port_open, spark_env, start
+from tests.spark.test_job import COLUMNS
+
+pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.timeout(1200)]
+READY_SECONDS = 240
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """Start the Connect server, master and worker; yield their URLs; always stop them."""
+    tmp = tmp_path_factory.mktemp("cluster")
+    env = spark_env(tmp)
+    servers: list[Server] = []
+    try:
+        connect_port = free_port()
+        connect = start(
+            "connect",
+            [
+                str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--wait",
+                "--master", "local[2]",
+                "--conf", f"spark.connect.grpc.binding.address={LOOPBACK}",
+                "--conf", f"spark.connect.grpc.binding.port={connect_port}",
+                "--conf", "spark.ui.enabled=false",
+                "--conf", "spark.sql.shuffle.partitions=2",
+                "--conf", "spark.driver.memory=1g",
+            ],
+            tmp, env,
+        )  # fmt: skip
+        servers.append(connect)
+        master_port, master_ui = free_port(), free_port()
+        master = start(
+            "master",
+            [
+                str(SPARK_HOME / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+                "--host", LOOPBACK, "--port", str(master_port), "--webui-port", str(master_ui),
+            ],
+            tmp, env,
+        )  # fmt: skip
+        servers.append(master)
+        master_url = f"spark://{LOOPBACK}:{master_port}"
+        master.wait_for(lambda: port_open(master_port), READY_SECONDS)
+        worker = start(
+            "worker",
+            [
+                str(SPARK_HOME / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
+                "--host", LOOPBACK, "--port", str(free_port()), "--webui-port", str(free_port()),
+                "--cores", "2", "--memory", "2g", "--work-dir", str(tmp / "work"), master_url,
+            ],
+            tmp, env,
+        )  # fmt: skip
+        servers.append(worker)
+        worker.wait_for(
+            lambda: "Successfully registered with master" in worker.text(), READY_SECONDS
+        )
+        connect.wait_for(lambda: port_open(connect_port), READY_SECONDS)
+        yield {"remote": f"sc://{LOOPBACK}:{connect_port}", "master": master_url, "tmp": str(tmp)}
+    finally:
+        for server in reversed(servers):
+            server.stop()
+        assert all(server.process.poll() is not None for server in servers)
+
+
+def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "diagnostics", "aggregate", *args]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def local_result(spark, tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
+    """The samples aggregated in local mode (the shared local[2] session)."""
+    out = tmp_path_factory.mktemp("local") / "agg"
+    run_aggregate(spark, expand_inputs([str(samples)]), out)
+    return out
+
+
+def assert_identical(got: Path, want: Path) -> None:
+    assert json.loads((got / "summary.json").read_text()) == json.loads(
+        (want / "summary.json").read_text()
+    )
+    for table, columns in COLUMNS.items():
+        assert canonical(read_table(got / table), columns) == canonical(
+            read_table(want / table), columns
+        ), table
+
+
+@pytest.mark.parametrize("mode", ["remote", "master"])
+def test_distributed_run_matches_local(
+    cluster: dict[str, str], local_result: Path, samples: Path, tmp_path: Path, mode: str
+) -> None:
+    env = spark_env(Path(cluster["tmp"]))
+    out = tmp_path / f"agg-{mode}"
+    done = run_cli([str(samples), "--out", str(out), f"--{mode}", cluster[mode],
+                    "--conf", "spark.sql.shuffle.partitions=2"], env)  # fmt: skip
+    assert "records: 28 total, 23 parsed, 5 quarantined" in done.stdout
+    assert_identical(out, local_result)

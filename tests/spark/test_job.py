@@ -1,0 +1,96 @@
+"""The Spark job matches the polars reference on the samples and on garbage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagnostics.logs import aggregate as reference
+from diagnostics.logs.inputs import expand_inputs
+from diagnostics.logs.metrics import METRICS_SCHEMA
+from diagnostics.logs.records import PARSED_SCHEMA
+from diagnostics.spark import schemas
+from diagnostics.spark.job import run_aggregate
+from tests.spark.conftest import canonical, read_table
+
+pytestmark = pytest.mark.spark
+
+COLUMNS = {
+    "data_errors": [
+        "job", "source", "partition_id", "kind", "event_count", "record_time", "from_time",
+        "to_time", "example_application_time", "example_arrival_time", "lateness_seconds",
+        "idle_minutes", "level", "correlation_id", "source_file", "source_line", "date",
+    ],
+    "error_rollup": ["job", "kind", "partition_id", "minute", "event_count", "records", "max_lateness_seconds", "date"],
+    "partition_idle": ["job", "source", "partition_id", "start", "end", "notices", "max_idle_minutes", "date"],
+    "metrics": [
+        "job", "partition_id", "minute", "input_events", "late_input_events", "early_input_events",
+        "dropped_or_adjusted_events", "output_watermark_delay_seconds", "date",
+    ],
+    "quarantine": ["source_file", "source_line", "reason", "raw", "raw_bytes"],
+}  # fmt: skip
+
+
+def test_spark_schemas_mirror_arrow_schemas() -> None:
+    spark_fields = [(f.name, f.dataType.simpleString()) for f in schemas.PARSED.fields]
+    arrow_to_spark = {"string": "string", "int64": "bigint", "double": "double"}
+    expected = [
+        (
+            f.name,
+            "timestamp" if str(f.type).startswith("timestamp") else arrow_to_spark[str(f.type)],
+        )
+        for f in PARSED_SCHEMA
+    ]
+    assert spark_fields == expected
+    assert schemas.METRICS.names == METRICS_SCHEMA.names
+
+
+def assert_same_as_reference(out: Path, files, result_summary: dict) -> None:
+    expected = reference.aggregate_files(files.logs, files.metrics)
+    assert result_summary | {"files_read": 0, "files_skipped": []} == expected.summary | {
+        "files_read": 0,
+        "files_skipped": [],
+    }
+    for table, columns in COLUMNS.items():
+        if table == "metrics" and not files.metrics:
+            assert not (out / "metrics").exists()
+            continue
+        got = read_table(out / table)
+        want = getattr(expected, table)
+        assert canonical(got, columns) == canonical(want, columns), table
+
+
+def test_samples_folder_matches_reference(spark, samples: Path, tmp_path: Path) -> None:
+    files = expand_inputs([str(samples)])
+    result = run_aggregate(spark, files, tmp_path / "agg")
+    assert result.summary["records_total"] == 28
+    assert result.summary["records_quarantined"] == 5
+    assert result.summary["files_read"] == 9
+    on_disk = json.loads((tmp_path / "agg" / "summary.json").read_text())
+    assert on_disk == result.summary
+    assert sorted(p.name for p in (tmp_path / "agg").iterdir()) == sorted(
+        [*COLUMNS, "summary.json"]
+    )
+    assert_same_as_reference(tmp_path / "agg", files, result.summary)
+
+
+def test_garbage_and_huge_record_lose_nothing(spark, tmp_path: Path) -> None:
+    good = (Path(__file__).resolve().parents[2] / "sample_logs/asa/PT1H.json").read_bytes()
+    big = b'{"time": "2024-01-01T00:00:00Z", "properties": {"pad": "' + b"z" * 4_000_000 + b'"}}'
+    lines = [good.rstrip(), b"", b'{"trunc', b"\xff\xfe\xfd", b"[1, 2]", big, b'{"records": 5}']
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "garbage.json").write_bytes(b"\n".join(lines))
+    (folder / "notes.md").write_text("not a log")
+    files = expand_inputs([str(folder)])
+    assert [Path(p).name for p in files.skipped] == ["notes.md"]
+    result = run_aggregate(spark, files, tmp_path / "agg")
+    summary = result.summary
+    assert summary["records_total"] == summary["records_parsed"] + summary["records_quarantined"]
+    assert (summary["records_parsed"], summary["records_quarantined"]) == (6, 6)
+    quarantine = read_table(tmp_path / "agg" / "quarantine")
+    assert quarantine["raw_bytes"].max() == len(big)
+    assert quarantine["raw"].str.len_bytes().max() == 64 * 1024
+    assert_same_as_reference(tmp_path / "agg", files, summary)
