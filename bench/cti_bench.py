@@ -2,7 +2,7 @@
 
 Events: one point a millisecond of application time, arriving 0-2 s after it (uniform), with
 a seeded 2% of events delayed by a further 0-10 s so that some violate the CTIs. Policy:
-a CTI every 100 events, delay 1 s, Adjust, flush at +inf. Timed:
+a CTI every 100 events, delay 2 s (only the 2% delayed events can violate), Adjust, flush at +inf. Timed:
 
 - ``engine``: :class:`CtiEngine` fed pre-built events in batches of 100,000 (the core loop);
 - ``replay``: :func:`replay_cti` from a polars frame (parsing, ordering, engine, outcome frame);
@@ -65,7 +65,7 @@ def main() -> None:
     n = args.events
     frame = make_frame(n, args.seed)
     policy = CtiPolicy(
-        every_events=100, delay_ns=1_000 * MS, violation="adjust", flush_at_infinity=True
+        every_events=100, delay_ns=2_000 * MS, violation="adjust", flush_at_infinity=True
     )
     columns = CtiColumns(start="start_time", arrival="arrival_time")
 

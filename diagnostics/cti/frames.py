@@ -47,6 +47,27 @@ CTI_OUTCOME_COLUMNS: tuple[str, ...] = (
 )
 
 
+_DROPPED = "dropped"
+#: :class:`EventOutcome` fields as a frame (string enums become their values).
+_RESULT_SCHEMA = {
+    "stream": pl.Int64,
+    "event_id": pl.Int64,
+    "shape": pl.String,
+    "start_ns": pl.Int64,
+    "end_ns": pl.Int64,
+    "arrival_ns": pl.Int64,
+    "latest_cti_ns": pl.Int64,
+    "latest_cti_origin": pl.String,
+    "violation": pl.Boolean,
+    "status": pl.String,
+    "system_start_ns": pl.Int64,
+    "committing_cti_ns": pl.Int64,
+    "committing_seq": pl.Int64,
+    "release_ns": pl.Int64,
+    "output_rank": pl.Int64,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class CtiColumns:
     """Input column names: ``start`` (required), ``end`` (intervals and end edges), ``edge``
@@ -99,16 +120,21 @@ def prepare(frame: pl.DataFrame, columns: CtiColumns, stream: int, label: str) -
         edges = frame[columns.edge].cast(pl.String).str.strip_chars().str.to_lowercase().to_list()
     events: list[Event] = []
     invalid: set[int] = set()
+    fixed = None if columns.edge is not None else _shape(columns, None, 0, label)
+    interval, end_edge = Shape.INTERVAL, Shape.EDGE_END
     for i in range(frame.height):
-        shape = _shape(columns, edges[i], i, label)
+        shape = fixed or _shape(columns, edges[i], i, label)
         s, e = start[i], end[i]
-        bad_end = shape is Shape.INTERVAL and (e is None or (s is not None and e <= s))
-        bad_end = bad_end or (shape is Shape.EDGE_END and (e is None or (s is not None and e < s)))
-        if s is None or bad_end:
+        if s is None:
             invalid.add(i)
             continue
-        keep_end = e if shape in (Shape.INTERVAL, Shape.EDGE_END) else None
-        events.append(Event(i, s, keep_end, shape, arrival[i], stream))
+        if shape is interval or shape is end_edge:
+            if e is None or e < s or (e == s and shape is interval):
+                invalid.add(i)
+                continue
+            events.append(Event(i, s, e, shape, arrival[i], stream))
+        else:
+            events.append(Event(i, s, None, shape, arrival[i], stream))
     has_arrival = columns.arrival is not None and columns.arrival in frame.columns
     known = [a for a in arrival if a is not None]
     last = max(known) if known else None
@@ -193,8 +219,6 @@ def outcome_frame(
     """Input rows in input order with :data:`CTI_OUTCOME_COLUMNS` appended."""
     frame = prepared.frame
     n = frame.height
-    by_id = {o.event_id: o for o in outcomes}
-    rows = [by_id.get(i) for i in range(n)]
     start = to_utc(frame[columns.start])
     end = (
         to_utc(frame[columns.end])
@@ -206,37 +230,37 @@ def outcome_frame(
         if prepared.has_arrival and columns.arrival is not None
         else pl.Series([None] * n, dtype=UTC_NS)
     )
-    shapes = [o.shape.value if o else None for o in rows]
-    added = pl.DataFrame(
-        [
-            pl.Series("event_id", range(n), dtype=pl.Int64),
-            pl.Series("shape", shapes, dtype=pl.String),
-            start.alias("application_time"),
-            end.alias("application_end"),
-            arrival.alias("arrival"),
-            pl.Series("invalid_timestamp", [o is None for o in rows], dtype=pl.Boolean),
-            _times([o.latest_cti_ns if o else None for o in rows], "latest_cti"),
-            pl.Series(
-                "latest_cti_origin",
-                [o.latest_cti_origin.value if o and o.latest_cti_origin else None for o in rows],
-                dtype=pl.String,
-            ),
-            pl.Series("violation", [bool(o and o.violation) for o in rows], dtype=pl.Boolean),
-            pl.Series("dropped", [o is None or o.dropped for o in rows], dtype=pl.Boolean),
-            pl.Series(
-                "status", [o.status.value if o else "dropped" for o in rows], dtype=pl.String
-            ),
-            _times([o.system_start_ns if o else None for o in rows], "system_timestamp"),
-            _times([o.committing_cti_ns if o else None for o in rows], "committing_cti"),
-            pl.Series(
-                "committed_at_infinity",
-                [bool(o and o.committing_cti_ns == INFINITY) for o in rows],
-                dtype=pl.Boolean,
-            ),
-            pl.Series("cti_seq", [o.committing_seq if o else None for o in rows], dtype=pl.Int64),
-            _times([o.release_ns if o else None for o in rows], "release_time"),
-            pl.Series("output_rank", [o.output_rank if o else None for o in rows], dtype=pl.Int64),
-        ]
+    results = pl.DataFrame(list(outcomes), schema=_RESULT_SCHEMA, orient="row")
+    rows = (
+        pl.DataFrame({"event_id": pl.Series(range(n), dtype=pl.Int64)})
+        .join(results, on="event_id", how="left")
+        .sort("event_id")
+    )
+    known = pl.col("status").is_not_null()
+    infinite = pl.col("committing_cti_ns") == INFINITY
+
+    def time(name: str) -> pl.Expr:
+        finite = pl.when(pl.col(name) == INFINITY).then(None).otherwise(pl.col(name))
+        return finite.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+
+    added = rows.select(
+        "event_id",
+        "shape",
+        start.alias("application_time"),
+        end.alias("application_end"),
+        arrival.alias("arrival"),
+        (~known).alias("invalid_timestamp"),
+        time("latest_cti_ns").alias("latest_cti"),
+        "latest_cti_origin",
+        pl.col("violation").fill_null(False),
+        (pl.col("status").fill_null(_DROPPED) == _DROPPED).alias("dropped"),
+        pl.col("status").fill_null(_DROPPED),
+        time("system_start_ns").alias("system_timestamp"),
+        time("committing_cti_ns").alias("committing_cti"),
+        (known & infinite.fill_null(False)).alias("committed_at_infinity"),
+        pl.col("committing_seq").alias("cti_seq"),
+        time("release_ns").alias("release_time"),
+        "output_rank",
     )
     kept = frame.drop([c for c in CTI_OUTCOME_COLUMNS if c in frame.columns])
     return pl.concat([kept, added], how="horizontal")

@@ -16,6 +16,8 @@ from diagnostics.cti import (
     suggest_from_records,
     violation_records,
 )
+from diagnostics.cti.events import EventOutcome
+from diagnostics.cti.frames import _RESULT_SCHEMA
 from diagnostics.errors import EngineStateError, PolicyError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
 from tests.cti.conftest import point, run, s
@@ -114,3 +116,7 @@ def test_imported_violations_do_not_move_the_suggestion() -> None:
     engine.close()
     assert [v.cti_origin for v in engine.violations()] == [CtiOrigin.IMPORTED]
     assert suggest_cti_delay(engine.violations(), s(1)) == s(1)
+
+
+def test_outcome_frame_schema_follows_the_outcome_fields() -> None:
+    assert list(_RESULT_SCHEMA) == list(EventOutcome._fields)
