@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         return cti_cli.run(args)
     out = prepare_out(args.out)
     result = run_replay(args)
-    result.outcomes.write_parquet(out / "outcomes.parquet")
+    result.outcomes.write_parquet(out / "outcomes.parquet", compression="lz4")
     instrument_cli.write_outputs(args, result, out)
     summary = summarize(result)
     if args.json:

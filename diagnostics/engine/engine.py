@@ -22,8 +22,17 @@ import polars as pl
 
 from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
 from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS, Action, OrderingPolicy
-from diagnostics.engine.release import NEG, POS, Breakpoints, first_tau
+from diagnostics.engine.release import (
+    NEG,
+    POS,
+    Breakpoints,
+    MergeSteps,
+    first_tau,
+    merge_release,
+    merge_steps,
+)
 from diagnostics.errors import EngineStateError, InputError
+from diagnostics.kinds import EventStatus
 from diagnostics.timestamps import UTC_NS, from_ns, iso, to_utc
 
 
@@ -39,6 +48,22 @@ class BatchResult:
 
     events: pl.DataFrame
     releases: pl.DataFrame
+
+
+STATUS_DTYPE = pl.Enum([s.value for s in EventStatus])
+
+
+def _status(dropped: np.ndarray, adjusted: np.ndarray) -> pl.Series:
+    """The ``status`` column (an Enum of :class:`EventStatus`) from the two flags."""
+    frame = pl.DataFrame({"d": dropped, "a": adjusted})
+    return frame.select(
+        pl.when(pl.col("d"))
+        .then(pl.lit(EventStatus.DROPPED.value))
+        .when(pl.col("a"))
+        .then(pl.lit(EventStatus.ADJUSTED.value))
+        .otherwise(pl.lit(EventStatus.ACCEPTED.value))
+        .cast(STATUS_DTYPE)
+    ).to_series()
 
 
 def _releases_frame(ids: np.ndarray, times: np.ndarray) -> pl.DataFrame:
@@ -231,6 +256,7 @@ class OrderingEngine:
             raise EngineStateError(msg)
         cls = self._classify(work, order, arr)
         m_before_batch = self._m.copy()
+        tau_before = self._tau if self._tau is not None else NEG
         eligible = cls["eligible"]
         tl = cls["tl"]
         np.maximum.at(self._m, tl[eligible], cls["t_late"][eligible])
@@ -239,7 +265,20 @@ class OrderingEngine:
         ids = self._next_id + order.astype(np.int64)
         self._next_id += batch.height
         accepted = ~cls["dropped"]
-        points = self._breakpoints(tl[eligible], arr[eligible], cls["m_after"][eligible])
+        points: dict[int, Breakpoints] = {}
+        steps = None
+        if self._own_timeline:
+            points = self._breakpoints(tl[eligible], arr[eligible], cls["m_after"][eligible])
+        else:
+            steps = merge_steps(
+                arr,
+                tl,
+                np.where(eligible, cls["t_late"], NEG),
+                m_before=m_before_batch,
+                tau_before=tau_before,
+                late=self._late,
+                ooo=self._ooo,
+            )
         released = self._resolve(
             np.concatenate([self._pending["id"], ids[accepted]]),
             np.concatenate([self._pending["t"], cls["sys"][accepted]]),
@@ -247,6 +286,7 @@ class OrderingEngine:
             np.concatenate([self._pending["tl"], tl[accepted]]),
             m_before=m_before_batch,
             points=points,
+            steps=steps,
             closing=False,
         )
         events = self._events_frame(batch, work, order, cls)
@@ -259,8 +299,26 @@ class OrderingEngine:
             raise EngineStateError(msg)
         self._closed = True
         p = self._pending
+        steps = None
+        if not self._own_timeline:
+            steps = merge_steps(
+                np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.int64),
+                m_before=self._m,
+                tau_before=self._tau if self._tau is not None else NEG,
+                late=self._late,
+                ooo=self._ooo,
+            )
         return self._resolve(
-            p["id"], p["t"], p["arr"], p["tl"], m_before=self._m, points={}, closing=True
+            p["id"],
+            p["t"],
+            p["arr"],
+            p["tl"],
+            m_before=self._m,
+            points={},
+            steps=steps,
+            closing=True,
         )
 
     def _classify(self, work: pl.DataFrame, order: np.ndarray, arr: np.ndarray) -> dict:
@@ -344,6 +402,7 @@ class OrderingEngine:
         *,
         m_before: np.ndarray,
         points: dict[int, Breakpoints],
+        steps: MergeSteps | None,
         closing: bool,
     ) -> pl.DataFrame:
         """Release times of candidate events; unresolved ones become the new pending set."""
@@ -369,16 +428,9 @@ class OrderingEngine:
                 unknown[rows] |= cand >= POS
                 release[rows] = np.maximum(release[rows], cand)
         else:
-            for g in range(len(self._tl_part)):
-                cand = first_tau(
-                    t,
-                    m_before=int(m_before[g]),
-                    first_arrival=int(self._fa[g]),
-                    points=points.get(g, Breakpoints.empty()),
-                    **common,
-                )
-                unknown |= cand >= POS
-                release = np.maximum(release, cand)
+            assert steps is not None
+            release = merge_release(t, arr, steps, late=self._late, closing=closing)
+            unknown = release >= POS
         if closing:
             self._pending = {k: v[:0] for k, v in self._pending.items()}
             frame = _releases_frame(ids, release)
@@ -400,11 +452,12 @@ class OrderingEngine:
         self, batch: pl.DataFrame, work: pl.DataFrame, order: np.ndarray, cls: dict
     ) -> pl.DataFrame:
         """The batch in its given order with the outcome columns added."""
+        identity = bool(np.all(order[1:] > order[:-1]))
         inverse = np.empty_like(order)
         inverse[order] = np.arange(len(order))
 
         def back(values: np.ndarray) -> np.ndarray:
-            return values[inverse]
+            return values if identity else values[inverse]
 
         dropped = back(cls["dropped"])
         adjusted = back((cls["late"] | cls["ooo"]) & ~cls["dropped"])
@@ -426,10 +479,10 @@ class OrderingEngine:
                 "invalid_timestamp": back(cls["invalid_ts"]),
                 "invalid_key": back(cls["invalid_key"]),
                 "dropped": dropped,
-                "status": np.where(dropped, "dropped", np.where(adjusted, "adjusted", "accepted")),
+                "status": _status(dropped, adjusted),
                 "watermark": from_ns(wm.set(wm >= POS, None)),
-                "release_time": pl.Series([None] * batch.height, dtype=UTC_NS),
-                "output_rank": pl.Series([None] * batch.height, dtype=pl.Int64),
+                "release_time": pl.repeat(None, batch.height, dtype=UTC_NS, eager=True),
+                "output_rank": pl.repeat(None, batch.height, dtype=pl.Int64, eager=True),
             }
         )
         outcome = outcome.with_columns(
@@ -450,7 +503,7 @@ class OrderingEngine:
             "system_timestamp": UTC_NS,
             **dict.fromkeys(("late", "early", "out_of_order", "reordered"), pl.Boolean),
             **dict.fromkeys(("invalid_timestamp", "invalid_key", "dropped"), pl.Boolean),
-            "status": pl.String,
+            "status": STATUS_DTYPE,
             "watermark": UTC_NS,
             "release_time": UTC_NS,
             "output_rank": pl.Int64,

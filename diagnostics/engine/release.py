@@ -85,3 +85,77 @@ def first_tau(
     if closing:
         return cand
     return np.where(cand <= tau, cand, POS)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSteps:
+    """The governing (merged) watermark W of a multi-partition input at each processing step.
+
+    Step 0 is the state before the batch (at ``tau[0]``); step k ≥ 1 is the state just after
+    the batch's k-th distinct arrival time ``tau[k]``. ``watermark[k]`` = min over partitions
+    of their watermarks (non-decreasing in k); ``unstarted[k]`` tells whether some partition
+    had not yet received its first accepted event.
+    """
+
+    tau: np.ndarray
+    watermark: np.ndarray
+    unstarted: np.ndarray
+
+
+def merge_steps(
+    arr: np.ndarray,
+    partition: np.ndarray,
+    values: np.ndarray,
+    *,
+    m_before: np.ndarray,
+    tau_before: int,
+    late: int | None,
+    ooo: int,
+) -> MergeSteps:
+    """Tabulate W at every distinct arrival of a batch (``arr`` sorted, processing order).
+
+    ``values`` holds each event's late-adjusted timestamp where it is eligible to raise M
+    (``NEG`` elsewhere); ``m_before[g]`` is partition g's M before the batch.
+    """
+    last = np.flatnonzero(np.r_[arr[1:] != arr[:-1], True]) if len(arr) else np.empty(0, int)
+    tau = np.r_[tau_before, arr[last]].astype(np.int64)
+    watermark = np.full(len(tau), POS, dtype=np.int64)
+    unstarted = np.zeros(len(tau), dtype=bool)
+    for g, m0 in enumerate(m_before):
+        own = np.where(partition == g, values, NEG)
+        m = np.maximum(np.maximum.accumulate(own)[last] if len(arr) else own, m0)
+        m = np.r_[m0, m].astype(np.int64)
+        started = m > NEG
+        if late is None:
+            wm = np.where(started, m - ooo, NEG)
+        else:
+            wm = np.where(
+                started, np.maximum(m - ooo, tau - late), tau - UNSTARTED_ESTIMATE_NS - late
+            )
+        np.minimum(watermark, wm, out=watermark)
+        unstarted |= ~started
+    return MergeSteps(tau, watermark, unstarted)
+
+
+def merge_release(
+    t: np.ndarray, arr: np.ndarray, steps: MergeSteps, *, late: int | None, closing: bool
+) -> np.ndarray:
+    """Release times under the merge rule; ``POS`` where not yet known (or never, closing).
+
+    The first τ with W(τ) ≥ t is either the first step k whose W reaches t, or earlier,
+    inside the segment before it, where W grows as τ − late (τ − 5 s − late while a
+    partition is unstarted): at c = t + late (+ 5 s). After the last step only c remains,
+    known once the input is closed.
+    """
+    k = np.searchsorted(steps.watermark, t, side="left")
+    before = np.maximum(k - 1, 0)
+    if late is None:
+        crossing = np.full(t.shape, POS, dtype=np.int64)
+    else:
+        crossing = t + late + np.where(steps.unstarted[before], UNSTARTED_ESTIMATE_NS, 0)
+    last = len(steps.tau) - 1
+    at_step = steps.tau[np.minimum(k, last)]
+    release = np.where(k == 0, arr, np.minimum(at_step, crossing))
+    beyond = k > last
+    release = np.where(beyond, crossing if closing else POS, release)
+    return np.where(release >= POS, POS, np.maximum(arr, release))

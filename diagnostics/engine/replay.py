@@ -84,10 +84,16 @@ def replay(
         msg = f"arrival column '{columns.arrival}', row {i + 1}: '{events[columns.arrival][i]}' is not a timestamp"
         raise InputError(msg)
     total = events.height
-    work = events.with_columns(
+    arrival_ns = arrival.dt.epoch("ns").to_numpy()
+    perm = np.argsort(arrival_ns, kind="stable")
+    needed = [columns.arrival, columns.partition, policy.timestamp_by, *policy.over]
+    slim = [c for c in dict.fromkeys(needed) if c is not None and c in events.columns]
+    work = events.select(slim).with_columns(
         pl.int_range(total, dtype=pl.Int64).alias(columns.row),
         arrival.alias(columns.parsed_arrival),
-    ).sort(columns.parsed_arrival, columns.row, maintain_order=True)
+    )
+    if total and not bool(np.all(perm[1:] > perm[:-1])):
+        work = work[perm]
     engine = OrderingEngine(policy, parts, columns)
     frames: list[pl.DataFrame] = []
     release = np.full(total, -1, dtype=np.int64)
@@ -103,33 +109,38 @@ def replay(
     step = max(1, batch_size)
     for start in range(0, max(total, 1), step):
         result = engine.process(work.slice(start, step))
-        frames.append(result.events)
+        frames.append(result.events.drop(work.columns))
         take(result.releases)
         if progress is not None:
             progress(min(start + step, total), total)
     take(engine.close())
-    released = (
-        pl.Series("release_time", release).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    feed = pl.concat(frames)
+    released = pl.Series("release_time", np.where(has_release, release, 0))
+    released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    feed = feed.with_columns(
+        released.set(pl.Series(~has_release), None).alias("release_time"),
+        _output_rank(release, has_release, feed["system_timestamp"]),
     )
-    outcomes = pl.concat(frames).with_columns(
-        released.set(pl.Series(~has_release), None).alias("release_time")
+    if total and not bool(np.all(perm[1:] > perm[:-1])):
+        inverse = np.empty_like(perm)
+        inverse[perm] = np.arange(total)
+        feed = feed[inverse]
+    outcomes = pl.concat(
+        [events, feed.with_columns(pl.int_range(total, dtype=pl.Int64).alias("event_id"))],
+        how="horizontal",
     )
-    outcomes = outcomes.with_columns(_output_rank(outcomes)).drop("event_id")
-    outcomes = outcomes.sort(columns.row).rename({columns.row: "event_id"})
-    ordered = list(events.columns) + [c for c in outcomes.columns if c not in events.columns]
-    ordered = [c for c in ordered if c != columns.parsed_arrival]
-    return ReplayResult(outcomes.select(ordered), policy, parts, columns)
+    return ReplayResult(outcomes, policy, parts, columns)
 
 
-def _output_rank(outcomes: pl.DataFrame) -> pl.Series:
-    """Output position of each released event: release time, System.Timestamp, arrival order."""
-    keyed = outcomes.select(
-        pl.col("release_time").dt.epoch("ns").alias("r"),
-        pl.col("system_timestamp").dt.epoch("ns").alias("s"),
-        pl.col("event_id").alias("e"),
-    )
-    order = keyed.with_row_index("i").filter(pl.col("r").is_not_null()).sort("r", "s", "e")
-    rank = np.full(outcomes.height, -1, dtype=np.int64)
-    rank[order["i"].to_numpy()] = np.arange(order.height)
+def _output_rank(
+    release: np.ndarray, has_release: np.ndarray, system_timestamp: pl.Series
+) -> pl.Series:
+    """Output position of each released event (arrays in feed = arrival order): by release
+    time, then System.Timestamp, then arrival order (spec §4)."""
+    released = np.flatnonzero(has_release)
+    sys_ns = system_timestamp.dt.epoch("ns").to_numpy()[released]
+    order = np.lexsort((released, sys_ns, release[released]))
+    rank = np.full(len(release), -1, dtype=np.int64)
+    rank[released[order]] = np.arange(len(released))
     series = pl.Series("output_rank", rank)
     return series.set(series < 0, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from diagnostics.durations import format_duration
@@ -34,12 +35,16 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         pl.col("release_time").is_not_null().sum().alias("released"),
         (~pl.col("dropped") & pl.col("release_time").is_null()).sum().alias("never_released"),
     ).row(0, named=True)
-    delay = out.select(
-        ((pl.col("release_time") - pl.col("arrival")).dt.total_nanoseconds() / 1e9).alias("d")
-    ).drop_nulls()["d"]
+    delay = (
+        out.select((pl.col("release_time") - pl.col("arrival")).dt.total_nanoseconds())
+        .to_series()
+        .drop_nulls()
+        .to_numpy()
+    )
+    points = np.quantile(delay, [q for _, q in _PERCENTILES], method="higher") if len(delay) else []
     delays = {
-        name: (None if delay.is_empty() else round(float(delay.quantile(q, "higher")), 3))
-        for name, q in _PERCENTILES
+        name: (None if not len(delay) else round(float(points[i]) / 1e9, 3))
+        for i, (name, _) in enumerate(_PERCENTILES)
     }
     arrival = out["arrival"]
     return {

@@ -109,30 +109,25 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
     arrivals = out["arrival"].dt.epoch("ns")
     tau0 = int(arrivals.min())  # type: ignore[arg-type]
     tau_end = max(int(arrivals.max()), until or 0)  # type: ignore[arg-type]
-    accepted = (
-        out.filter(~pl.col("dropped"))
-        .select(
-            "partition",
-            "timeline",
-            pl.col("arrival").dt.epoch("ns").alias("a"),
-            pl.col("system_timestamp").dt.epoch("ns").alias("t"),
-            "event_id",
-        )
-        .sort("a", "event_id")
-    )
+    keep = ~out["dropped"].to_numpy()
+    arrival = arrivals.to_numpy()[keep]
+    order = np.argsort(arrival, kind="stable")  # processing order (ties: input order)
+    arrival = arrival[order]
+    part = out["partition"].to_numpy()[keep][order]
+    ts = out["system_timestamp"].dt.epoch("ns").to_numpy()[keep][order]
+    timeline = out["timeline"].to_numpy()[keep][order] if policy.over else None
     frames = []
-    for part in result.partitions:
-        rows = accepted.filter(pl.col("partition") == part)
-        arr = rows["a"].to_numpy()
-        ts = rows["t"].to_numpy()
-        if policy.over:
-            m_after = _substream_minimum(arr, rows["timeline"].to_numpy(), ts)
+    for p in result.partitions:
+        mine = part == p
+        arr, mine_ts = arrival[mine], ts[mine]
+        if timeline is not None:
+            m_after = _substream_minimum(arr, timeline[mine], mine_ts)
         else:
-            m_after = np.maximum.accumulate(ts) if len(ts) else ts
+            m_after = np.maximum.accumulate(mine_ts) if len(mine_ts) else mine_ts
         minutes, delays = _timeline_delays(
             arr, m_after, tau0=tau0, tau_end=tau_end, late=late, ooo=ooo
         )
-        frames.append(pl.DataFrame({"m": minutes, "d": delays, "partition_id": part}))
+        frames.append(pl.DataFrame({"m": minutes, "d": delays, "partition_id": p}))
     samples = pl.concat(frames).with_columns(pl.col("partition_id").cast(pl.Int64))
     per_partition = samples.group_by("m", "partition_id").agg(pl.col("d").max())
     job = (
