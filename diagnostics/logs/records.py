@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from diagnostics.logs.times import to_micros
+
 #: Raw text kept for a quarantined record, in UTF-8 bytes (the full length is in raw_bytes).
 RAW_LIMIT_BYTES = 64 * 1024
 
@@ -113,7 +115,13 @@ def to_arrow(outcomes: Sequence[DataError | Quarantined]) -> pa.RecordBatch:
             columns["reason"].append(item.reason)
             columns["raw"].append(item.raw)
             columns["raw_bytes"].append(item.raw_bytes)
-    arrays = [
-        pa.array(columns[field.name], type=field.type) for field in PARSED_SCHEMA
-    ]  # fmt: skip
+    arrays = []
+    for field in PARSED_SCHEMA:
+        values = columns[field.name]
+        if pa.types.is_timestamp(field.type):
+            # aware datetimes are slow to convert one by one; epoch microseconds are not
+            micros = pa.array([to_micros(v) for v in values], pa.int64())  # type: ignore[arg-type]
+            arrays.append(micros.cast(field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=PARSED_SCHEMA)
