@@ -14,6 +14,7 @@ import gzip
 import os
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from diagnostics.errors import UsageError
@@ -26,9 +27,32 @@ GZIP_LEVEL = 1
 FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
-def _iso(values: object, name: str) -> pl.Series:
-    series = pl.Series(name, values, dtype=pl.Int64).cast(pl.Datetime("ms", "UTC"))
-    return series.dt.to_string(ISO_MS)
+_MILLIS = pl.Series("m", [f"{i:03d}Z" for i in range(1_000)])
+
+
+def _iso(values: np.ndarray, name: str) -> pl.Series:
+    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SS.fffZ``.
+
+    Fast path: format each distinct second of the range once and glue on the milliseconds
+    (captures span far fewer seconds than they hold events); very wide ranges fall back to
+    formatting every value.
+    """
+    ms = np.asarray(values, dtype=np.int64)
+    seconds = np.floor_divide(ms, 1_000)
+    low, high = (int(seconds.min()), int(seconds.max())) if ms.size else (0, -1)
+    if high - low > max(2 * ms.size, 1_000_000):
+        series = pl.Series(name, ms, dtype=pl.Int64).cast(pl.Datetime("ms", "UTC"))
+        return series.dt.to_string(ISO_MS)
+    table = pl.Series(np.arange(low, high + 1, dtype=np.int64) * 1_000).cast(
+        pl.Datetime("ms", "UTC")
+    )
+    parts = pl.DataFrame(
+        [
+            table.dt.to_string("%Y-%m-%dT%H:%M:%S.").gather(seconds - low).alias("s"),
+            _MILLIS.gather(ms - seconds * 1_000).alias("m"),
+        ]
+    )
+    return parts.select(pl.concat_str(["s", "m"]).alias(name)).to_series()
 
 
 def generate(scenario: Scenario | str, config: GenerateConfig) -> pl.DataFrame:
@@ -40,11 +64,11 @@ def generate(scenario: Scenario | str, config: GenerateConfig) -> pl.DataFrame:
         msg = f"scenario {scenario!r} is unknown; choose one of {names}"
         raise UsageError(msg) from exc
     capture = build(chosen, config)
-    device = pl.Series("device", capture.device, dtype=pl.Int64)
+    names = pl.Series([f"dev-{i:05d}" for i in range(int(capture.device.max(initial=0)) + 1)])
     return pl.DataFrame(
         [
-            pl.int_range(0, len(device), dtype=pl.Int64, eager=True).alias("message_id"),
-            ("dev-" + device.cast(pl.String).str.zfill(5)).alias("device_id"),
+            pl.int_range(0, capture.device.size, dtype=pl.Int64, eager=True).alias("message_id"),
+            names.gather(capture.device).alias("device_id"),
             pl.Series("partition_id", capture.partition, dtype=pl.Int64),
             _iso(capture.event_ms, "event_time"),
             _iso(capture.arrival_ms, "arrival_time"),
@@ -78,7 +102,7 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         if kind == "parquet":
-            frame.write_parquet(tmp, compression="zstd", statistics=False)
+            frame.write_parquet(tmp, compression="zstd", compression_level=1, statistics=False)
         else:
             with tmp.open("wb") as raw:
                 handle = (

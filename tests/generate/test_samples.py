@@ -37,7 +37,12 @@ def test_committed_samples_are_up_to_date(rebuilt: Path):
     committed = sorted(p.relative_to(SAMPLES) for p in SAMPLES.rglob("*") if p.is_file())
     assert made == committed
     for relative in made:
-        assert (rebuilt / relative).read_bytes() == (SAMPLES / relative).read_bytes(), relative
+        if relative.suffix == ".parquet":
+            # Same table, not same bytes: the Parquet writer's encoding may change.
+            fresh = pl.read_parquet(rebuilt / relative)
+            assert fresh.equals(pl.read_parquet(SAMPLES / relative)), relative
+        else:
+            assert (rebuilt / relative).read_bytes() == (SAMPLES / relative).read_bytes(), relative
 
 
 def test_samples_stay_under_6_mb():
