@@ -205,7 +205,8 @@ class CtiEngine:
     def _generate(self, event: Event, state: _Input) -> None:
         """Count a start edge (dropped ones included: they came from the source) and issue a
         CTI at ``max start − delay`` when the frequency is reached."""
-        state.high = event.start_ns if state.high is None else max(state.high, event.start_ns)
+        if state.high is None or event.start_ns > state.high:
+            state.high = event.start_ns
         policy = state.policy
         due = False
         if policy.every_events is not None:
