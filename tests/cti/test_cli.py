@@ -222,3 +222,25 @@ def test_a_bad_arrival_time_names_file_column_and_row(
     assert code == 2
     assert "arr.csv" in err
     assert "arrival column 'arrival_time', row 1: 'later'" in err
+
+
+def test_union_through_a_tumbling_window(tmp_path: Path) -> None:
+    left = write_csv(
+        tmp_path / "l.csv", "start_time,arrival_time", [f"{ts(3)},{ts(3)}", f"{ts(12)},{ts(12)}"]
+    )
+    right = write_csv(
+        tmp_path / "r.csv", "start_time,arrival_time", [f"{ts(7)},{ts(7)}", f"{ts(25)},{ts(25)}"]
+    )
+    code, out = replay(
+        tmp_path, str(left), "--cti-union", str(right), "--cti-every", "1", "--cti-window", "10s"
+    )
+    assert code == 0
+    # inputs' CTIs: left 3, 12; right 7, 25 -> min 3 (at 7 s), 7 (at 12 s), 12 (at 25 s),
+    # held back to window starts 0, 0, 10: output CTIs 0 s then 10 s
+    ctis = pl.read_parquet(out / "ctis.parquet").filter(pl.col("stream") == "output")
+    assert ctis["cti"].dt.strftime("%S").to_list() == ["00", "10"]
+    assert ctis["origin"].to_list() == ["operator", "operator"]
+    released = pl.read_parquet(out / "outcomes.parquet")["release_time"].dt.strftime("%S")
+    assert released.to_list() == ["25", None]
+    right_released = pl.read_parquet(out / "outcomes_right.parquet")["release_time"]
+    assert right_released.dt.strftime("%S").to_list() == ["25", None]

@@ -143,6 +143,10 @@ def test_no_released_event_starts_before_a_cti_already_released(
         earlier = [r.cti_ns for r in output if r.seq < outcome.committing_seq]
         assert all(cti <= key for cti in earlier)
         assert key < outcome.committing_cti_ns
+        # and it is released no earlier than it arrived
+        assert outcome.release_ns is not None
+        assert outcome.arrival_ns is not None
+        assert outcome.release_ns >= outcome.arrival_ns
 
 
 @settings(max_examples=120, deadline=None)
