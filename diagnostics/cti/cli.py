@@ -3,7 +3,8 @@
 ``replay`` calls :func:`add_arguments` on its parser and hands over to :func:`run` when
 :func:`wants_cti` is true (``--cti-every`` or ``--cti-import`` given). Outputs in ``--out``:
 ``outcomes.parquet`` (the input; with two inputs also ``outcomes_right.parquet``),
-``ctis.parquet``, ``diagnostics.jsonl`` (``CtiViolation`` records) and ``cti_summary.json``.
+``ctis.parquet``, ``diagnostics.jsonl`` (``CtiViolation`` records), ``metrics.parquet`` (when
+there are arrival times) and ``cti_summary.json``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from diagnostics.cti.frames import CTI_OUTCOME_COLUMNS, CtiColumns
+from diagnostics.cti.metrics import cti_metrics
 from diagnostics.cti.policy import CtiPolicy, HoppingWindow, Operator, ViolationPolicy
 from diagnostics.cti.records import suggest_cti_delay, violation_records
 from diagnostics.cti.replay import CtiReplayResult, replay_cti
@@ -29,7 +31,7 @@ from diagnostics.instrument.cli import options_from_args
 from diagnostics.instrument.correlation import correlation_id
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.instrument.records import data_error_record
-from diagnostics.instrument.run import write_diagnostics
+from diagnostics.instrument.run import write_diagnostics, write_metrics
 from diagnostics.timestamps import UTC_NS
 
 IMPORT_OTHER = "other"
@@ -262,6 +264,9 @@ def run(args: argparse.Namespace) -> int:
         records += _invalid_records(frame, scoped, result.policy.describe())
     records.sort(key=lambda r: str(r.get("time") or r.get("message Time")))
     write_diagnostics(out / "diagnostics.jsonl", records)
+    metrics = cti_metrics(result.outcomes, result.cti_records, options.job)
+    if metrics is not None:
+        write_metrics(out / "metrics.parquet", metrics)
     summary = summarize(result, args)
     (out / "cti_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if args.json:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from diagnostics.cti.engine import CtiEngine, CtiViolation
+from diagnostics.cti.engine import CtiEngine
+from diagnostics.cti.events import CtiRecord, CtiViolation
 from diagnostics.cti.frames import (
     CtiColumns,
     cti_frame,
@@ -27,13 +28,14 @@ from diagnostics.errors import UsageError
 
 @dataclass(frozen=True, slots=True)
 class CtiReplayResult:
-    """``outcomes``: one frame per input (input order); ``ctis``: every CTI issued;
-    ``violations``: in processing order."""
+    """``outcomes``: one frame per input (input order); ``ctis``: every CTI issued (as a
+    frame, and as ``cti_records``); ``violations``: in processing order."""
 
     outcomes: tuple[pl.DataFrame, ...]
     ctis: pl.DataFrame
     violations: tuple[CtiViolation, ...]
     policy: CtiPolicy
+    cti_records: tuple[CtiRecord, ...] = ()
 
 
 def replay_cti(
@@ -94,4 +96,5 @@ def replay_cti(
         outcome_frame(p, [o for o in outcomes if o.stream == i], columns)
         for i, p in enumerate(prepared)
     )
-    return CtiReplayResult(frames, cti_frame(engine.ctis()), tuple(engine.violations()), policy)
+    records = tuple(engine.ctis())
+    return CtiReplayResult(frames, cti_frame(records), tuple(engine.violations()), policy, records)

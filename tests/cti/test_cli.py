@@ -56,6 +56,11 @@ def test_every_ten_with_five_seconds_delay(tmp_path: Path, ten_and_five: Path) -
     ctis = pl.read_parquet(out / "ctis.parquet").filter(pl.col("stream") == "output")
     assert ctis["cti"].dt.strftime("%S").to_list()[:2] == ["04", "12"]
     assert ctis["infinite"].to_list() == [False, False, True]
+    metrics = pl.read_parquet(out / "metrics.parquet").filter(pl.col("partition_id").is_null())
+    assert metrics["InputEvents"].sum() == 20
+    assert metrics["DroppedOrAdjustedEvents"].sum() == 1
+    # CTI 4 s from τ = 9 s, CTI 12 s from τ = 18 s (close 18 s): sup τ − CTI = 18 − 4 = 14 s
+    assert metrics["OutputWatermarkDelaySeconds"].to_list() == [14.0]
     summary = json.loads((out / "cti_summary.json").read_text())
     assert summary["suggested_cti_delay_ns"] == 5_500_000_000
     assert suggest_cti_delay_from_outcomes(outcomes, 5_000_000_000) == 5_500_000_000

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from diagnostics.cti import (
+    INFINITY,
     CtiEngine,
     CtiOrigin,
     CtiPolicy,
@@ -18,6 +19,7 @@ from diagnostics.cti import (
 )
 from diagnostics.cti.events import EventOutcome
 from diagnostics.cti.frames import _RESULT_SCHEMA
+from diagnostics.cti.metrics import delay_per_minute
 from diagnostics.errors import EngineStateError, PolicyError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
 from tests.cti.conftest import point, run, s
@@ -120,3 +122,10 @@ def test_imported_violations_do_not_move_the_suggestion() -> None:
 
 def test_outcome_frame_schema_follows_the_outcome_fields() -> None:
     assert list(_RESULT_SCHEMA) == list(EventOutcome._fields)
+
+
+def test_watermark_delay_per_minute_is_the_supremum_of_tau_minus_cti() -> None:
+    # CTI 0 s from τ = 10 s, CTI 65 s from τ = 70 s, closed at 130 s, then a flush to +inf
+    steps = [(s(10), s(0)), (s(70), s(65)), (s(130), INFINITY)]
+    assert delay_per_minute(steps, s(130)) == [(s(0), 60.0), (s(60), 70.0), (s(120), 65.0)]
+    assert delay_per_minute([], s(130)) == []
