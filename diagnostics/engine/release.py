@@ -30,6 +30,8 @@ from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS
 #: −∞ and +∞ for int64 nanoseconds, far enough from the limits that tolerances never overflow.
 NEG = -(2**62)
 POS = 2**62
+#: Cells of the (partitions × events) table merge_steps works on at once (128 MB).
+_TABLE_CELLS = 16_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,23 +119,37 @@ def merge_steps(
     ``values`` holds each event's late-adjusted timestamp where it is eligible to raise M
     (``NEG`` elsewhere); ``m_before[g]`` is partition g's M before the batch.
     """
-    last = np.flatnonzero(np.r_[arr[1:] != arr[:-1], True]) if len(arr) else np.empty(0, int)
-    tau = np.r_[tau_before, arr[last]].astype(np.int64)
-    watermark = np.full(len(tau), POS, dtype=np.int64)
-    unstarted = np.zeros(len(tau), dtype=bool)
-    for g, m0 in enumerate(m_before):
-        own = np.where(partition == g, values, NEG)
-        m = np.maximum(np.maximum.accumulate(own)[last] if len(arr) else own, m0)
-        m = np.r_[m0, m].astype(np.int64)
-        started = m > NEG
-        if late is None:
-            wm = np.where(started, m - ooo, NEG)
-        else:
-            wm = np.where(
-                started, np.maximum(m - ooo, tau - late), tau - UNSTARTED_ESTIMATE_NS - late
-            )
-        np.minimum(watermark, wm, out=watermark)
-        unstarted |= ~started
+    n = len(arr)
+    last = np.flatnonzero(np.r_[arr[1:] != arr[:-1], True]) if n else np.empty(0, np.int64)
+    tau = np.empty(len(last) + 1, dtype=np.int64)
+    tau[0] = tau_before
+    tau[1:] = arr[last]
+    # M of every partition after every event: one running max per row of a (P, chunk)
+    # table, carried from chunk to chunk; only the minimum over partitions is kept.
+    parts = len(m_before)
+    lowest_after = np.empty(n, dtype=np.int64)
+    carry = m_before.astype(np.int64).copy()
+    chunk = max(1, _TABLE_CELLS // max(parts, 1))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        table = np.full((parts, stop - start), NEG, dtype=np.int64)
+        table[partition[start:stop], np.arange(stop - start)] = values[start:stop]
+        np.maximum(table[:, 0], carry, out=table[:, 0])
+        np.maximum.accumulate(table, axis=1, out=table)
+        carry = table[:, -1].copy()
+        table.min(axis=0, out=lowest_after[start:stop])
+    lowest = np.empty(len(tau), dtype=np.int64)
+    lowest[0] = m_before.min() if parts else NEG
+    lowest[1:] = lowest_after[last]
+    # min over partitions of max(M − ooo, τ − late) = max(min M − ooo, τ − late) once all
+    # have started; before that, an unstarted partition's τ − 5 s − late is the minimum.
+    unstarted = lowest <= NEG
+    if late is None:
+        watermark = np.where(unstarted, NEG, lowest - ooo)
+    else:
+        watermark = np.where(
+            unstarted, tau - UNSTARTED_ESTIMATE_NS - late, np.maximum(lowest - ooo, tau - late)
+        )
     return MergeSteps(tau, watermark, unstarted)
 
 
