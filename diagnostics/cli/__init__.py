@@ -30,8 +30,8 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every registered sub-command."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every registered sub-command (or just ``only``, to start fast)."""
     parser = OneLineParser(
         prog="orderdoc",
         description="Why does my event-time streaming job drop, shift or delay events?",
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(
         title="commands", dest="command", metavar="COMMAND", parser_class=OneLineParser
     )
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"diagnostics.cli.{name}")
         module.register(subparsers)
     return parser
@@ -48,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``orderdoc`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Import only the chosen command's module: start-up stays fast for every command.
+    chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = build_parser(chosen)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
