@@ -120,8 +120,8 @@ def run_duckdb(files: list[str], out: Path) -> tuple[float, float, dict]:
         WITH raw AS (
           SELECT *, filename AS source_file,
                  coalesce(properties.DataErrorType, properties.Type) AS k,
-                 properties.BriefMessage AS b, coalesce(properties.Message, '') AS m
-          FROM read_json(?, format = 'newline_delimited', columns = {columns!r}, filename = true)
+                 properties.BriefMessage AS b, coalesce(properties.Message, '') AS msg_text
+          FROM read_json(?, format = 'newline_delimited', columns = {columns!r}, filename = true, hive_partitioning = false)
         ), times AS (
           SELECT *,
             {ts.format(f"coalesce(nullif(regexp_extract(b, {lit(LATE)}, 1), ''), nullif(regexp_extract(b, {lit(EARLY)}, 2), ''))")} AS app,
@@ -130,7 +130,7 @@ def run_duckdb(files: list[str], out: Path) -> tuple[float, float, dict]:
         )
         SELECT regexp_extract(resourceId, {lit(JOB)}, 1) AS job,
                properties.Source AS source,
-               TRY_CAST(nullif(regexp_extract(m, {lit(IDLE)}, 1), '') AS BIGINT) AS partition_id,
+               TRY_CAST(nullif(regexp_extract(msg_text, {lit(IDLE)}, 1), '') AS BIGINT) AS partition_id,
                CASE k WHEN 'InputEventLateBeyondThreshold' THEN 'LateInputEvent'
                       WHEN 'InputEventEarlyBeyondThreshold' THEN 'EarlyInputEvent' ELSE k END AS kind,
                CASE WHEN k = 'InputPartitionNotProgressing' THEN 1 ELSE properties.EventCount END AS event_count,
@@ -139,7 +139,7 @@ def run_duckdb(files: list[str], out: Path) -> tuple[float, float, dict]:
                {ts.format("properties.ToTimestamp")} AS to_time,
                app AS example_application_time, arr AS example_arrival_time,
                epoch_us(arr) / 1e6 - epoch_us(app) / 1e6 AS lateness_seconds,
-               TRY_CAST(nullif(regexp_extract(m, {lit(IDLE)}, 2), '') AS BIGINT) AS idle_minutes,
+               TRY_CAST(nullif(regexp_extract(msg_text, {lit(IDLE)}, 2), '') AS BIGINT) AS idle_minutes,
                level, NULL::VARCHAR AS correlation_id, source_file,
                CAST(record_time AS DATE) AS date
         FROM times
