@@ -166,8 +166,22 @@ BUILDERS: dict[Scenario, Callable[[GenerateConfig, np.random.Generator], Capture
 }
 
 
+def arrival_order(arrival_ms: np.ndarray, partition: np.ndarray, partitions: int) -> np.ndarray:
+    """Indices sorting by arrival, then partition, then generation order (a stable sort).
+
+    Generation order is true-time order, so ties keep each device's events in order. One
+    stable argsort of a combined key (nearly sorted already) is ~8x faster than a lexsort.
+    """
+    low = int(arrival_ms.min())
+    span = int(arrival_ms.max()) - low + 1
+    if span * partitions >= 2**62:
+        return np.lexsort((np.arange(arrival_ms.size), partition, arrival_ms))
+    key = (arrival_ms - low) * partitions + partition
+    return np.argsort(key, kind="stable")
+
+
 def build(scenario: Scenario, config: GenerateConfig) -> Capture:
-    """The capture of ``scenario``, sorted by arrival (ties: partition, event time, device).
+    """The capture of ``scenario``, sorted by arrival (ties: partition, generation order).
 
     Times are absolute epoch milliseconds (``config.start_ms`` added). Deterministic in
     (scenario, config): the random generator is seeded from ``config.seed`` and the scenario.
@@ -176,7 +190,7 @@ def build(scenario: Scenario, config: GenerateConfig) -> Capture:
     order_index = list(Scenario).index(scenario)
     rng = np.random.default_rng([config.seed, order_index])
     raw = BUILDERS[scenario](config, rng)
-    order = np.lexsort((raw.device, raw.event_ms, raw.partition, raw.arrival_ms))
+    order = arrival_order(raw.arrival_ms, raw.partition, config.partitions)
     return Capture(
         event_ms=raw.event_ms[order] + config.start_ms,
         arrival_ms=raw.arrival_ms[order] + config.start_ms,

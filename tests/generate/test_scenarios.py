@@ -140,3 +140,12 @@ def test_event_times_are_whole_milliseconds_and_arrival_follows_true_time():
     assert lag.min() >= 50
     assert lag.max() < 500
     assert np.all(np.diff(_ms(frame, "arrival_time").to_numpy()) >= 0)
+
+
+@pytest.mark.parametrize(
+    "scenario", ["healthy", "late_senders", "cross_device_disorder", "historical_replay"]
+)
+def test_each_device_sends_in_event_time_order(scenario):
+    frame = generate(scenario, CONFIG).with_columns(_ms(generate(scenario, CONFIG), "event_time"))
+    per_device = frame.group_by("device_id").agg(pl.col("event_time").is_sorted().alias("ok"))
+    assert per_device["ok"].all()
