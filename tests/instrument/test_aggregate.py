@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from diagnostics.errors import InputError
 from diagnostics.instrument import InstrumentOptions, instrument
 from diagnostics.instrument.aggregate import KIND_FLAGS, aggregate_errors
 
@@ -156,3 +158,15 @@ def test_records_are_in_time_order(small_outcomes: pl.DataFrame):
         "DataError",
         "InputPartitionNotProgressing",
     }
+
+
+def test_empty_replay_writes_nothing():
+    result = instrument(make_outcomes([], []), InstrumentOptions(), policy_text="p")
+    assert result.records == ()
+    assert result.metrics.height == 0
+    assert result.notices.height == 0
+
+
+def test_missing_flag_column_is_an_input_error(small_outcomes: pl.DataFrame):
+    with pytest.raises(InputError, match="early"):
+        aggregate_errors(small_outcomes.drop("early"), 60 * SECOND)
