@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import tempfile
 import time
@@ -52,9 +53,10 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10_000_000)
     args = parser.parse_args()
     frame = outcomes(args.events)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = instrument(frame, InstrumentOptions(), policy_text="bench")
     computed = time.perf_counter() - started
+    computed_cpu = time.process_time() - cpu
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         write_diagnostics(Path(tmp) / "diagnostics.jsonl", result.records)
@@ -65,6 +67,8 @@ def main() -> None:
         "records": len(result.records),
         "metric_rows": result.metrics.height,
         "instrument_s": round(computed, 2),
+        "instrument_cpu_s": round(computed_cpu, 2),
+        "load_1m": round(os.getloadavg()[0], 1),
         "write_s": round(written, 2),
         "machine": f"{platform.machine()} {platform.python_version()}",
     }

@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python bench/generate_scenarios.py [--events 10000000] [--scenarios a,b]
 [--formats parquet,csv] [--out bench/data]``. Prints one line per measurement (seconds, wall
-clock, single process) and appends them as JSON lines to ``bench/results/generate.jsonl``.
+clock, and CPU seconds of all threads, with the 1-minute load average) and appends them as JSON lines to ``bench/results/generate.jsonl``.
 Numbers go in ``docs/performance.md``.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -31,15 +32,22 @@ def main() -> None:
     config = GenerateConfig(events=args.events, partitions=args.partitions, seed=1)
     for name in args.scenarios.split(","):
         scenario = Scenario(name)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         frame = generate(scenario, config)
         built = time.perf_counter() - started
-        row = {"scenario": name, "events": args.events, "build_s": round(built, 2)}
+        row = {
+            "scenario": name,
+            "events": args.events,
+            "build_s": round(built, 2),
+            "build_cpu_s": round(time.process_time() - cpu, 2),
+            "load_1m": round(os.getloadavg()[0], 1),
+        }
         for fmt in args.formats.split(","):
             path = args.out / f"{name}.{fmt}"
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             write_capture(frame, path)
             row[f"write_{fmt}_s"] = round(time.perf_counter() - started, 2)
+            row[f"write_{fmt}_cpu_s"] = round(time.process_time() - cpu, 2)
             row[f"{fmt}_mb"] = round(path.stat().st_size / 1e6, 1)
             path.unlink()
         row["machine"] = f"{platform.machine()} {platform.python_version()}"
