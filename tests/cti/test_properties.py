@@ -16,6 +16,7 @@ from diagnostics.cti import (
     CtiPolicy,
     Event,
     HoppingWindow,
+    ImportedCti,
     Operator,
     Shape,
     suggest_cti_delay,
@@ -198,3 +199,48 @@ def test_suggested_delay_removes_every_generated_violation(
             violation=policy.violation,
         )
         assert replay([tighter], events).violations() != []
+
+
+@st.composite
+def with_imports(draw: st.DrawFn) -> list[Event | ImportedCti]:
+    """A one-input stream with imported CTIs interleaved at non-decreasing arrival times."""
+    events = draw(streams())
+    items: list[Event | ImportedCti] = []
+    for event in events:
+        if draw(st.booleans()):
+            lag = draw(st.integers(-1_000, 3_000)) * MS
+            assert event.arrival_ns is not None
+            items.append(ImportedCti(event.arrival_ns - lag, event.arrival_ns))
+        items.append(event)
+    return items
+
+
+@settings(max_examples=100, deadline=None)
+@given(with_imports(), policies, st.lists(st.integers(0, 100), max_size=3))
+def test_imported_ctis_keep_the_invariants(
+    items: list[Event | ImportedCti], base: CtiPolicy, cuts: list[int]
+) -> None:
+    policy = CtiPolicy(
+        every_events=base.every_events,
+        every_ns=base.every_ns,
+        delay_ns=base.delay_ns,
+        violation=base.violation,
+        imports=True,
+    )
+    whole = replay([policy], items)  # type: ignore[arg-type]
+    split = replay([policy], items, cuts)  # type: ignore[arg-type]
+    assert split.outcomes() == whole.outcomes()
+    assert split.ctis() == whole.ctis()
+    for stream in (0, OUTPUT):
+        values = [r.cti_ns for r in whole.ctis() if r.stream == stream]
+        assert all(a < b for a, b in itertools.pairwise(values))
+    # the delay advice still removes every violation of a generated CTI
+    better = CtiPolicy(
+        every_events=policy.every_events,
+        every_ns=policy.every_ns,
+        delay_ns=suggest_cti_delay(whole.violations(), policy.delay_ns),
+        violation=policy.violation,
+        imports=True,
+    )
+    again = replay([better], items)  # type: ignore[arg-type]
+    assert [v for v in again.violations() if v.cti_origin is CtiOrigin.GENERATED] == []
