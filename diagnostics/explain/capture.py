@@ -1,0 +1,146 @@
+"""Evidence from an event capture: replay it under the job's policy, then read exact
+distributions (lateness of every late or early event, disorder of every out-of-order event),
+per-partition counts, silent stretches per partition, and the per-key OVER analysis."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from diagnostics.durations import MINUTE
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import replay
+from diagnostics.engine.summary import summarize
+from diagnostics.errors import InputError
+from diagnostics.explain.evidence import Evidence, KindStats
+from diagnostics.explain.keys import analyse_keys, candidate_columns
+from diagnostics.kinds import ErrorKind
+
+#: A partition without events for this long counts as idle (ASA's notice interval, §5).
+IDLE_NS = 5 * MINUTE
+
+_FLAGS = {
+    ErrorKind.LATE: "late",
+    ErrorKind.EARLY: "early",
+    ErrorKind.OUT_OF_ORDER: "out_of_order",
+    ErrorKind.INVALID_TIMESTAMP: "invalid_timestamp",
+    ErrorKind.INVALID_KEY: "invalid_key",
+}
+
+
+def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> KindStats:
+    mask = out[flag]
+    chosen = out.filter(mask)
+    per_part = chosen.group_by("partition").len().sort("partition")
+    vals = values.filter(mask).drop_nulls().to_numpy().astype(np.float64)
+    keys: dict[str, int] = {}
+    if key is not None and chosen.height:
+        top = chosen.group_by(key).len().sort(["len", key], descending=[True, False]).head(10)
+        keys = {str(k): int(n) for k, n in zip(top[key], top["len"], strict=True)}
+    return KindStats(
+        events=chosen.height,
+        partitions={
+            int(p): int(n) for p, n in zip(per_part["partition"], per_part["len"], strict=True)
+        },
+        lateness=vals,
+        weights=np.ones(vals.size),
+        exact=True,
+        keys=keys,
+    )
+
+
+def _idle(out: pl.DataFrame, partitions: Sequence[int]) -> list[dict]:
+    """Silent stretches ≥ 5 min per partition, between the capture's first and last arrival."""
+    arrivals = out.select("partition", pl.col("arrival").dt.epoch("ns").alias("a")).sort(
+        "partition", "a"
+    )
+    if arrivals.is_empty():
+        return []
+    start, end = int(arrivals["a"].min()), int(arrivals["a"].max())  # type: ignore[arg-type]
+    episodes = []
+    for p in partitions:
+        times = arrivals.filter(pl.col("partition") == p)["a"].to_numpy()
+        edges = np.concatenate([[start], times, [end]])
+        gaps = np.diff(edges)
+        for i in np.flatnonzero(gaps >= IDLE_NS):
+            a, b = int(edges[i]), int(edges[i + 1])
+            episodes.append(
+                {
+                    "partition_id": int(p),
+                    "start": pl.Series([a]).cast(pl.Datetime("ns", "UTC"))[0].isoformat(),
+                    "end": pl.Series([b]).cast(pl.Datetime("ns", "UTC"))[0].isoformat(),
+                    "minutes": round((b - a) / MINUTE, 1),
+                    "notices": int((b - a) // IDLE_NS),
+                }
+            )
+    return episodes
+
+
+def from_capture(
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    *,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> Evidence:
+    """Exact evidence from ``events`` replayed under ``policy`` (needs ``TIMESTAMP BY``)."""
+    if policy.timestamp_by is None:
+        msg = "--events needs --timestamp-by: without TIMESTAMP BY no ordering rule applies"
+        raise InputError(msg)
+    if policy.timestamp_by not in events.columns:
+        msg = f"timestamp column '{policy.timestamp_by}' is missing (columns: {', '.join(events.columns)})"
+        raise InputError(msg)
+    columns = columns or EventColumns()
+    result = replay(events, policy, partitions=partitions, columns=columns)
+    out = result.outcomes
+    arrival_ns = out["arrival"].dt.epoch("ns")
+    app_ns = out["application_time"].dt.epoch("ns")
+    lateness = ((arrival_ns - app_ns) / 1e9).alias("lateness")
+    exclude = {
+        policy.timestamp_by,
+        columns.arrival,
+        columns.partition or "",
+        *(c for c in out.columns if c not in events.columns),
+    }
+    candidates = candidate_columns(events, exclude)
+    valid = ~(out["early"] | out["invalid_timestamp"] | out["invalid_key"])
+    work = (
+        out.select("partition", *candidates, "event_id")
+        .with_columns(app_ns.set(~valid, None).alias("t"), arrival_ns.alias("a"))
+        .sort("partition", "a", "event_id")
+    )
+    ooo_s = policy.effective_ooo_ns / 1e9
+    across, keys = analyse_keys(work, candidates, ooo_s)
+    disorder = pl.DataFrame({"event_id": work["event_id"], "d": across}).sort("event_id")["d"]
+    key = (
+        keys[0]["column"]
+        if keys and keys[0]["good"]
+        else (max(candidates, key=lambda c: events[c].n_unique()) if candidates else None)
+    )
+    kinds = {
+        kind.value: _stats(out, flag, disorder if kind is ErrorKind.OUT_OF_ORDER else lateness, key)
+        for kind, flag in _FLAGS.items()
+    }
+    counts = out.group_by("partition").len()
+    per_part = {int(p): 0 for p in result.partitions}
+    per_part.update(
+        {int(p): int(n) for p, n in zip(counts["partition"], counts["len"], strict=True)}
+    )
+    summary = summarize(result)
+    return Evidence(
+        sources=("capture",),
+        policy=policy,
+        total_events=out.height,
+        kinds=kinds,
+        idle=_idle(out, result.partitions),
+        partition_events=dict(sorted(per_part.items())),
+        output_delay=summary["output_delay_seconds"],
+        arrival_lateness=lateness.filter(valid).drop_nulls().to_numpy(),
+        disorder=across.drop_nulls().to_numpy(),
+        key_analysis=keys,
+        key_column=key,
+        time_range={"from": summary["arrival_from"], "to": summary["arrival_to"]},
+    )

@@ -1,0 +1,117 @@
+"""Detectors for partition-level causes (idle partitions, a hot partition) and the verdict
+for a healthy job. Pure functions of :class:`Evidence`."""
+
+from __future__ import annotations
+
+from diagnostics.explain import snippets
+from diagnostics.explain.causes_time import DEFAULT_LATE_S
+from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.model import Cause, Finding
+from diagnostics.kinds import Severity
+
+#: A partition with more than this multiple of the fair share (1/n) of the events is hot.
+HOT_FACTOR = 2.0
+
+
+def idle_partition(evidence: Evidence) -> Finding | None:
+    """Partitions that stopped sending (InputPartitionNotProgressing episodes)."""
+    if not evidence.idle:
+        return None
+    parts = sorted({e["partition_id"] for e in evidence.idle if e["partition_id"] is not None})
+    minutes = sum(e["minutes"] or 0 for e in evidence.idle)
+    policy = evidence.policy
+    late_ns = policy.late_arrival_ns if policy else DEFAULT_LATE_S * 1_000_000_000
+    hold = None if late_ns is None else late_ns / 1e9 + 5
+    delay = evidence.watermark_delay["max"] if evidence.watermark_delay else hold
+    merged = policy is None or not policy.partition_by
+    suggestions = [snippets.feed_partitions(parts)]
+    if merged:
+        suggestions.append(snippets.partition_by())
+    return Finding(
+        cause=Cause.IDLE_PARTITION,
+        severity=Severity.WARNING,
+        title=f"Input partition(s) {', '.join(map(str, parts)) or '?'} stopped sending "
+        f"({minutes:.0f} idle minutes)",
+        explanation=(
+            "Without PARTITION BY PartitionId, output at time t waits until every partition's "
+            "watermark reaches t (spec §4, merge). A silent partition advances only by "
+            "processing time − late tolerance, so it holds the whole job back by the late "
+            "tolerance, and forever if the tolerance is unlimited; ASA reports it as "
+            "InputPartitionNotProgressing (§5). This is a sender problem, not lateness."
+        ),
+        evidence={
+            "idle_partitions": parts,
+            "episodes": evidence.idle[:20],
+            "idle_minutes_total": round(minutes, 1),
+            "watermark_delay_seconds": evidence.watermark_delay,
+            "events_per_partition": {str(k): v for k, v in evidence.partition_events.items()},
+        },
+        impact={
+            "events_affected": 0,
+            "delay_seconds": float(delay) if delay is not None else float(minutes * 60),
+            "effect": "the merged watermark is held back while the partition is silent",
+        },
+        suggestions=tuple(suggestions),
+        confidence=0.85 if "logs" in evidence.sources else 0.7,
+    )
+
+
+def hot_partition(evidence: Evidence) -> Finding | None:
+    """One partition carries far more than its share of the events."""
+    counts = evidence.partition_events
+    total = sum(counts.values())
+    if len(counts) < 2 or not total:
+        return None
+    hot, n = max(counts.items(), key=lambda item: (item[1], -item[0]))
+    share = n / total
+    fair = 1 / len(counts)
+    if share < HOT_FACTOR * fair or share < 0.5:
+        return None
+    return Finding(
+        cause=Cause.HOT_PARTITION,
+        severity=Severity.WARNING,
+        title=f"Partition {hot} receives {share:.0%} of the events (fair share {fair:.0%})",
+        explanation=(
+            "Each input partition is processed in arrival order on its own timeline (spec §3); "
+            "one partition with most of the events bounds the job's throughput and, without "
+            "PARTITION BY PartitionId, every other partition's output waits on it (§4). This "
+            "is a skewed partition key, not an ordering problem: no tolerance change helps."
+        ),
+        evidence={
+            "events_per_partition": {str(k): v for k, v in sorted(counts.items())},
+            "hot_partition": hot,
+            "share": round(share, 4),
+            "fair_share": round(fair, 4),
+        },
+        impact={"events_affected": 0, "delay_seconds": 0.0, "events_on_hot_partition": n},
+        suggestions=(snippets.scale_out(hot, share),),
+        confidence=0.8,
+    )
+
+
+def healthy(evidence: Evidence, others: list[Finding]) -> Finding | None:
+    """The verdict when nothing is wrong: an info finding saying what was checked."""
+    if any(f.severity is not Severity.INFO for f in others):
+        return None
+    return Finding(
+        cause=Cause.HEALTHY,
+        severity=Severity.INFO,
+        title="No ordering problem found",
+        explanation=(
+            "No events were adjusted or dropped by the late, early, out-of-order or timestamp "
+            "rules (spec §3), no partition went idle and the load is spread over the "
+            "partitions. The output delay is the late tolerance the watermark waits for (§4)."
+        ),
+        evidence={
+            "events": evidence.total_events,
+            "events_per_partition": {
+                str(k): v for k, v in sorted(evidence.partition_events.items())
+            },
+            "watermark_delay_seconds": evidence.watermark_delay,
+            "output_delay_seconds": evidence.output_delay,
+            "sources": list(evidence.sources),
+        },
+        impact={"events_affected": 0, "delay_seconds": 0.0},
+        suggestions=(),
+        confidence=0.8 if evidence.total_events else 0.5,
+    )

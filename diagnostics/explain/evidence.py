@@ -1,0 +1,225 @@
+"""The facts the causes are judged on, and how they are read from an aggregate folder.
+
+:class:`Evidence` is source-neutral: :func:`from_agg_dir` fills it from the tables of
+``orderdoc aggregate`` (what a real ASA user has: data-error counts, example events, idle
+notices, metrics) and :mod:`diagnostics.explain.capture` from an event capture (exact
+distributions). :func:`merge` prefers the capture's exact facts where both exist.
+
+Invariants: every ``lateness`` array is in seconds (arrival − application, so early events
+are negative), with a weight per value (events it stands for); counts are whole events.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import InputError
+from diagnostics.kinds import ErrorKind
+
+TABLES = ("data_errors", "partition_idle", "metrics")
+
+
+@dataclass(frozen=True)
+class KindStats:
+    """One diagnostic kind: how many events, where, and how late (weighted values)."""
+
+    events: int
+    records: int = 0
+    partitions: dict[int, int] = field(default_factory=dict)
+    lateness: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    exact: bool = False
+    keys: dict[str, int] = field(default_factory=dict)
+
+    def quantile(self, q: float) -> float | None:
+        """Weighted quantile of ``lateness`` (``None`` without values)."""
+        return weighted_quantile(self.lateness, self.weights, q)
+
+    def covered(self, limit: float) -> float | None:
+        """Weighted share of ``lateness`` values ≤ ``limit`` (``None`` without values)."""
+        if not self.lateness.size:
+            return None
+        total = float(self.weights.sum())
+        return float(self.weights[self.lateness <= limit].sum()) / total if total else None
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float | None:
+    """The smallest value whose cumulative weight reaches ``q`` of the total."""
+    if not values.size:
+        return None
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    idx = int(np.searchsorted(cum, q * cum[-1], side="left"))
+    return float(values[order][min(idx, values.size - 1)])
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the cause detectors read. ``None`` means "not known from these sources"."""
+
+    sources: tuple[str, ...] = ()
+    policy: OrderingPolicy | None = None
+    total_events: int | None = None
+    kinds: dict[str, KindStats] = field(default_factory=dict)
+    idle: list[dict[str, Any]] = field(default_factory=list)
+    partition_events: dict[int, int] = field(default_factory=dict)
+    watermark_delay: dict[str, float] | None = None
+    output_delay: dict[str, float | None] | None = None
+    arrival_lateness: np.ndarray | None = None
+    disorder: np.ndarray | None = None
+    key_analysis: list[dict[str, Any]] = field(default_factory=list)
+    key_column: str | None = None
+    time_range: dict[str, str | None] = field(default_factory=dict)
+
+    def count(self, kind: ErrorKind) -> int:
+        """Events of ``kind`` (0 when absent)."""
+        stats = self.kinds.get(kind.value)
+        return stats.events if stats else 0
+
+    def stats(self, kind: ErrorKind) -> KindStats | None:
+        """The stats of ``kind``, if any event of it was seen."""
+        stats = self.kinds.get(kind.value)
+        return stats if stats and stats.events else None
+
+
+def _scan(agg_dir: Path, table: str) -> pl.DataFrame | None:
+    folder = agg_dir / table
+    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+        return None
+    try:
+        return pl.scan_parquet(
+            str(folder / "**" / "*.parquet"), hive_partitioning=True, missing_columns="insert"
+        ).collect()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        msg = f"{folder}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
+        raise InputError(msg) from exc
+
+
+def _need(frame: pl.DataFrame, table: str, columns: tuple[str, ...]) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        msg = f"aggregate table {table}: missing column(s) {', '.join(missing)}"
+        raise InputError(msg)
+
+
+def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
+    kinds: dict[str, KindStats] = {}
+    for (kind,), part in errors.group_by("kind", maintain_order=True):
+        per_part = (
+            part.filter(pl.col("partition_id").is_not_null())
+            .group_by("partition_id")
+            .agg(pl.col("event_count").sum())
+            .sort("partition_id")
+        )
+        late = part.filter(pl.col("lateness_seconds").is_not_null())
+        kinds[str(kind)] = KindStats(
+            events=int(part["event_count"].fill_null(1).sum()),
+            records=part.height,
+            partitions=dict(zip(per_part["partition_id"], per_part["event_count"], strict=True)),
+            lateness=late["lateness_seconds"].to_numpy().astype(np.float64),
+            weights=late["event_count"].fill_null(1).to_numpy().astype(np.float64),
+            exact=False,
+        )
+    return kinds
+
+
+def _idle(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
+    if frame is None or frame.is_empty():
+        return []
+    _need(frame, "partition_idle", ("partition_id", "start", "end", "notices"))
+    rows = frame.sort("partition_id", "start", nulls_last=True)
+    return [
+        {
+            "partition_id": row["partition_id"],
+            "start": row["start"].isoformat() if row["start"] else None,
+            "end": row["end"].isoformat() if row["end"] else None,
+            "minutes": round((row["end"] - row["start"]).total_seconds() / 60, 1)
+            if row["start"] and row["end"]
+            else None,
+            "notices": row["notices"],
+        }
+        for row in rows.iter_rows(named=True)
+    ]
+
+
+def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], dict | None]:
+    if frame is None or frame.is_empty():
+        return None, {}, None
+    _need(frame, "metrics", ("partition_id", "input_events", "output_watermark_delay_seconds"))
+    job = frame.filter(pl.col("partition_id").is_null())
+    parts = (
+        frame.filter(pl.col("partition_id").is_not_null())
+        .group_by("partition_id")
+        .agg(pl.col("input_events").sum())
+        .sort("partition_id")
+    )
+    per_part = {
+        int(p): int(n) for p, n in zip(parts["partition_id"], parts["input_events"], strict=True)
+    }
+    total = int(job["input_events"].sum()) if job.height else sum(per_part.values()) or None
+    delays = (job if job.height else frame)["output_watermark_delay_seconds"].drop_nulls()
+    delay = (
+        {
+            "p50": float(delays.quantile(0.5, "higher")),  # type: ignore[arg-type]
+            "p95": float(delays.quantile(0.95, "higher")),  # type: ignore[arg-type]
+            "max": float(delays.max()),  # type: ignore[arg-type]
+        }
+        if delays.len()
+        else None
+    )
+    return total, per_part, delay
+
+
+def from_agg_dir(agg_dir: Path, policy: OrderingPolicy | None = None) -> Evidence:
+    """Evidence from an aggregate folder (``data_errors``, ``partition_idle``, ``metrics``)."""
+    if not agg_dir.is_dir():
+        msg = f"{agg_dir}: no such aggregate folder (write one with orderdoc aggregate)"
+        raise InputError(msg)
+    errors = _scan(agg_dir, "data_errors")
+    kinds: dict[str, KindStats] = {}
+    if errors is not None and not errors.is_empty():
+        _need(errors, "data_errors", ("kind", "event_count", "partition_id", "lateness_seconds"))
+        data = errors.filter(pl.col("kind") != ErrorKind.PARTITION_NOT_PROGRESSING.value)
+        kinds = _kind_stats(data)
+    total, per_part, delay = _metrics(_scan(agg_dir, "metrics"))
+    time_range: dict[str, str | None] = {}
+    summary = agg_dir / "summary.json"
+    if summary.is_file():
+        try:
+            time_range = dict(json.loads(summary.read_text(encoding="utf-8")).get("time_range", {}))
+        except (ValueError, AttributeError) as exc:
+            msg = f"{summary}: not a valid summary.json ({exc})"
+            raise InputError(msg) from exc
+    sources = ["logs"] + (["metrics"] if total is not None else [])
+    return Evidence(
+        sources=tuple(sources),
+        policy=policy,
+        total_events=total,
+        kinds=kinds,
+        idle=_idle(_scan(agg_dir, "partition_idle")),
+        partition_events=per_part,
+        watermark_delay=delay,
+        time_range=time_range,
+    )
+
+
+def merge(logs: Evidence, capture: Evidence) -> Evidence:
+    """The capture's exact facts, plus what only the logs know (idle notices, CTI records)."""
+    kinds = dict(capture.kinds)
+    for name, stats in logs.kinds.items():
+        kinds.setdefault(name, stats)
+    return replace(
+        capture,
+        sources=tuple(dict.fromkeys((*logs.sources, *capture.sources))),
+        kinds=kinds,
+        idle=logs.idle or capture.idle,
+        watermark_delay=logs.watermark_delay or capture.watermark_delay,
+        time_range=logs.time_range or capture.time_range,
+    )

@@ -1,0 +1,147 @@
+"""The findings model: causes, suggestions, findings and the report, as frozen data.
+
+Invariants: a :class:`Finding`'s ``confidence`` is in 0..1; a :class:`Report` holds its
+findings most important first (see :func:`diagnostics.explain.rank.rank`); ``to_dict`` gives
+plain JSON-ready values only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from diagnostics.kinds import Severity
+
+
+class Cause(StrEnum):
+    """Why events were adjusted, dropped or delayed (one per finding)."""
+
+    IDLE_PARTITION = "idle_partition"
+    LATE_ARRIVALS = "late_arrivals"
+    EARLY_ARRIVALS = "early_arrivals"
+    OUT_OF_ORDER = "out_of_order"
+    HISTORICAL_REPLAY = "historical_replay"
+    TOLERANCE_TOO_LOOSE = "tolerance_too_loose"
+    INVALID_TIMESTAMPS = "invalid_timestamps"
+    HOT_PARTITION = "hot_partition"
+    CTI_VIOLATIONS = "cti_violations"
+    HEALTHY = "healthy"
+
+
+class SuggestionKind(StrEnum):
+    """What a suggestion changes."""
+
+    LATE_ARRIVAL_TOLERANCE = "late_arrival_tolerance"
+    OUT_OF_ORDER_TOLERANCE = "out_of_order_tolerance"
+    PARTITION_BY = "partition_by"
+    TIMESTAMP_BY_OVER = "timestamp_by_over"
+    FEED_ALL_PARTITIONS = "feed_all_partitions"
+    FIX_SENDER_CLOCKS = "fix_sender_clocks"
+    FIX_PAYLOAD = "fix_payload"
+    SEPARATE_REPLAY_JOB = "separate_replay_job"
+    SCALE_OUT = "scale_out"
+    CTI_DELAY = "cti_delay"
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """One concrete change. ``value_seconds`` is set for tolerances and delays (``None`` for
+    an unlimited tolerance or a change without a value); ``snippet`` is the exact ASA query
+    text or portal setting to apply."""
+
+    kind: SuggestionKind
+    value_seconds: float | None
+    snippet: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "kind": self.kind.value,
+            "value_seconds": self.value_seconds,
+            "snippet": self.snippet,
+        }
+
+
+def _freeze(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(values))
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One diagnosed cause with its evidence, impact and suggested fixes.
+
+    ``impact`` holds at least ``events_affected`` (adjusted or dropped events attributed to
+    the cause) and ``delay_seconds`` (output delay the cause adds, 0 when none); ``score``
+    orders findings of equal severity (larger first).
+    """
+
+    cause: Cause
+    severity: Severity
+    title: str
+    explanation: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    impact: Mapping[str, Any] = field(default_factory=dict)
+    suggestions: tuple[Suggestion, ...] = ()
+    confidence: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.confidence <= 1.0:
+            msg = f"finding {self.cause}: confidence {self.confidence} is outside 0..1"
+            raise ValueError(msg)
+        object.__setattr__(self, "evidence", _freeze(self.evidence))
+        object.__setattr__(self, "impact", _freeze(self.impact))
+        object.__setattr__(self, "suggestions", tuple(self.suggestions))
+
+    @property
+    def score(self) -> float:
+        """Impact as one number: events affected plus one event per second of delay added."""
+        return float(self.impact.get("events_affected", 0)) + float(
+            self.impact.get("delay_seconds", 0.0)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "cause": self.cause.value,
+            "severity": self.severity.value,
+            "title": self.title,
+            "explanation": self.explanation,
+            "evidence": _plain(self.evidence),
+            "impact": _plain(self.impact),
+            "suggestions": [s.to_dict() for s in self.suggestions],
+            "confidence": round(self.confidence, 2),
+        }
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and sequences turned into dicts and lists, recursively."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Findings, most important first, and where the evidence came from."""
+
+    findings: list[Finding]
+    sources: tuple[str, ...] = ()
+    policy: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"findings": [...], "sources": [...], "policy": ...}``."""
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "sources": list(self.sources),
+            "policy": self.policy,
+        }
+
+    @property
+    def top(self) -> Finding | None:
+        """The most important finding, if any."""
+        return self.findings[0] if self.findings else None

@@ -1,0 +1,138 @@
+"""Suggestions as the exact text a user applies: portal settings and ASA query clauses.
+
+Tolerances are whole seconds (the portal takes ``hh:mm:ss``; the ARM properties
+``eventsLateArrivalMaxDelayInSeconds`` / ``eventsOutOfOrderMaxDelayInSeconds`` take seconds)
+and are clamped to ASA's range (spec §2: 0 s .. 1,814,399 s, or -1 for unlimited).
+"""
+
+from __future__ import annotations
+
+import math
+
+from diagnostics.durations import SECOND, format_clock
+from diagnostics.engine.policy import MAX_TOLERANCE_NS
+from diagnostics.explain.model import Suggestion, SuggestionKind
+
+MAX_TOLERANCE_S = MAX_TOLERANCE_NS // SECOND
+
+
+def whole_seconds(value: float) -> int:
+    """``value`` rounded up to a whole second, at least 1 s and at most ASA's maximum."""
+    return int(min(max(math.ceil(value - 1e-9), 1), MAX_TOLERANCE_S))
+
+
+def late_tolerance(seconds: int | None) -> Suggestion:
+    """``Events that arrive late: hh:mm:ss`` (``None``: unlimited, ARM value -1)."""
+    if seconds is None:
+        return Suggestion(
+            SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+            None,
+            "Event ordering > Events that arrive late: unlimited "
+            "(eventsLateArrivalMaxDelayInSeconds: -1)",
+        )
+    return Suggestion(
+        SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+        float(seconds),
+        f"Event ordering > Events that arrive late: {format_clock(seconds * SECOND)} "
+        f"(eventsLateArrivalMaxDelayInSeconds: {seconds})",
+    )
+
+
+def ooo_tolerance(seconds: int) -> Suggestion:
+    """``Out of order events: hh:mm:ss``."""
+    return Suggestion(
+        SuggestionKind.OUT_OF_ORDER_TOLERANCE,
+        float(seconds),
+        f"Event ordering > Out of order events: {format_clock(seconds * SECOND)} "
+        f"(eventsOutOfOrderMaxDelayInSeconds: {seconds})",
+    )
+
+
+def partition_by(source: str = "input") -> Suggestion:
+    """``FROM input PARTITION BY PartitionId``."""
+    return Suggestion(SuggestionKind.PARTITION_BY, None, f"FROM {source} PARTITION BY PartitionId")
+
+
+def timestamp_by_over(
+    timestamp: str | None, keys: tuple[str, ...], *, multi_partition: bool, source: str = "input"
+) -> Suggestion:
+    """``FROM input TIMESTAMP BY ts OVER key [PARTITION BY PartitionId]``."""
+    clause = (
+        f"FROM {source} TIMESTAMP BY {timestamp or '<timestamp column>'} OVER {', '.join(keys)}"
+    )
+    if multi_partition:
+        clause += " PARTITION BY PartitionId"
+    return Suggestion(SuggestionKind.TIMESTAMP_BY_OVER, None, clause)
+
+
+def feed_partitions(partitions: list[int]) -> Suggestion:
+    """Check the senders of idle partitions."""
+    names = ", ".join(str(p) for p in partitions)
+    return Suggestion(
+        SuggestionKind.FEED_ALL_PARTITIONS,
+        None,
+        f"Check the producers writing to partition(s) {names}: send with a partition key spread "
+        "over all partitions (or none, for round-robin) so that no partition goes silent",
+    )
+
+
+def fix_clocks(keys: list[str], offset_s: float | None) -> Suggestion:
+    """Correct the senders' clocks (no ASA setting changes the 5-minute early window)."""
+    who = f"sender(s) {', '.join(keys)}" if keys else "the senders whose events are early"
+    by = f" (about {abs(offset_s):.0f} s fast)" if offset_s is not None else ""
+    return Suggestion(
+        SuggestionKind.FIX_SENDER_CLOCKS,
+        None,
+        f"Synchronise the clock of {who}{by} with NTP; ASA's 5-minute early-arrival window "
+        "is fixed, so no tolerance setting keeps these events",
+    )
+
+
+def fix_payload(column: str | None) -> Suggestion:
+    """Make every event carry a valid timestamp (and key)."""
+    col = column or "the TIMESTAMP BY column"
+    return Suggestion(
+        SuggestionKind.FIX_PAYLOAD,
+        None,
+        f"Make every event carry {col} as an ISO-8601 UTC time (and the OVER key, if any); "
+        f"or filter them first: WHERE TRY_CAST({col} AS datetime) IS NOT NULL in a step "
+        "without TIMESTAMP BY",
+    )
+
+
+def separate_replay_job() -> Suggestion:
+    """Replay history in its own job."""
+    return Suggestion(
+        SuggestionKind.SEPARATE_REPLAY_JOB,
+        None,
+        "Replay the backfill in a separate job whose Events that arrive late is unlimited "
+        "(eventsLateArrivalMaxDelayInSeconds: -1), or without TIMESTAMP BY; keep the live job "
+        "on live data",
+    )
+
+
+def scale_out(partition: int, share: float) -> Suggestion:
+    """Spread a hot partition's load."""
+    return Suggestion(
+        SuggestionKind.SCALE_OUT,
+        None,
+        f"Partition {partition} carries {share:.0%} of the events: send with a finer partition "
+        "key (e.g. the device id) so the load spreads, then raise Streaming Units with "
+        "PARTITION BY PartitionId so partitions are processed in parallel",
+    )
+
+
+def cti_delay(seconds: float | None) -> Suggestion:
+    """A larger CTI delay (StreamInsight ``AdvanceTimeGenerationSettings`` delay)."""
+    if seconds is None:
+        return Suggestion(
+            SuggestionKind.CTI_DELAY,
+            None,
+            "Raise the CTI delay of AdvanceTimeGenerationSettings; orderdoc replay --cti-* "
+            "computes the smallest delay that avoids every violation",
+        )
+    return Suggestion(
+        SuggestionKind.CTI_DELAY,
+        float(seconds),
+        f"AdvanceTimeGenerationSettings(frequency, TimeSpan.FromSeconds({seconds:g}), true)",
+    )
