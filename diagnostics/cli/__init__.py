@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from diagnostics import __version__
 from diagnostics.errors import OrderdocError
 
-COMMANDS: tuple[str, ...] = ("replay", "generate", "aggregate", "rules", "alerts")
+COMMANDS: tuple[str, ...] = ("replay", "generate", "aggregate", "rules", "alerts", "app")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -1,0 +1,74 @@
+"""Alerts: firing and resolved alerts, and the rule YAML with its validation errors."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
+from diagnostics.errors import OrderdocError
+from diagnostics.rules import AlertState
+from screens import cache
+
+
+def _alerts(agg) -> None:  # type: ignore[no-untyped-def]
+    try:
+        view = cache.evaluate(agg)
+    except OrderdocError as exc:
+        st.error(f"The rules could not be evaluated on this folder: {exc}")
+        return
+    cols = st.columns(3)
+    cols[0].metric("Firing", view.count(AlertState.FIRING))
+    cols[1].metric("Pending", view.count(AlertState.PENDING))
+    cols[2].metric("Resolved", view.count(AlertState.RESOLVED))
+    if view.now is not None:
+        st.caption(f"Evaluated as of {view.now:%Y-%m-%d %H:%M} UTC (the end of the data).")
+    for rule_id, reason in view.skipped:
+        st.caption(f"Rule `{rule_id}` skipped: {reason}.")
+    if view.alerts.is_empty():
+        st.success("No alert fired on this data.")
+        return
+    st.dataframe(
+        firing_first(view.alerts).select(
+            "state", "severity", "title", "group", "starts_at", "ends_at", "value", "summary"
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+
+
+def _rules() -> None:
+    pack = cache.pack()
+    st.subheader("Rules")
+    st.caption(
+        f"{len(pack.rules)} valid rule(s) from {', '.join(cache.rules_paths())} "
+        "(set ORDERDOC_RULES or `orderdoc app --rules` to use others)."
+    )
+    if pack.problems:
+        st.error(
+            f"{len(pack.problems)} problem(s) in the rule files: those rules are not evaluated."
+        )
+        st.dataframe(problems_frame(pack.problems), hide_index=True, width="stretch")
+    for f in pack.files:
+        mark = "❌" if f.problems else "✅"
+        with st.expander(f"{mark} {f.path} · {', '.join(f.rule_ids) or 'no valid rule'}"):
+            st.code(f.text, language="yaml")
+            for problem in f.problems:
+                st.error(str(problem))
+    st.subheader("Check a rule")
+    first = pack.files[0].text if pack.files else "rules: []\n"
+    text = st.text_area("Rule YAML", first, height=300, key="rule_text")
+    if st.button("Validate", key="validate_rule"):
+        ids, problems = check_text(text)
+        if problems:
+            for problem in problems:
+                st.error(str(problem))
+        else:
+            st.success(f"Valid: {', '.join(ids) or 'no rules'}.")
+
+
+def render() -> None:
+    st.title("Alerts")
+    agg = cache.require()
+    if agg is not None:
+        _alerts(agg)
+    _rules()

@@ -1,0 +1,189 @@
+"""Streamlit caching around ``diagnostics.appdata`` and the app's session state.
+
+Cached functions take the aggregate folder as a path string plus its
+:func:`~diagnostics.appdata.store.signature`, so a changed folder is re-read and an unchanged
+one never is. Results are small frames and plain values.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import streamlit as st
+
+from diagnostics.appdata import alerts, build, insight, lateness, overview, partitions, store
+from diagnostics.appdata import quarantine as quarantine_data
+from diagnostics.errors import OrderdocError
+
+AGG_KEY = "agg_dir"
+LABEL_KEY = "source_label"
+
+
+def rules_paths() -> list[str]:
+    """Rule files or folders: ``ORDERDOC_RULES`` (``os.pathsep``-separated) or the default."""
+    from diagnostics.rules import default_rules_dir
+
+    configured = os.environ.get("ORDERDOC_RULES")
+    if configured:
+        return [p for p in configured.split(os.pathsep) if p]
+    return [str(default_rules_dir())]
+
+
+def set_source(agg_dir: Path, label: str) -> None:
+    """Make ``agg_dir`` the folder every page shows."""
+    st.session_state[AGG_KEY] = str(agg_dir)
+    st.session_state[LABEL_KEY] = label
+
+
+def current() -> tuple[store.Aggregate | None, str | None]:
+    """The loaded aggregate and ``None``, or ``None`` and a message to show instead."""
+    path = st.session_state.get(AGG_KEY)
+    if not path:
+        return (
+            None,
+            "Nothing is loaded yet: open an aggregate folder, a bundled sample or an upload on the Load page.",
+        )
+    try:
+        return open_cached(path, store.signature(path)), None
+    except OrderdocError as exc:
+        return None, str(exc)
+
+
+def require() -> store.Aggregate | None:
+    """The loaded aggregate, or ``None`` after showing why there is none."""
+    agg, problem = current()
+    if agg is None:
+        st.info(problem)
+    return agg
+
+
+def key(agg: store.Aggregate) -> tuple[str, str]:
+    """The cache key of ``agg``."""
+    return str(agg.path), store.signature(agg.path)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def open_cached(path: str, _sig: str) -> store.Aggregate:
+    return store.open_aggregate(path)
+
+
+def _agg(path: str, sig: str) -> store.Aggregate:
+    return open_cached(path, sig)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def kpis(path: str, sig: str) -> overview.Kpis:
+    return overview.kpis(_agg(path, sig))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def errors_over_time(path: str, sig: str) -> tuple[pl.DataFrame, str]:
+    return overview.errors_over_time(_agg(path, sig))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def kinds_by_partition(path: str, sig: str, kinds: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
+    return overview.kinds_by_partition(_agg(path, sig), kinds)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def input_events_by_partition(path: str, sig: str) -> pl.DataFrame:
+    return overview.input_events_by_partition(_agg(path, sig))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def rule_pack(paths: tuple[str, ...], _sig: str) -> alerts.RulePack:
+    return alerts.load_pack(paths)
+
+
+def pack() -> alerts.RulePack:
+    """The rule pack (re-loaded when a rule file changes)."""
+    paths = tuple(rules_paths())
+    sig = "|".join(
+        store.signature(p) if Path(p).is_dir() else str(Path(p).stat().st_mtime_ns)
+        for p in paths
+        if Path(p).exists()
+    )
+    return rule_pack(paths, sig)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def alerts_view(path: str, sig: str, rules: tuple[str, ...], _rules_sig: str) -> alerts.AlertsView:
+    return alerts.evaluate_pack(pack(), Path(path))
+
+
+def evaluate(agg: store.Aggregate) -> alerts.AlertsView:
+    """Alerts of the current rule pack on ``agg`` (cached)."""
+    paths = tuple(rules_paths())
+    rules_sig = "|".join(sorted(r.id for r in pack().rules))
+    return alerts_view(*key(agg), paths, rules_sig)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def lateness_aggregate(path: str, sig: str, kinds: tuple[str, ...]) -> pl.DataFrame:
+    return lateness.from_aggregate(_agg(path, sig), kinds)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def capture(path: str, sig: str) -> build.CaptureContext | None:
+    return build.capture_context(Path(path))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def outcomes(path: str, sig: str) -> pl.DataFrame:
+    ctx = build.capture_context(Path(path))
+    assert ctx is not None
+    return pl.read_parquet(ctx.outcomes_path)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def events(path: str, sig: str) -> pl.DataFrame:
+    ctx = build.capture_context(Path(path))
+    assert ctx is not None
+    return pl.read_parquet(ctx.events_path)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def lateness_capture(path: str, sig: str, by: str) -> pl.DataFrame:
+    return lateness.from_outcomes(outcomes(path, sig), by)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def jobs(path: str, sig: str) -> list[str]:
+    return partitions.jobs(_agg(path, sig))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def idle(path: str, sig: str, job: str | None) -> pl.DataFrame:
+    return partitions.idle_episodes(_agg(path, sig), job)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def delay(path: str, sig: str, job: str | None) -> pl.DataFrame:
+    return partitions.watermark_delay(_agg(path, sig), job)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def partition_table(path: str, sig: str, job: str | None) -> pl.DataFrame:
+    return partitions.partition_table(_agg(path, sig), job)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def quarantine(path: str, sig: str) -> pl.DataFrame:
+    return quarantine_data.records(_agg(path, sig))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def report(path: str, sig: str) -> insight.ReportView:
+    """The explainer's report for the folder (with its capture, when it has one)."""
+    ctx = build.capture_context(Path(path))
+    if ctx is None:
+        return insight.explain(Path(path))
+    return insight.explain(
+        Path(path),
+        events=events(path, sig),
+        policy=ctx.settings.policy,
+        columns=ctx.settings.columns,
+    )

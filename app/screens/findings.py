@@ -1,0 +1,101 @@
+"""Findings: each cause in plain words, its evidence chart, and the fix to copy."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from diagnostics.appdata import figures, insight, lateness
+from diagnostics.errors import OrderdocError
+from screens import cache
+from screens.common import chart, severity
+
+LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
+
+
+def _tolerance(agg) -> float | None:  # type: ignore[no-untyped-def]
+    ctx = cache.capture(*cache.key(agg))
+    if ctx is None:
+        return 5.0
+    late = ctx.settings.policy.late_arrival_ns
+    return None if late is None else late / 1e9
+
+
+def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # type: ignore[no-untyped-def]
+    key = cache.key(agg)
+    if finding.cause == "idle_partition":
+        episodes = cache.idle(*key, None)
+        if episodes.height:
+            chart(figures.idle_timeline(episodes), f"evidence_{index}")
+            return
+    if finding.cause == "hot_partition":
+        table = cache.input_events_by_partition(*key)
+        if table.height:
+            chart(
+                figures.partition_bars(table, "input_events", "Input events per partition"),
+                f"evidence_{index}",
+            )
+            return
+    if finding.cause in LATE_CAUSES:
+        frame = cache.lateness_aggregate(*key, finding.kinds)
+        if frame.height:
+            chart(
+                figures.lateness_ecdf(lateness.ecdf(frame), _tolerance(agg)),
+                f"evidence_{index}",
+            )
+            return
+    if finding.kinds:
+        frame, bucket = cache.kinds_by_partition(*key, finding.kinds)
+        if frame.height:
+            chart(
+                figures.kinds_by_partition(frame, bucket, " / ".join(finding.kinds)),
+                f"evidence_{index}",
+            )
+            return
+    over_time, bucket = cache.errors_over_time(*key)
+    if over_time.height:
+        chart(figures.errors_over_time(over_time, over_time.clear(), bucket), f"evidence_{index}")
+    else:
+        st.caption("No data errors to chart.")
+
+
+def render() -> None:
+    st.title("Findings")
+    agg = cache.require()
+    if agg is None:
+        return
+    problem = insight.explainer_status()
+    if problem is not None:
+        st.warning(f"Findings are not available in this installation: {problem}.")
+        return
+    try:
+        report = cache.report(*cache.key(agg))
+    except OrderdocError as exc:
+        st.error(f"The explainer could not read this folder: {exc}")
+        return
+    sources = ", ".join(report.sources) or "the aggregate tables"
+    st.caption(f"From {sources}" + (f" · policy: {report.policy}" if report.policy else ""))
+    if not report.findings:
+        st.success("No finding: nothing in this data points to an ordering problem.")
+        return
+    for i, f in enumerate(report.findings):
+        with st.container(border=True):
+            st.subheader(f"{i + 1}. {f.title}")
+            cols = st.columns(4)
+            cols[0].markdown(f"**Severity** {severity(f.severity)}")
+            cols[1].metric("Confidence", f"{f.confidence:.0%}")
+            affected = f.impact.get("events_affected")
+            cols[2].metric("Events affected", "–" if affected is None else f"{int(affected):,}")
+            delay = f.impact.get("delay_seconds")
+            cols[3].metric("Delay added", "–" if delay is None else f"{float(delay):,.1f} s")
+            st.write(f.explanation)
+            _evidence_chart(agg, f, i)
+            if f.suggestions:
+                st.markdown("**What to change**")
+                for s in f.suggestions:
+                    value = "" if s.value_seconds is None else f" ({s.value_seconds:g} s)"
+                    st.caption(f"{s.kind.replace('_', ' ')}{value}")
+                    st.code(s.snippet, language="sql")
+            values = insight.scalar_evidence(f.evidence)
+            if values.height:
+                with st.expander("Evidence values"):
+                    st.dataframe(values, hide_index=True, width="stretch")

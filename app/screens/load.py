@@ -1,0 +1,172 @@
+"""Load: open an aggregate folder, a bundled sample, or upload raw logs or an event capture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from diagnostics.appdata import samples, workdir
+from diagnostics.appdata.build import (
+    CaptureSettings,
+    UploadKind,
+    build_from_capture,
+    build_from_logs,
+    classify,
+    read_capture_bytes,
+)
+from diagnostics.appdata.store import open_aggregate
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import Action, OrderingPolicy
+from diagnostics.errors import OrderdocError
+from screens import cache
+
+
+def _progress_bar(text: str):  # type: ignore[no-untyped-def]
+    bar = st.progress(0.0, text=text)
+
+    def step(fraction: float, message: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+
+    return step
+
+
+def _run(label: str, target: Path, work) -> None:  # type: ignore[no-untyped-def]
+    """Run ``work(progress)`` into ``target`` unless it is already there; then select it."""
+    try:
+        if workdir.is_complete(target):
+            st.caption(f"Already analysed: reusing `{target}`.")
+        else:
+            work(_progress_bar(f"Working on {label}…"))
+            workdir.mark_complete(target)
+        open_aggregate(target)
+    except OrderdocError as exc:
+        workdir.discard(target)
+        st.error(str(exc))
+        return
+    except Exception as exc:  # a bug, but the page must not show a traceback
+        workdir.discard(target)
+        st.error(f"Internal error while processing {label} ({type(exc).__name__}: {exc}).")
+        return
+    cache.set_source(target, label)
+    st.success(f"Loaded {label}. Open the Overview or Findings page in the sidebar.")
+
+
+def _policy_form() -> CaptureSettings | None:
+    with st.expander("Capture settings (the job's time policy)", expanded=False):
+        c1, c2, c3 = st.columns(3)
+        ts = c1.text_input("TIMESTAMP BY column (empty: arrival time)", "event_time", key="cap_ts")
+        arrival = c2.text_input("Arrival-time column", "arrival_time", key="cap_arrival")
+        part = c3.text_input(
+            "Partition column (empty: one partition)", "partition_id", key="cap_part"
+        )
+        c4, c5, c6 = st.columns(3)
+        unlimited = c4.checkbox("Unlimited late-arrival tolerance", key="cap_unlimited")
+        late = c4.number_input(
+            "Late-arrival tolerance (s)", 0, 1_814_399, 5, key="cap_late", disabled=unlimited
+        )
+        ooo = c5.number_input("Out-of-order tolerance (s)", 0, 1_814_399, 0, key="cap_ooo")
+        action = c6.radio("Other events", ["adjust", "drop"], horizontal=True, key="cap_action")
+        c7, c8 = st.columns(2)
+        partition_by = c7.checkbox("PARTITION BY PartitionId", key="cap_pby")
+        over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", "", key="cap_over")
+    try:
+        policy = OrderingPolicy(
+            timestamp_by=ts.strip() or None,
+            late_arrival_ns=None if unlimited else int(late) * 1_000_000_000,
+            out_of_order_ns=int(ooo) * 1_000_000_000,
+            action=Action(action),
+            partition_by=partition_by,
+            over=tuple(c.strip() for c in over.split(",") if c.strip()),
+        )
+    except OrderdocError as exc:
+        st.error(str(exc))
+        return None
+    columns = EventColumns(
+        arrival=arrival.strip() or "arrival_time", partition=part.strip() or None
+    )
+    return CaptureSettings(policy=policy, columns=columns, job="capture")
+
+
+def _uploads(settings: CaptureSettings | None) -> None:
+    files = st.file_uploader(
+        "Raw ASA diagnostic logs (any export shape, gzip accepted) or one event capture (CSV, JSON Lines, Parquet)",
+        accept_multiple_files=True,
+        key="uploads",
+    )
+    if not st.button("Analyse the uploads", key="analyse_uploads", disabled=not files):
+        return
+    assert files is not None
+    arrival = settings.columns.arrival if settings else "arrival_time"
+    named = [(f.name, f.getvalue()) for f in files]
+    kinds = {name: classify(name, data, arrival) for name, data in named}
+    unknown = [n for n, k in kinds.items() if k is UploadKind.UNKNOWN]
+    if unknown:
+        st.error(
+            f"{', '.join(unknown)}: not an ASA diagnostic log or an event capture. Logs are "
+            'JSON (Lines, arrays or {"records": [...]}) or Log Analytics CSV; a capture is a '
+            f"CSV, JSON Lines or Parquet table with an '{arrival}' column."
+        )
+        return
+    captures = [n for n, k in kinds.items() if k is UploadKind.CAPTURE]
+    if captures and len(named) > 1:
+        st.error(f"Upload one event capture on its own ({', '.join(captures)} is a capture).")
+        return
+    if captures:
+        if settings is None:
+            return
+        name, data = named[0]
+        target = workdir.folder_for(data, repr(settings.to_dict()).encode())
+
+        def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
+            build_from_capture(read_capture_bytes(name, data), settings, target, progress)
+
+        _run(f"capture {name}", target, replay_it)
+        return
+    target = workdir.folder_for(*(n.encode() + b"\0" + d for n, d in named))
+
+    def aggregate_it(progress) -> None:  # type: ignore[no-untyped-def]
+        paths = workdir.save_uploads(target / "uploads", named)
+        logs = [p for p in paths if not p.name.lower().endswith(".parquet")]
+        metrics = [p for p in paths if p.name.lower().endswith(".parquet")]
+        build_from_logs(logs, target, progress, metrics=metrics)
+
+    _run(", ".join(n for n, _ in named), target, aggregate_it)
+
+
+def render() -> None:
+    st.title("Load")
+    st.write(
+        "Open what `orderdoc aggregate` wrote, try a bundled sample, or upload raw logs or an "
+        "event capture. Uploads are aggregated here with orderdoc's polars aggregation (the "
+        "same tables as the Spark job, no Java needed); a capture is replayed first."
+    )
+    st.subheader("Bundled samples")
+    options = samples.choices()
+    if options:
+        c1, c2 = st.columns([3, 1])
+        chosen = c1.selectbox("Sample", list(options), key="sample_choice")
+        if c2.button("Load the sample", key="load_sample"):
+            sample = options[chosen]
+            target = workdir.folder_for(sample.fingerprint())
+            _run(
+                f"sample {chosen}", target, lambda progress: samples.build(sample, target, progress)
+            )
+    else:
+        st.caption("No bundled samples found beside this installation.")
+
+    st.subheader("Aggregate folder")
+    c1, c2 = st.columns([3, 1])
+    path = c1.text_input("Folder written by `orderdoc aggregate … --out DIR`", key="agg_path")
+    if c2.button("Open the folder", key="open_folder"):
+        try:
+            agg = open_aggregate(path.strip())
+        except OrderdocError as exc:
+            st.error(str(exc))
+        else:
+            cache.set_source(agg.path, str(agg.path))
+            st.success(f"Opened {agg.path} ({', '.join(agg.tables) or 'summary only'}).")
+
+    st.subheader("Upload")
+    settings = _policy_form()
+    _uploads(settings)

@@ -1,0 +1,46 @@
+"""Partitions: idle episodes and watermark delay per partition, and the merge rule."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from diagnostics.appdata import figures
+from diagnostics.appdata.partitions import MERGE_RULE
+from screens import cache
+from screens.common import chart
+
+
+def render() -> None:
+    st.title("Partitions")
+    agg = cache.require()
+    if agg is None:
+        return
+    key = cache.key(agg)
+    st.info(MERGE_RULE)
+    names = cache.jobs(*key)
+    job = (
+        st.selectbox("Job", names, key="part_job")
+        if len(names) > 1
+        else (names[0] if names else None)
+    )
+    ctx = cache.capture(*key)
+    if ctx is not None:
+        late = ctx.settings.policy.late_arrival_ns
+        tolerance = None if late is None else late / 1e9
+    else:
+        tolerance = st.number_input(
+            "Late-arrival tolerance (s)", 0.0, 1_814_399.0, 5.0, key="part_tol"
+        )
+    episodes = cache.idle(*key, job)
+    if episodes.height:
+        chart(figures.idle_timeline(episodes), "idle_timeline")
+    else:
+        st.success("No idle episodes: every partition kept sending.")
+    delay = cache.delay(*key, job)
+    if delay.height:
+        chart(figures.watermark_delay(delay, tolerance), "watermark_delay")
+    else:
+        st.caption("No watermark-delay metrics in this folder (the metrics table is absent).")
+    table = cache.partition_table(*key, job)
+    if table.height:
+        st.dataframe(table, hide_index=True, width="stretch")

@@ -1,0 +1,81 @@
+"""What-if: tolerances, PARTITION BY and OVER against adjusted/dropped events and delay."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from diagnostics.appdata import insight, lateness
+from diagnostics.errors import OrderdocError
+from screens import cache
+from screens.common import chart, seconds
+
+LATE_STEPS = (0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600)
+OOO_STEPS = (0, 1, 2, 5, 10, 30, 60)
+
+
+def render() -> None:
+    st.title("What-if")
+    agg = cache.require()
+    if agg is None:
+        return
+    key = cache.key(agg)
+    ctx = cache.capture(*key)
+    if ctx is None:
+        st.info(
+            "The what-if needs an event capture (the events themselves, not only the logs): "
+            "upload one on the Load page or load a bundled scenario."
+        )
+        return
+    problem = insight.whatif_status()
+    if problem is not None:
+        st.warning(f"The what-if sweep is not available in this installation: {problem}.")
+        return
+    policy = ctx.settings.policy
+    device = lateness.device_column(cache.outcomes(*key), policy.over)
+    st.caption(f"Current policy: {policy.describe()}")
+    c1, c2 = st.columns(2)
+    late = c1.select_slider("Late-arrival tolerance (s)", LATE_STEPS, value=5, key="wi_late")
+    ooo = c2.select_slider("Out-of-order tolerance (s)", OOO_STEPS, value=0, key="wi_ooo")
+    c3, c4 = st.columns(2)
+    partition_by = c3.toggle("PARTITION BY PartitionId", value=policy.partition_by, key="wi_pby")
+    over_on = c4.toggle(
+        f"TIMESTAMP BY … OVER {device or '(no device column)'}",
+        value=bool(policy.over),
+        key="wi_over",
+        disabled=device is None,
+    )
+    over = (device,) if over_on and device else ()
+    try:
+        result = sweep(*key, partition_by, over)
+    except OrderdocError as exc:
+        st.error(str(exc))
+        return
+    point = insight.select_point(result.table, float(late), float(ooo))
+    if point is not None:
+        cols = st.columns(4)
+        cols[0].metric("Adjusted", f"{point['pct_adjusted']:.1f} %")
+        cols[1].metric("Dropped", f"{point['pct_dropped']:.1f} %")
+        cols[2].metric("Output delay p95", seconds(point["delay_p95_s"]))
+        cols[3].metric("Output delay max", seconds(point["delay_max_s"]))
+    chart(result.figure, "whatif_chart")
+    if result.rule:
+        st.markdown("**Recommended setting**")
+        st.code(result.rule, language="sql")
+    st.dataframe(result.table, hide_index=True, width="stretch")
+
+
+@st.cache_data(show_spinner="Replaying the capture under each setting…", max_entries=8)
+def sweep(path: str, sig: str, partition_by: bool, over: tuple[str, ...]) -> insight.SweepView:
+    ctx = cache.capture(path, sig)
+    assert ctx is not None
+    policy = ctx.settings.policy
+    return insight.sweep(
+        cache.events(path, sig),
+        policy,
+        late_values=LATE_STEPS,
+        ooo_values=OOO_STEPS,
+        partition_by_values=(partition_by,),
+        over_values=(over,),
+        columns=ctx.settings.columns,
+        partitions=ctx.partitions,
+    )

@@ -1,0 +1,75 @@
+"""orderdoc's troubleshooting app: what is wrong, how sure we are, what to change.
+
+Run with ``orderdoc app [AGG_DIR]`` (or ``streamlit run app/streamlit_app.py -- --agg-dir
+DIR``). The pages live in ``screens/``; every number and chart comes from
+``diagnostics.appdata``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import streamlit as st  # noqa: E402
+from screens import (  # noqa: E402
+    alerts,
+    cache,
+    findings,
+    lateness,
+    load,
+    overview,
+    partitions,
+    quarantine,
+    whatif,
+)
+
+PAGES = {
+    "Load": load,
+    "Overview": overview,
+    "Findings": findings,
+    "Lateness": lateness,
+    "Partitions": partitions,
+    "What-if": whatif,
+    "Alerts": alerts,
+    "Quarantine": quarantine,
+}
+PAGE_KEY = "page"
+
+
+def _startup_folder() -> str | None:
+    """The folder named on the command line (``--agg-dir``) or in ``ORDERDOC_AGG_DIR``."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--agg-dir")
+    known, _ = parser.parse_known_args(sys.argv[1:])
+    return known.agg_dir or os.environ.get("ORDERDOC_AGG_DIR") or None
+
+
+def main() -> None:
+    st.set_page_config(page_title="orderdoc", page_icon="⏱", layout="wide")
+    if "started" not in st.session_state:
+        st.session_state["started"] = True
+        folder = _startup_folder()
+        if folder and cache.AGG_KEY not in st.session_state:
+            cache.set_source(Path(folder), folder)
+        wanted = str(st.query_params.get("page", "")).lower()
+        names = {name.lower(): name for name in PAGES}
+        if wanted in names:
+            st.session_state[PAGE_KEY] = names[wanted]
+        elif PAGE_KEY not in st.session_state:
+            st.session_state[PAGE_KEY] = "Overview" if cache.AGG_KEY in st.session_state else "Load"
+    with st.sidebar:
+        st.markdown("## ⏱ orderdoc")
+        st.caption("Why does my event-time job drop, shift or delay events?")
+        choice = st.radio("Page", list(PAGES), key=PAGE_KEY)
+        label = st.session_state.get(cache.LABEL_KEY)
+        st.caption(f"Loaded: `{label}`" if label else "Nothing loaded yet")
+    PAGES[choice].render()
+
+
+main()

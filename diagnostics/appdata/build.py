@@ -1,0 +1,330 @@
+"""Turning uploads into an aggregate folder, with progress, without a JVM.
+
+Raw logs go through the polars reference aggregation of :mod:`diagnostics.logs.aggregate`
+(the same tables the Spark job writes, checked equal by the Spark tests); an event capture is
+replayed by the engine under an :class:`~diagnostics.engine.policy.OrderingPolicy`,
+instrumented into ASA diagnostics and metrics, and aggregated the same way.
+
+The folder written (see docs/schemas.md, "App working folder"): the five tables as
+``TABLE/part-0.parquet`` (``date`` kept as a column), ``summary.json``, and for a capture
+``capture/events.parquet``, ``capture/outcomes.parquet``, ``capture/diagnostics.jsonl``,
+``capture/metrics.parquet`` and ``capture/source.json`` (the policy used).
+
+Invariant: every function either writes a complete folder or raises
+:class:`~diagnostics.errors.InputError` with a message fit to show as it is.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import Action, OrderingPolicy
+from diagnostics.errors import InputError, OrderdocError
+from diagnostics.logs.aggregate import Tables, idle_episodes, rollup, summarise
+from diagnostics.logs.batches import parse_file
+from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
+from diagnostics.logs.records import DATA_ERROR_COLUMNS, PARSED_SCHEMA, QUARANTINE_COLUMNS
+
+#: ``progress(fraction 0..1, message)``.
+Progress = Callable[[float, str], None]
+CAPTURE_DIR = "capture"
+SOURCE_FILE = "source.json"
+
+
+def _quiet(_fraction: float, _message: str) -> None:
+    return None
+
+
+class UploadKind(StrEnum):
+    """What an uploaded file is."""
+
+    LOG = "log"  # ASA diagnostic log of any accepted shape, or an engine metrics Parquet
+    CAPTURE = "capture"  # an event capture: a table with an arrival-time column
+    UNKNOWN = "unknown"
+
+
+def _head_text(name: str, data: bytes) -> str:
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
+                data = handle.read(65536)
+        except (OSError, EOFError):
+            return ""
+    return data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKind:
+    """Guess what an upload is from its name and first bytes (cheap; content is checked later).
+
+    A capture is a CSV, JSON Lines or Parquet table with an ``arrival`` column; a Parquet file
+    with ``time`` and ``InputEvents`` is engine metrics (a log); text that is not a capture is
+    given to the log reader, which decides record by record.
+    """
+    lower = name.lower().removesuffix(".gz")
+    if data[:4] == b"PAR1" or lower.endswith((".parquet", ".pq")):
+        try:
+            names = set(pq.read_schema(io.BytesIO(data)).names)
+        except (OSError, ValueError, pa.ArrowException):
+            return UploadKind.UNKNOWN
+        if arrival in names:
+            return UploadKind.CAPTURE
+        return UploadKind.LOG if {"time", "InputEvents"} <= names else UploadKind.UNKNOWN
+    head = _head_text(name, data)
+    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
+    if not first:
+        return UploadKind.UNKNOWN
+    if lower.endswith((".csv", ".tsv")):
+        header = [h.strip().strip('"') for h in first.replace("\t", ",").split(",")]
+        if arrival in header:
+            return UploadKind.CAPTURE
+        return UploadKind.LOG if "properties_s" in header else UploadKind.UNKNOWN
+    try:
+        value = json.loads(first)
+    except ValueError:
+        return UploadKind.LOG  # a multi-line document or a broken line: the reader decides
+    if isinstance(value, dict) and arrival in value and "properties" not in value:
+        return UploadKind.CAPTURE
+    return UploadKind.LOG
+
+
+def _write_table(frame: pl.DataFrame, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(folder / "part-0.parquet")
+
+
+def write_tables(tables: Tables, out: Path, extra_summary: dict[str, Any] | None = None) -> None:
+    """Write the aggregate tables and ``summary.json`` under ``out`` (created if needed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("data_errors", "error_rollup", "partition_idle", "quarantine"):
+        _write_table(getattr(tables, name), out / name)
+    if tables.metrics.height:
+        _write_table(tables.metrics, out / "metrics")
+    summary = {**tables.summary, **(extra_summary or {})}
+    text = json.dumps(summary, indent=2, default=str) + "\n"
+    (out / "summary.json").write_text(text, encoding="utf-8")
+
+
+def aggregate_logs(
+    logs: Sequence[Path], metrics: Sequence[Path] = (), progress: Progress = _quiet
+) -> Tables:
+    """The aggregate tables of ``logs`` and ``metrics`` files (polars; one progress step a file)."""
+    total = max(1, len(logs) + len(metrics))
+    batches: list[pa.RecordBatch] = []
+    for i, path in enumerate(logs):
+        progress(i / total * 0.8, f"parsing {path.name} ({i + 1}/{len(logs)})")
+        batches.extend(parse_file(path.read_bytes(), str(path)))
+    parsed: pl.DataFrame = pl.from_arrow(pa.Table.from_batches(batches, schema=PARSED_SCHEMA))  # type: ignore[assignment]
+    metric_tables = []
+    for j, path in enumerate(metrics):
+        progress((len(logs) + j) / total * 0.8, f"reading metrics {path.name}")
+        metric_tables.append(read_metrics(path.read_bytes(), str(path)))
+    progress(0.85, "rolling up per minute, finding idle episodes")
+    data_errors = (
+        parsed.filter(pl.col("reason").is_null())
+        .select(DATA_ERROR_COLUMNS)
+        .with_columns(pl.col("record_time").dt.date().alias("date"))
+    )
+    metric_frame: pl.DataFrame = pl.from_arrow(  # type: ignore[assignment]
+        pa.concat_tables(metric_tables) if metric_tables else METRICS_SCHEMA.empty_table()
+    )
+    return Tables(
+        data_errors=data_errors,
+        error_rollup=rollup(data_errors),
+        partition_idle=idle_episodes(data_errors),
+        metrics=metric_frame.drop("source_file").with_columns(
+            pl.col("minute").dt.date().alias("date")
+        ),
+        quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),
+        summary=summarise(parsed, data_errors),
+    )
+
+
+def build_from_logs(
+    logs: Sequence[Path], out: Path, progress: Progress = _quiet, metrics: Sequence[Path] = ()
+) -> Path:
+    """Aggregate uploaded log files into ``out``; an InputError when no record is usable."""
+    if not logs and not metrics:
+        msg = "no files were given: upload ASA diagnostic logs or an event capture"
+        raise InputError(msg)
+    tables = aggregate_logs(logs, metrics, progress)
+    summary = tables.summary
+    if summary["records_parsed"] == 0 and tables.metrics.height == 0:
+        reasons = tables.quarantine["reason"].head(1).to_list()
+        names = ", ".join(p.name for p in logs)
+        detail = f" (first problem: {reasons[0]})" if reasons else ""
+        msg = (
+            f"{names}: not an ASA diagnostic log or an event capture: no diagnostic record "
+            f"could be read, {summary['records_quarantined']} record(s) rejected{detail}"
+        )
+        raise InputError(msg)
+    progress(0.95, "writing the aggregate tables")
+    write_tables(tables, out, {"files_read": len(logs) + len(metrics)})
+    progress(1.0, "done")
+    return out
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    """How to replay an uploaded capture: columns and the job's ordering policy."""
+
+    policy: OrderingPolicy
+    columns: EventColumns = field(default_factory=EventColumns)
+    job: str = "capture"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form kept in ``capture/source.json``."""
+        p = self.policy
+        return {
+            "job": self.job,
+            "arrival": self.columns.arrival,
+            "partition": self.columns.partition,
+            "timestamp_by": p.timestamp_by,
+            "late_arrival_ns": p.late_arrival_ns,
+            "out_of_order_ns": p.out_of_order_ns,
+            "action": p.action.value,
+            "early_policy": p.early_policy,
+            "partition_by": p.partition_by,
+            "over": list(p.over),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaptureSettings:
+        """Inverse of :meth:`to_dict`; an InputError names a bad field."""
+        try:
+            policy = OrderingPolicy(
+                timestamp_by=data["timestamp_by"],
+                late_arrival_ns=data["late_arrival_ns"],
+                out_of_order_ns=int(data["out_of_order_ns"]),
+                action=Action(data["action"]),
+                early_policy=bool(data["early_policy"]),
+                partition_by=bool(data["partition_by"]),
+                over=tuple(data["over"]),
+            )
+            columns = EventColumns(arrival=data["arrival"], partition=data["partition"])
+            return cls(policy=policy, columns=columns, job=str(data["job"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            msg = f"{SOURCE_FILE}: field {exc} is missing or invalid"
+            raise InputError(msg) from exc
+
+
+def read_capture_bytes(name: str, data: bytes) -> pl.DataFrame:
+    """An uploaded capture as a frame (CSV, JSON Lines or Parquet); InputError if unreadable."""
+    lower = name.lower()
+    if lower.endswith(".gz") or data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            msg = f"{name}: corrupt gzip stream ({exc})"
+            raise InputError(msg) from exc
+        lower = lower.removesuffix(".gz")
+    try:
+        if data[:4] == b"PAR1":
+            return pl.read_parquet(io.BytesIO(data))
+        if lower.endswith((".csv", ".tsv")):
+            sep = "\t" if lower.endswith(".tsv") else ","
+            return pl.read_csv(io.BytesIO(data), separator=sep, infer_schema_length=10_000)
+        return pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        msg = f"{name}: not a readable capture: {str(exc).splitlines()[0]}"
+        raise InputError(msg) from exc
+
+
+def build_from_capture(
+    events: pl.DataFrame,
+    settings: CaptureSettings,
+    out: Path,
+    progress: Progress = _quiet,
+    partitions: Sequence[int] | None = None,
+) -> Path:
+    """Replay ``events``, instrument the replay and aggregate its diagnostics into ``out``."""
+    from diagnostics.engine.replay import replay
+    from diagnostics.engine.watermarks import watermark_delay_per_minute
+    from diagnostics.instrument import (
+        InstrumentOptions,
+        instrument,
+        write_diagnostics,
+        write_metrics,
+    )
+
+    if events.is_empty():
+        msg = "the capture has no events"
+        raise InputError(msg)
+    policy = settings.policy
+    if policy.timestamp_by is not None and policy.timestamp_by not in events.columns:
+        msg = f"timestamp column '{policy.timestamp_by}' is not in the capture ({', '.join(events.columns)})"
+        raise InputError(msg)
+    cap = out / CAPTURE_DIR
+    cap.mkdir(parents=True, exist_ok=True)
+    progress(0.02, f"replaying {events.height:,} events: {policy.describe()}")
+
+    def step(done: int, total: int) -> None:
+        progress(0.05 + 0.55 * done / max(total, 1), f"replayed {done:,} of {total:,} events")
+
+    try:
+        result = replay(
+            events, policy, partitions=partitions, columns=settings.columns, progress=step
+        )
+        progress(0.65, "computing the watermark delay per minute")
+        delay = watermark_delay_per_minute(result)
+        progress(0.75, "writing ASA diagnostics records and metrics")
+        done = instrument(
+            result.outcomes,
+            InstrumentOptions(job=settings.job, key_columns=policy.over),
+            policy_text=f"{policy.describe()}|{policy!r}",
+            partitions=tuple(result.partitions),
+            watermark_delay=delay,
+        )
+    except OrderdocError as exc:
+        raise InputError(str(exc)) from exc
+    write_diagnostics(cap / "diagnostics.jsonl", done.records)
+    write_metrics(cap / "metrics.parquet", done.metrics)
+    events.write_parquet(cap / "events.parquet")
+    result.outcomes.write_parquet(cap / "outcomes.parquet")
+    info = {**settings.to_dict(), "partitions": list(result.partitions), "events": events.height}
+    (cap / SOURCE_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    progress(0.85, "aggregating the diagnostics")
+    tables = aggregate_logs([cap / "diagnostics.jsonl"], [cap / "metrics.parquet"])
+    write_tables(tables, out, {"files_read": 2, "capture_events": events.height})
+    progress(1.0, "done")
+    return out
+
+
+@dataclass(frozen=True)
+class CaptureContext:
+    """The capture behind an aggregate folder, when the app built it from one."""
+
+    settings: CaptureSettings
+    partitions: tuple[int, ...]
+    events_path: Path
+    outcomes_path: Path
+
+
+def capture_context(agg_dir: Path) -> CaptureContext | None:
+    """The capture context of ``agg_dir`` (``None`` when it was not built from a capture)."""
+    cap = agg_dir / CAPTURE_DIR
+    source = cap / SOURCE_FILE
+    if not source.is_file():
+        return None
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        msg = f"{source}: not readable ({exc})"
+        raise InputError(msg) from exc
+    return CaptureContext(
+        settings=CaptureSettings.from_dict(data),
+        partitions=tuple(int(p) for p in data.get("partitions", ())),
+        events_path=cap / "events.parquet",
+        outcomes_path=cap / "outcomes.parquet",
+    )

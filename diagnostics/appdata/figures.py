@@ -1,0 +1,202 @@
+"""Plotly figures built from the frames the other ``appdata`` modules prepare.
+
+Every reference line or marker is a trace (not a layout shape), so that tests and users can
+read it from the figure's data; trace names are stable (``tolerance``, ``alerts``, ...).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import polars as pl
+
+SEVERITY_COLOURS = {"critical": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
+KIND_COLOURS = {
+    "LateInputEvent": "#1f77b4",
+    "OutOfOrderEvent": "#2ca02c",
+    "EarlyInputEvent": "#9467bd",
+    "InvalidInputTimeStamp": "#8c564b",
+    "InvalidInputTimeStampKey": "#e377c2",
+    "CtiViolation": "#7f7f7f",
+}
+
+
+def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+    fig.update_layout(
+        title=title,
+        xaxis_title=x,
+        yaxis_title=y,
+        margin={"l": 40, "r": 20, "t": 50, "b": 40},
+        legend={"orientation": "h", "y": -0.2},
+        height=380,
+    )
+    return fig
+
+
+def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) -> go.Figure:
+    """Stacked bars of events per kind per bucket; alert markers on top (trace ``alerts``)."""
+    fig = go.Figure()
+    for kind in sorted(frame["kind"].unique().to_list()):
+        part = frame.filter(pl.col("kind") == kind)
+        fig.add_bar(
+            x=part["time"].to_list(),
+            y=part["event_count"].to_list(),
+            name=kind,
+            marker_color=KIND_COLOURS.get(kind),
+        )
+    if markers.height:
+        top = float(frame["event_count"].max() or 1) if frame.height else 1.0
+        fig.add_scatter(
+            x=markers["time"].to_list(),
+            y=[top * 1.05] * markers.height,
+            mode="markers",
+            name="alerts",
+            text=[
+                f"{s}: {label}" for s, label in zip(markers["state"], markers["label"], strict=True)
+            ],
+            hoverinfo="text+x",
+            marker={
+                "symbol": "triangle-down",
+                "size": 12,
+                "color": [SEVERITY_COLOURS.get(s, "#1f77b4") for s in markers["severity"]],
+            },
+        )
+    fig.update_layout(barmode="stack")
+    return _layout(fig, f"Events with data errors per {bucket}, by kind", "time (UTC)", "events")
+
+
+def lateness_ecdf(ecdf: pl.DataFrame, tolerance_s: float | None) -> go.Figure:
+    """ECDF lines per group and the tolerance as a vertical line (trace ``tolerance``)."""
+    fig = go.Figure()
+    for group in ecdf["group"].unique(maintain_order=True).to_list():
+        part = ecdf.filter(pl.col("group") == group)
+        fig.add_scatter(
+            x=part["lateness_seconds"].to_list(),
+            y=part["share"].to_list(),
+            mode="lines",
+            line_shape="hv",
+            name=str(group),
+        )
+    if tolerance_s is not None:
+        fig.add_scatter(
+            x=[tolerance_s, tolerance_s],
+            y=[0, 1],
+            mode="lines",
+            name="tolerance",
+            line={"dash": "dash", "color": "#d62728"},
+        )
+    return _layout(
+        fig, "Lateness (arrival − application time), cumulative", "lateness (s)", "share of events"
+    )
+
+
+def lateness_histogram(frame: pl.DataFrame, tolerance_s: float | None, bins: int = 60) -> go.Figure:
+    """A weighted histogram of lateness per group, with the tolerance line (``tolerance``)."""
+    fig = go.Figure()
+    for group in sorted(frame["group"].unique().to_list()):
+        part = frame.filter(pl.col("group") == group)
+        fig.add_histogram(
+            x=part["lateness_seconds"].to_list(),
+            y=part["weight"].to_list(),
+            histfunc="sum",
+            nbinsx=bins,
+            name=str(group),
+            opacity=0.7,
+        )
+    if tolerance_s is not None:
+        fig.add_scatter(
+            x=[tolerance_s, tolerance_s],
+            y=[0, float(frame["weight"].sum() or 1)],
+            mode="lines",
+            name="tolerance",
+            line={"dash": "dash", "color": "#d62728"},
+        )
+        fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(barmode="overlay")
+    return _layout(fig, "Lateness histogram", "lateness (s)", "events")
+
+
+def idle_timeline(episodes: pl.DataFrame) -> go.Figure:
+    """Idle episodes as horizontal bars from start to end, one row per partition."""
+    fig = go.Figure()
+    if episodes.height:
+        labels = [
+            f"{job or '?'} / partition {p}"
+            for job, p in zip(episodes["job"], episodes["partition_id"], strict=True)
+        ]
+        durations_ms = [
+            max((e - s).total_seconds() * 1000, 60_000)
+            for s, e in zip(episodes["start"], episodes["end"], strict=True)
+        ]
+        fig.add_bar(
+            base=episodes["start"].to_list(),
+            x=durations_ms,
+            y=labels,
+            orientation="h",
+            name="idle",
+            text=[
+                f"{m:.0f} min, {n} notice(s)"
+                for m, n in zip(episodes["minutes"], episodes["notices"], strict=True)
+            ],
+            marker_color="#ff7f0e",
+        )
+        fig.update_xaxes(type="date")
+    return _layout(fig, "Idle episodes (InputPartitionNotProgressing)", "time (UTC)", "partition")
+
+
+def watermark_delay(frame: pl.DataFrame, tolerance_s: float | None) -> go.Figure:
+    """Watermark delay per minute, a line per series, and the tolerance (``tolerance``)."""
+    fig = go.Figure()
+    for series in frame["series"].unique(maintain_order=True).to_list():
+        part = frame.filter(pl.col("series") == series)
+        fig.add_scatter(
+            x=part["minute"].to_list(),
+            y=part["delay_s"].to_list(),
+            mode="lines",
+            name=str(series),
+            line={"width": 3 if series == "job" else 1.5},
+        )
+    if tolerance_s is not None and frame.height:
+        lo, hi = frame["minute"].min(), frame["minute"].max()
+        fig.add_scatter(
+            x=[lo, hi],
+            y=[tolerance_s, tolerance_s],
+            mode="lines",
+            name="tolerance",
+            line={"dash": "dash", "color": "#d62728"},
+        )
+    return _layout(fig, "Output watermark delay per minute", "time (UTC)", "delay (s)")
+
+
+def partition_bars(frame: pl.DataFrame, value: str, title: str) -> go.Figure:
+    """A bar per partition of ``value`` (columns ``partition_id`` and ``value``)."""
+    fig = go.Figure()
+    fig.add_bar(
+        x=[f"partition {p}" for p in frame["partition_id"]],
+        y=frame[value].to_list(),
+        name=value,
+    )
+    return _layout(fig, title, "partition", value.replace("_", " "))
+
+
+def kinds_by_partition(frame: pl.DataFrame, bucket: str, title: str) -> go.Figure:
+    """Stacked bars of events per bucket, a colour per partition."""
+    fig = go.Figure()
+    for part_name in sorted(frame["partition"].unique().to_list()):
+        part = frame.filter(pl.col("partition") == part_name)
+        fig.add_bar(x=part["time"].to_list(), y=part["event_count"].to_list(), name=part_name)
+    fig.update_layout(barmode="stack")
+    return _layout(fig, f"{title} per {bucket}, by partition", "time (UTC)", "events")
+
+
+def reason_bars(counts: pl.DataFrame) -> go.Figure:
+    """Horizontal bars of quarantined records per reason (trace ``records``)."""
+    fig = go.Figure()
+    fig.add_bar(
+        x=counts["records"].to_list(),
+        y=counts["reason"].to_list(),
+        orientation="h",
+        name="records",
+    )
+    fig = _layout(fig, "Quarantined records by reason", "records", "")
+    fig.update_layout(height=140 + 30 * counts.height)
+    return fig

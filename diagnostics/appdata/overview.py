@@ -1,0 +1,232 @@
+"""Overview data: the KPI row and errors by kind over time, from an aggregate folder.
+
+Everything here reads the tables lazily and returns small frames (a few hundred rows at
+most), so that the page stays fast on millions of aggregate rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import polars as pl
+
+from diagnostics.appdata.store import Aggregate, collect, scan, utc
+from diagnostics.kinds import ErrorKind
+
+IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
+
+#: Bucket widths tried in order for the errors-over-time chart (polars duration strings).
+BUCKETS: tuple[tuple[str, timedelta], ...] = (
+    ("1m", timedelta(minutes=1)),
+    ("5m", timedelta(minutes=5)),
+    ("15m", timedelta(minutes=15)),
+    ("1h", timedelta(hours=1)),
+    ("6h", timedelta(hours=6)),
+    ("1d", timedelta(days=1)),
+    ("7d", timedelta(days=7)),
+    ("1mo", timedelta(days=31)),
+    ("1y", timedelta(days=366)),
+)
+
+
+@dataclass(frozen=True)
+class Kpis:
+    """The KPI row. ``worst_watermark_delay_s`` is ``None`` without a metrics table."""
+
+    records_total: int
+    records_parsed: int
+    records_quarantined: int
+    events_by_kind: dict[str, int] = field(default_factory=dict)
+    idle_partitions: tuple[int, ...] = ()
+    jobs: tuple[str, ...] = ()
+    worst_watermark_delay_s: float | None = None
+    worst_watermark_job: str | None = None
+    worst_watermark_minute: datetime | None = None
+    time_from: str | None = None
+    time_to: str | None = None
+
+    @property
+    def data_errors(self) -> int:
+        """Events in data-error records (every kind except idle notices)."""
+        return sum(v for k, v in self.events_by_kind.items() if k != IDLE_KIND)
+
+
+def _worst_delay(agg: Aggregate) -> tuple[float | None, str | None, datetime | None]:
+    frame = scan(agg, "metrics")
+    if frame is None:
+        return None, None, None
+    top = collect(
+        frame.select("job", "minute", "output_watermark_delay_seconds")
+        .drop_nulls("output_watermark_delay_seconds")
+        .sort("output_watermark_delay_seconds", descending=True)
+        .head(1),
+        agg,
+        "metrics",
+    )
+    if top.is_empty():
+        return None, None, None
+    row = top.row(0, named=True)
+    return float(row["output_watermark_delay_seconds"]), row["job"], row["minute"]
+
+
+def _from_tables(agg: Aggregate) -> dict:
+    """Summary facts computed from the tables when ``summary.json`` is missing."""
+    errors = scan(agg, "data_errors")
+    quarantine = scan(agg, "quarantine")
+    by_kind: dict[str, int] = {}
+    parsed = 0
+    if errors is not None:
+        counts = collect(
+            errors.group_by("kind").agg(pl.col("event_count").sum(), pl.len().alias("n")),
+            agg,
+            "data_errors",
+        ).sort("kind")
+        by_kind = dict(zip(counts["kind"], counts["event_count"], strict=True))
+        parsed = int(counts["n"].sum())
+    bad = (
+        0
+        if quarantine is None
+        else int(collect(quarantine.select(pl.len()), agg, "quarantine").item())
+    )
+    return {
+        "records_total": parsed + bad,
+        "records_parsed": parsed,
+        "records_quarantined": bad,
+        "events_by_kind": by_kind,
+    }
+
+
+def kpis(agg: Aggregate) -> Kpis:
+    """The KPI row of ``agg`` (from ``summary.json``, else from the tables)."""
+    summary = (
+        agg.summary if "events_by_kind" in agg.summary else {**agg.summary, **_from_tables(agg)}
+    )
+    delay, job, minute = _worst_delay(agg)
+    time_range = summary.get("time_range") or {}
+    return Kpis(
+        records_total=int(summary.get("records_total", 0)),
+        records_parsed=int(summary.get("records_parsed", 0)),
+        records_quarantined=int(summary.get("records_quarantined", 0)),
+        events_by_kind={str(k): int(v) for k, v in summary.get("events_by_kind", {}).items()},
+        idle_partitions=tuple(int(p) for p in summary.get("idle_partitions", ())),
+        jobs=tuple(str(j) for j in summary.get("jobs", ())),
+        worst_watermark_delay_s=delay,
+        worst_watermark_job=job,
+        worst_watermark_minute=minute,
+        time_from=time_range.get("from"),
+        time_to=time_range.get("to"),
+    )
+
+
+def choose_bucket(start: datetime, end: datetime, max_buckets: int) -> str:
+    """The narrowest bucket in :data:`BUCKETS` giving at most ``max_buckets`` over the span."""
+    span = end - start
+    for name, width in BUCKETS:
+        if span / width <= max_buckets:
+            return name
+    return BUCKETS[-1][0]
+
+
+def errors_over_time(agg: Aggregate, max_buckets: int = 300) -> tuple[pl.DataFrame, str]:
+    """Events per kind and time bucket from ``error_rollup``, and the bucket width used.
+
+    Columns: ``time`` (bucket start, UTC), ``kind``, ``event_count``, ``records``; sorted by
+    time then kind. Idle notices are left out (they are not events; see the Partitions page).
+    """
+    empty = pl.DataFrame(
+        schema={
+            "time": pl.Datetime("us", "UTC"),
+            "kind": pl.String,
+            "event_count": pl.Int64,
+            "records": pl.Int64,
+        }
+    )
+    frame = scan(agg, "error_rollup")
+    if frame is None:
+        return empty, "1m"
+    base = frame.select(
+        utc(pl.col("minute")).alias("time"), "kind", "event_count", "records"
+    ).filter(pl.col("kind") != IDLE_KIND)
+    bounds = collect(
+        base.select(pl.col("time").min().alias("lo"), pl.col("time").max().alias("hi")),
+        agg,
+        "error_rollup",
+    )
+    lo, hi = bounds.row(0)
+    if lo is None:
+        return empty, "1m"
+    bucket = choose_bucket(lo, hi, max_buckets)
+    table = collect(
+        base.group_by(pl.col("time").dt.truncate(bucket), "kind").agg(
+            pl.col("event_count").sum().cast(pl.Int64), pl.col("records").sum().cast(pl.Int64)
+        ),
+        agg,
+        "error_rollup",
+    ).sort("time", "kind")
+    return table, bucket
+
+
+def kind_totals(over_time: pl.DataFrame) -> pl.DataFrame:
+    """Total events per kind of an :func:`errors_over_time` frame, largest first."""
+    return (
+        over_time.group_by("kind")
+        .agg(pl.col("event_count").sum())
+        .sort(["event_count", "kind"], descending=[True, False])
+    )
+
+
+def kinds_by_partition(
+    agg: Aggregate, kinds: tuple[str, ...], max_buckets: int = 300
+) -> tuple[pl.DataFrame, str]:
+    """Events of ``kinds`` per time bucket and partition from ``error_rollup``: ``time``,
+    ``partition`` (``partition N`` or ``unknown``), ``event_count``; by time then partition."""
+    empty = pl.DataFrame(
+        schema={"time": pl.Datetime("us", "UTC"), "partition": pl.String, "event_count": pl.Int64}
+    )
+    frame = scan(agg, "error_rollup")
+    if frame is None or not kinds:
+        return empty, "1m"
+    base = frame.filter(pl.col("kind").is_in(kinds)).select(
+        utc(pl.col("minute")).alias("time"),
+        pl.when(pl.col("partition_id").is_null())
+        .then(pl.lit("unknown"))
+        .otherwise(pl.lit("partition ") + pl.col("partition_id").cast(pl.String))
+        .alias("partition"),
+        "event_count",
+    )
+    bounds = collect(
+        base.select(pl.col("time").min(), pl.col("time").max().alias("hi")), agg, "error_rollup"
+    )
+    lo, hi = bounds.row(0)
+    if lo is None:
+        return empty, "1m"
+    bucket = choose_bucket(lo, hi, max_buckets)
+    table = collect(
+        base.group_by(pl.col("time").dt.truncate(bucket), "partition").agg(
+            pl.col("event_count").sum().cast(pl.Int64)
+        ),
+        agg,
+        "error_rollup",
+    )
+    return table.sort("time", "partition"), bucket
+
+
+def input_events_by_partition(agg: Aggregate) -> pl.DataFrame:
+    """``partition_id`` and ``input_events`` (sum over the metrics), with ``share`` of the
+    total; empty without a metrics table; by partition."""
+    frame = scan(agg, "metrics")
+    schema = {"partition_id": pl.Int64, "input_events": pl.Int64, "share": pl.Float64}
+    if frame is None:
+        return pl.DataFrame(schema=schema)
+    table = collect(
+        frame.filter(pl.col("partition_id").is_not_null())
+        .group_by(pl.col("partition_id").cast(pl.Int64))
+        .agg(pl.col("input_events").sum().cast(pl.Int64)),
+        agg,
+        "metrics",
+    )
+    total = table["input_events"].sum()
+    return table.with_columns(
+        (pl.col("input_events") / total if total else pl.lit(0.0)).cast(pl.Float64).alias("share")
+    ).sort("partition_id")

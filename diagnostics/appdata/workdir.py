@@ -1,0 +1,74 @@
+"""Where the app writes the aggregate folders it builds from uploads and samples.
+
+The base is ``ORDERDOC_APP_WORKDIR`` or ``<temp>/orderdoc-app``; a folder is named by a digest
+of its inputs, so the same upload (with the same settings) is analysed once and reused. A
+folder counts as complete only after :func:`mark_complete`; an interrupted one is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+COMPLETE = ".complete"
+#: Bump when the folder layout written by :mod:`diagnostics.appdata.build` changes.
+LAYOUT_VERSION = b"1"
+
+
+def base() -> Path:
+    """The folder holding every working folder (created when missing)."""
+    root = Path(
+        os.environ.get("ORDERDOC_APP_WORKDIR") or Path(tempfile.gettempdir()) / "orderdoc-app"
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def folder_for(*parts: bytes) -> Path:
+    """The working folder for inputs ``parts`` (not created)."""
+    digest = hashlib.sha256(LAYOUT_VERSION)
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return base() / digest.hexdigest()[:20]
+
+
+def is_complete(folder: Path) -> bool:
+    """True when ``folder`` was fully written."""
+    return (folder / COMPLETE).is_file()
+
+
+def mark_complete(folder: Path) -> None:
+    """Record that ``folder`` was fully written."""
+    (folder / COMPLETE).write_text("ok\n", encoding="utf-8")
+
+
+def discard(folder: Path) -> None:
+    """Remove an incomplete working folder (a complete one is kept)."""
+    if folder.is_dir() and not is_complete(folder):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(name: str, index: int) -> str:
+    """A file name without folders or odd characters, unique by ``index``."""
+    leaf = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).lstrip(".") or "upload"
+    return f"{index:03d}-{leaf}"
+
+
+def save_uploads(folder: Path, files: Sequence[tuple[str, bytes]]) -> list[Path]:
+    """Write uploaded ``(name, bytes)`` into ``folder``; returns the paths in upload order."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, (name, data) in enumerate(files):
+        path = folder / safe_name(name, i)
+        path.write_bytes(data)
+        paths.append(path)
+    return paths

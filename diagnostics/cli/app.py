@@ -1,0 +1,99 @@
+"""``orderdoc app [AGG_DIR] [--port N] [--host 127.0.0.1]``: the troubleshooting app.
+
+Runs ``streamlit run`` on the app bundled beside the package (``app/streamlit_app.py``) with
+the aggregate folder passed through, bound to 127.0.0.1 unless ``--host`` says otherwise,
+headless, without usage statistics or a file watcher. Prints the URL, then serves until
+interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from diagnostics.errors import UsageError
+
+APP_FILE = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
+
+#: Streamlit settings passed as flags (the app's .streamlit/config.toml holds the same).
+STREAMLIT_FLAGS: tuple[str, ...] = (
+    "--server.headless=true",
+    "--server.fileWatcherType=none",
+    "--server.runOnSave=false",
+    "--browser.gatherUsageStats=false",
+    "--global.developmentMode=false",
+    "--client.showErrorDetails=false",
+    "--client.toolbarMode=minimal",
+    "--theme.base=light",
+)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 1 <= value <= 65535:
+        msg = f"{text!r} is not a TCP port (1-65535)"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Adds the ``app`` sub-command."""
+    parser = subparsers.add_parser(
+        "app", help="start the troubleshooting app (Streamlit) on 127.0.0.1", description=__doc__
+    )
+    parser.add_argument(
+        "agg_dir", nargs="?", type=Path, metavar="AGG_DIR", help="aggregate folder to open"
+    )
+    parser.add_argument("--port", type=_port, default=8501, help="port (default 8501)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--rules",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="rule file or folder (repeatable; default: rules/)",
+    )
+    parser.set_defaults(func=run)
+
+
+def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The ``streamlit run`` command line and environment for ``args`` (raises UsageError)."""
+    if not APP_FILE.is_file():
+        msg = f"the app is not installed beside the package (missing {APP_FILE})"
+        raise UsageError(msg)
+    env = dict(os.environ)
+    env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
+    argv = [
+        sys.executable, "-m", "streamlit", "run", str(APP_FILE),
+        f"--server.port={args.port}", f"--server.address={args.host}", *STREAMLIT_FLAGS,
+    ]  # fmt: skip
+    if args.rules:
+        missing = [str(p) for p in args.rules if not p.exists()]
+        if missing:
+            msg = f"--rules: {missing[0]}: no such file or folder"
+            raise UsageError(msg)
+        env["ORDERDOC_RULES"] = os.pathsep.join(str(p.resolve()) for p in args.rules)
+    if args.agg_dir is not None:
+        from diagnostics.appdata.store import open_aggregate
+
+        agg = open_aggregate(args.agg_dir)  # InputError: one line, exit 2
+        argv += ["--", "--agg-dir", str(agg.path)]
+    return argv, env
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the app until interrupted; returns streamlit's exit code."""
+    argv, env = command(args)
+    host = "127.0.0.1" if args.host in ("0.0.0.0", "") else args.host
+    sys.stdout.write(f"orderdoc app: http://{host}:{args.port}/  (Ctrl+C to stop)\n")
+    sys.stdout.flush()
+    try:
+        return subprocess.call(argv, env=env)
+    except KeyboardInterrupt:
+        return 0
