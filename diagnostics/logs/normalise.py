@@ -27,6 +27,7 @@ from diagnostics.logs.times import parse_log_time
 
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
 _JOB = re.compile(r"/STREAMINGJOBS/([^/]+)", re.IGNORECASE)
+_DIGITS = re.compile(r"\s*[0-9]+\s*")
 _CSV_TIME = ("TimeGenerated [UTC]", "TimeGenerated", "time")
 _CSV_RESOURCE = ("ResourceId", "_ResourceId", "resourceId")
 
@@ -70,7 +71,7 @@ def _count(value: object, field: str) -> int | None:
         msg = f"{field}: expected a non-negative integer, got {_type_name(value)}"
         raise _Reject(msg)
     if isinstance(value, str):
-        if not value.strip().isdigit():
+        if not _DIGITS.fullmatch(value):
             msg = f"{field}: {value[:40]!r} is not a non-negative integer"
             raise _Reject(msg)
         return int(value)
@@ -85,7 +86,7 @@ def _partition(value: object, field: str) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and _DIGITS.fullmatch(value):
         return int(value)
     msg = f"{field}: {str(value)[:40]!r} is not a partition number"
     raise _Reject(msg)

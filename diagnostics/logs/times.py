@@ -51,12 +51,11 @@ def parse_log_time(value: object) -> dt.datetime | None:
     if len(text) >= 19 and text[4] == "-" and text[10] in "T " and text[-1:] in "Z0123456789":
         try:  # fast path: Python's own ISO parser (truncates beyond microseconds, as we do)
             parsed = dt.datetime.fromisoformat(text)
-        except ValueError:
-            parsed = None
-        if parsed is not None:
             if parsed.tzinfo is None:
                 return parsed.replace(tzinfo=dt.UTC)
             return parsed.astimezone(dt.UTC)
+        except (ValueError, OverflowError):
+            pass
     match = _ISO.match(text)
     try:
         if match:

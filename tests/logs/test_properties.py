@@ -93,3 +93,31 @@ def test_several_megabyte_record() -> None:
     outcomes = list(read_records(GOOD + b"\n" + big.encode() + b"\n" + GOOD, "big.json"))
     assert count(outcomes) == (2, 1)
     assert outcomes[1].raw_bytes == len(big)
+
+
+ENVELOPE_KEYS = ["time", "resourceId", "level", "correlationId", "Resource", "orderdoc",
+                 "message", "message Time", "type", "correlation ID"]  # fmt: skip
+PROPERTY_KEYS = ["Source", "Type", "DataErrorType", "BriefMessage", "Message", "EventCount",
+                 "FromTimestamp", "ToTimestamp", "PartitionId"]  # fmt: skip
+time_like = st.sampled_from(
+    ["2024-01-01T00:00:00Z", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00",
+     "2/30/2019 8:54:16 PM UTC", "13:00", "2024-01-01T25:00:00Z", "٢٠٢٤-01-01T00:00:00Z"]
+)  # fmt: skip
+field_value = json_scalars | time_like | st.sampled_from(["12", " 7 ", "²", "-3", "InputPartitionNotProgressing", "DataError"])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    envelope=st.dictionaries(st.sampled_from(ENVELOPE_KEYS), field_value | json_values, max_size=6),
+    props=st.dictionaries(st.sampled_from(PROPERTY_KEYS), field_value, max_size=9),
+    as_string=st.booleans(),
+)
+def test_structured_garbage_never_raises(envelope: dict, props: dict, as_string: bool) -> None:
+    from diagnostics.logs.normalise import normalise
+
+    value = envelope | {"properties": json.dumps(props) if as_string else props}
+    outcome = normalise(value, "s.json", 1, json.dumps(value))
+    assert isinstance(outcome, DataError | Quarantined)
+    if isinstance(outcome, DataError):
+        assert outcome.event_count >= 0
+        assert outcome.record_time.utcoffset().total_seconds() == 0
