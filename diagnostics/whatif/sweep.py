@@ -1,0 +1,173 @@
+"""What-if sweeps: replay a grid of ordering policies over one capture and pick one.
+
+Every setting is evaluated by :mod:`diagnostics.whatif.fast` (the engine's rules, tested
+against the engine event by event) on a capture parsed and sorted once per OVER key set.
+
+Pareto front: the settings no other setting beats on both *affected share* (adjusted +
+dropped, %) and *p95 output delay*; a setting whose events are never released has infinite
+delay. The recommendation rule is :data:`RULE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import PolicyError, UsageError
+from diagnostics.whatif.fast import Prepared, evaluate, prepare
+
+#: The affected share (adjusted + dropped) a recommended setting may leave, in percent.
+BUDGET_PCT = 1.0
+RULE = (
+    f"least p95 output delay among the settings that leave adjusted + dropped <= {BUDGET_PCT:g}% "
+    "of the events (ties: fewer affected, smaller late then out-of-order tolerance, no OVER, "
+    "no PARTITION BY); if none does, the setting with the fewest affected events (ties: least "
+    "p95 delay)"
+)
+
+SCHEMA = {
+    "late_arrival_s": pl.Float64,
+    "out_of_order_s": pl.Float64,
+    "partition_by": pl.Boolean,
+    "over": pl.String,
+    "events": pl.Int64,
+    "adjusted": pl.Int64,
+    "dropped": pl.Int64,
+    "never_released": pl.Int64,
+    "pct_adjusted": pl.Float64,
+    "pct_dropped": pl.Float64,
+    "delay_p50_s": pl.Float64,
+    "delay_p95_s": pl.Float64,
+    "delay_max_s": pl.Float64,
+}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """One row per setting (see :data:`SCHEMA` plus ``pareto`` and ``recommended``), the rule
+    that chose the recommended row, the base policy and the settings skipped (with why)."""
+
+    table: pl.DataFrame
+    rule: str
+    policy: OrderingPolicy
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def recommended(self) -> dict | None:
+        """The recommended row as a dict (``None`` for an empty sweep)."""
+        rows = self.table.filter(pl.col("recommended"))
+        return rows.row(0, named=True) if rows.height else None
+
+
+def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
+    result = evaluate(prepared, policy)
+    delays = result.delays()
+    n = max(result.events, 1)
+    points = np.quantile(delays, [0.5, 0.95, 1.0], method="higher") if delays.size else [None] * 3
+    kept = result.events - result.dropped
+    return {
+        "late_arrival_s": None
+        if policy.late_arrival_ns is None
+        else policy.late_arrival_ns / SECOND,
+        "out_of_order_s": policy.out_of_order_ns / SECOND,
+        "partition_by": policy.partition_by,
+        "over": ",".join(policy.over),
+        "events": result.events,
+        "adjusted": result.adjusted,
+        "dropped": result.dropped,
+        "never_released": kept - int(delays.size),
+        "pct_adjusted": 100 * result.adjusted / n,
+        "pct_dropped": 100 * result.dropped / n,
+        "delay_p50_s": None if points[0] is None else float(points[0]),
+        "delay_p95_s": None if points[1] is None else float(points[1]),
+        "delay_max_s": None if points[2] is None else float(points[2]),
+    }
+
+
+def pareto_mask(affected: np.ndarray, delay: np.ndarray) -> np.ndarray:
+    """True where no other point is ≤ on both and < on one (both minimised)."""
+    n = affected.size
+    mask = np.ones(n, dtype=bool)
+    for i in range(n):
+        better = (affected <= affected[i]) & (delay <= delay[i])
+        strictly = (affected < affected[i]) | (delay < delay[i])
+        if np.any(better & strictly):
+            mask[i] = False
+    return mask
+
+
+def _mark(table: pl.DataFrame) -> pl.DataFrame:
+    if table.is_empty():
+        return table.with_columns(
+            pl.lit(None, pl.Boolean).alias("pareto"), pl.lit(None, pl.Boolean).alias("recommended")
+        )
+    affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+    delay = table["delay_p95_s"].fill_null(np.inf).to_numpy()
+    delay = np.where(table["never_released"].to_numpy() > 0, np.inf, delay)
+    pareto = pareto_mask(affected, delay)
+    late = table["late_arrival_s"].fill_null(np.inf).to_numpy()
+    ooo = table["out_of_order_s"].to_numpy()
+    over = (table["over"] != "").to_numpy()
+    pby = table["partition_by"].to_numpy()
+    within = affected <= BUDGET_PCT + 1e-12
+    if within.any():
+        order = np.lexsort((pby, over, ooo, late, affected, delay))
+        best = next(int(i) for i in order if within[i])
+    else:
+        best = int(np.lexsort((pby, over, ooo, late, delay, affected))[0])
+    chosen = np.zeros(table.height, dtype=bool)
+    chosen[best] = True
+    return table.with_columns(pl.Series("pareto", pareto), pl.Series("recommended", chosen))
+
+
+def sweep(
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    *,
+    late_values: Sequence[int | None],
+    ooo_values: Sequence[int],
+    partition_by_values: Sequence[bool] = (False,),
+    over_values: Sequence[tuple[str, ...]] = ((),),
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> SweepResult:
+    """Evaluate every combination of the given values on ``events`` (tolerances in ns).
+
+    ``policy`` supplies everything else (``timestamp_by``, action, early policy). Settings
+    ASA rejects (OVER on a multi-partition input without PARTITION BY) are skipped and listed
+    in ``skipped``.
+    """
+    if policy.timestamp_by is None:
+        msg = "--timestamp-by is required: without TIMESTAMP BY no tolerance applies"
+        raise UsageError(msg)
+    if not late_values or not ooo_values:
+        msg = "a sweep needs at least one late-arrival and one out-of-order value"
+        raise UsageError(msg)
+    rows: list[dict] = []
+    skipped: list[str] = []
+    for over in dict.fromkeys(tuple(o) for o in over_values):
+        prepared = prepare(
+            events, policy.timestamp_by, over, columns=columns, partitions=partitions
+        )
+        for pby in dict.fromkeys(partition_by_values):
+            for late in dict.fromkeys(late_values):
+                for ooo in dict.fromkeys(ooo_values):
+                    setting = replace(
+                        policy,
+                        late_arrival_ns=late,
+                        out_of_order_ns=ooo,
+                        partition_by=pby,
+                        over=over,
+                    )
+                    try:
+                        rows.append(_row(prepared, setting))
+                    except PolicyError as exc:
+                        skipped.append(f"{setting.describe()}: {exc}")
+    table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
+    return SweepResult(table=_mark(table), rule=RULE, policy=policy, skipped=tuple(skipped))
