@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import time
@@ -30,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from diagnostics.rules import evaluate_detailed, load_rules
+from diagnostics.rules import RuleSet, evaluate_detailed, load_rules
 
 ROOT = Path(__file__).resolve().parent
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -131,6 +132,7 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true", help="also a year of job metrics")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--regenerate", action="store_true")
+    parser.add_argument("--per-rule", action="store_true", help="also time each rule alone")
     args = parser.parse_args()
     tag = f"j{args.jobs}-d{args.days}{'-m' if args.metrics else ''}"
     data = ROOT / "data" / f"rules-{tag}"
@@ -142,14 +144,30 @@ def main() -> None:
         print(f"generated {rows:,} rows in {time.perf_counter() - began:.1f} s into {data}")
     rules = load_rules([ROOT.parent / "rules"])
     began = time.perf_counter()
+    cpu = time.process_time()
     result = evaluate_detailed(rules, data, threads=args.threads)
     elapsed = time.perf_counter() - began
+    cpu = time.process_time() - cpu
+    per_rule = {}
+    if args.per_rule:
+        for rule in rules:
+            one = time.perf_counter()
+            one_cpu = time.process_time()
+            evaluate_detailed(RuleSet((rule,)), data, now=result.now, threads=args.threads)
+            per_rule[rule.id] = {
+                "seconds": round(time.perf_counter() - one, 2),
+                "cpu_seconds": round(time.process_time() - one_cpu, 2),
+            }
     by_rule = Counter(a.rule_id for a in result.alerts)
     by_state = Counter(a.state.value for a in result.alerts)
     report = {
         "dataset": tag,
         "rules": len(rules),
         "evaluate_seconds": round(elapsed, 2),
+        "evaluate_cpu_seconds": round(cpu, 2),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
+        "per_rule": per_rule,
         "alerts": len(result.alerts),
         "by_state": dict(by_state),
         "by_rule": dict(sorted(by_rule.items())),

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from diagnostics.durations import SECOND
 from diagnostics.errors import InputError
+from diagnostics.rules.dense import RunRow, dense_ok, dense_runs
 from diagnostics.rules.loader import STEP_NS
 from diagnostics.rules.model import (
     Aggregate,
@@ -38,7 +40,7 @@ from diagnostics.rules.model import (
 from diagnostics.rules.state import Run, episodes
 from diagnostics.rules.tables import TABLES, TableName
 from diagnostics.rules.templates import render
-from diagnostics.rules.windows import condition_runs
+from diagnostics.rules.windows import COMBINERS, condition_runs
 
 _US = 1_000  # nanoseconds per microsecond; SQL works in epoch microseconds
 _STEP_US = STEP_NS // _US
@@ -75,8 +77,11 @@ def _to_ns(moment: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * SECOND + delta.microseconds * _US
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _from_ns(ns: int) -> datetime:
-    return datetime.fromtimestamp(ns // SECOND, tz=UTC).replace(microsecond=(ns % SECOND) // _US)
+    return _EPOCH + timedelta(microseconds=ns // _US)
 
 
 class _Tables:
@@ -144,25 +149,57 @@ def _value_sql(agg: Aggregate, window_seconds: float | None) -> str:
     return f"CAST({exprs[fn]} AS DOUBLE)"
 
 
-def bucket_sql(rule: Rule) -> str:
-    """The query of a windowed rule's per-minute buckets: the group columns, ``e`` (epoch
-    minute at which the bucket enters the window: its minute + 1) and the partials."""
+def _weight_sql(agg: Aggregate) -> dict[str, str | None]:
+    """Per-row weight of each partial (``None``: the row counts 1)."""
+    cols = [f"src.{_q(c)}" for c in agg.columns]
+    fn = agg.fn
+    if fn in (AggregateFn.COUNT, AggregateFn.RATE) and not cols:
+        return {"n": None}
+    if fn in (AggregateFn.SUM, AggregateFn.RATE):
+        return {"s": f"coalesce(CAST({cols[0]} AS DOUBLE), 0)"}
+    if fn is AggregateFn.MAX:
+        return {"mx": f"CAST({cols[0]} AS DOUBLE)"}
+    if fn is AggregateFn.MIN:
+        return {"mn": f"CAST({cols[0]} AS DOUBLE)"}
+    if fn is AggregateFn.AVG:
+        return {
+            "s": f"coalesce(CAST({cols[0]} AS DOUBLE), 0)",
+            "nx": f"CAST({cols[0]} IS NOT NULL AS DOUBLE)",
+        }
+    return {
+        "sa": f"coalesce(CAST({cols[0]} AS DOUBLE), 0)",
+        "sb": f"coalesce(CAST({cols[1]} AS DOUBLE), 0)",
+    }
+
+
+def _filtered(rule: Rule) -> str:
     assert rule.time_column is not None
-    groups = [_q(g) for g in rule.group_by] or ['"__all"']
-    needed = list(dict.fromkeys([*rule.group_by, *rule.aggregate.columns]))
-    gsel = ", ".join([_q(c) for c in needed] + ([] if rule.group_by else ['1 AS "__all"']))
-    g = ", ".join(groups)
-    part = _partials(rule.aggregate)
-    t = _q(rule.time_column)
     where = f" AND ({rule.where_sql})" if rule.where_sql else ""
-    bucket = ", ".join(f"CAST({sql} AS DOUBLE) AS {name}" for name, (sql, _) in part.items())
-    return f"""
-WITH base AS (
-  SELECT {gsel}, epoch_us(CAST({t} AS TIMESTAMPTZ)) // {_STEP_US} + 1 AS e
-  FROM t_{rule.table.value} WHERE {t} IS NOT NULL{where}
-)
-SELECT {g}, e, {bucket} FROM base GROUP BY {g}, e
-"""
+    return f"SELECT * FROM t_{rule.table.value} WHERE {_q(rule.time_column)} IS NOT NULL{where}"
+
+
+def groups_sql(rule: Rule) -> str:
+    """The distinct groups of a windowed rule, numbered from 0 as ``gid``."""
+    cols = ", ".join(_q(g) for g in rule.group_by)
+    return (
+        f"SELECT *, CAST(row_number() OVER () - 1 AS INTEGER) AS gid "
+        f"FROM (SELECT DISTINCT {cols} FROM ({_filtered(rule)}))"
+    )
+
+
+def rows_sql(rule: Rule) -> str:
+    """The filtered rows of a windowed rule: ``gid``, ``e`` (epoch minute at which the row
+    enters the window: its minute + 1) and one weight column per partial."""
+    assert rule.time_column is not None
+    weights = [
+        f"{sql} AS {name}" for name, sql in _weight_sql(rule.aggregate).items() if sql is not None
+    ]
+    e = f"epoch_us(CAST(src.{_q(rule.time_column)} AS TIMESTAMPTZ)) // {_STEP_US} + 1 AS e"
+    select = ", ".join(["gid", e, *weights])
+    if not rule.group_by:
+        return f"SELECT CAST(0 AS INTEGER) AS {select} FROM ({_filtered(rule)}) AS src"
+    on = " AND ".join(f"src.{_q(g)} IS NOT DISTINCT FROM grp.{_q(g)}" for g in rule.group_by)
+    return f"SELECT grp.{select} FROM ({_filtered(rule)}) AS src JOIN grp ON {on}"
 
 
 def instant_sql(rule: Rule) -> str:
@@ -189,88 +226,129 @@ def _label_value(value: Any) -> str | None:
     return str(value)
 
 
-def _make_alert(
-    rule: Rule,
-    group: Mapping[str, Any],
-    state: AlertState,
-    active_at: datetime,
-    starts_at: datetime,
-    ends_at: datetime | None,
-    value: float | None,
-) -> Alert:
-    group_labels = {k: v for k, v in ((k, _label_value(v)) for k, v in group.items()) if v}
-    labels = {"alertname": rule.id, "severity": rule.severity.value, **dict(rule.labels)}
-    labels.update(group_labels)
-    params = dict(rule.params)
-    annotations = tuple(
-        (key, render(tpl, labels=labels, params=params, value=value, threshold=rule.threshold))
-        for key, tpl in rule.annotations
-    )
-    return Alert(
-        fingerprint=fingerprint(rule.id, group_labels),
-        rule_id=rule.id,
-        title=rule.title,
-        state=state,
-        severity=rule.severity,
-        active_at=active_at,
-        starts_at=starts_at,
-        ends_at=ends_at,
-        value=value,
-        labels=tuple(sorted(labels.items())),
-        annotations=annotations,
-        cause=rule.cause,
-        group=tuple(sorted(group_labels.items())),
-    )
+@dataclass(frozen=True)
+class _GroupAlerts:
+    """What every alert of one rule and group shares: labels, fingerprint (computed once)."""
 
+    rule: Rule
+    fingerprint: str
+    labels: dict[str, str]
+    group: tuple[tuple[str, str], ...]
 
-def _run_timed(con: duckdb.DuckDBPyConnection, rule: Rule, now_ns: int) -> list[Alert]:
-    assert rule.window_ns is not None
-    groups = [_q(g) for g in rule.group_by] or ['"__all"']
-    on = " AND ".join(f"b.{g} IS NOT DISTINCT FROM grp.{g}" for g in groups)
-    partials = ", ".join(f"b.{name}" for name in _partials(rule.aggregate))
-    con.execute(f"CREATE OR REPLACE TEMP TABLE b AS {bucket_sql(rule)}")
-    try:
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE grp AS SELECT *, row_number() OVER () AS gid "
-            f"FROM (SELECT DISTINCT {', '.join(groups)} FROM b)"
+    @classmethod
+    def of(cls, rule: Rule, group: Mapping[str, Any]) -> _GroupAlerts:
+        group_labels = {k: v for k, v in ((k, _label_value(v)) for k, v in group.items()) if v}
+        labels = {"alertname": rule.id, "severity": rule.severity.value, **dict(rule.labels)}
+        labels.update(group_labels)
+        return cls(
+            rule,
+            fingerprint(rule.id, group_labels),
+            dict(sorted(labels.items())),
+            tuple(sorted(group_labels.items())),
         )
-        group_rows = con.execute(f"SELECT gid, {', '.join(groups)} FROM grp").fetchall()
-        buckets = con.sql(f"SELECT grp.gid, b.e, {partials} FROM b JOIN grp ON {on}").pl()
-    finally:
-        con.execute("DROP TABLE IF EXISTS b")
-        con.execute("DROP TABLE IF EXISTS grp")
-    step_min = _STEP_US // 60_000_000
+
+    def alert(
+        self,
+        state: AlertState,
+        active_at: datetime,
+        starts_at: datetime,
+        ends_at: datetime | None,
+        value: float | None,
+    ) -> Alert:
+        rule = self.rule
+        params = dict(rule.params)
+        annotations = tuple(
+            (
+                key,
+                render(
+                    tpl, labels=self.labels, params=params, value=value, threshold=rule.threshold
+                ),
+            )
+            for key, tpl in rule.annotations
+        )
+        return Alert(
+            fingerprint=self.fingerprint,
+            rule_id=rule.id,
+            title=rule.title,
+            state=state,
+            severity=rule.severity,
+            active_at=active_at,
+            starts_at=starts_at,
+            ends_at=ends_at,
+            value=value,
+            labels=tuple(self.labels.items()),
+            annotations=annotations,
+            cause=rule.cause,
+            group=self.group,
+        )
+
+
+def _runs(rule: Rule, rows: pl.DataFrame, n_groups: int, now_min: int) -> list[RunRow]:
+    """Condition runs from the rows of a windowed rule: dense numpy grid when it fits, else
+    per-minute buckets windowed with polars."""
+    assert rule.window_ns is not None
+    window = rule.window_ns // STEP_NS
+    weights = _weight_sql(rule.aggregate)
+    if rows.height == 0:
+        return []
+    span = min(now_min, int(rows["e"].max()) + window) - int(rows["e"].min()) + 1
+    if dense_ok(set(weights), n_groups, max(span, 1), rows.height):
+        parts = {k: (None if sql is None else rows[k].to_numpy()) for k, sql in weights.items()}
+        return dense_runs(
+            rows["gid"].to_numpy(),
+            rows["e"].to_numpy(),
+            parts,
+            n_groups=n_groups,
+            window=window,
+            agg=rule.aggregate,
+            op=rule.op,
+            threshold=rule.threshold,
+            now=now_min,
+        )
+    if "n" in weights:
+        rows = rows.with_columns(n=pl.lit(1.0))
+    combine = {"sum": pl.Expr.sum, "max": pl.Expr.max, "min": pl.Expr.min}
+    buckets = rows.group_by("gid", "e").agg(
+        combine[COMBINERS[name]](pl.col(name)).alias(name) for name in weights
+    )
     runs = condition_runs(
-        buckets,
-        window=rule.window_ns // STEP_NS * step_min,
+        buckets.with_columns(pl.col("gid").cast(pl.Int64), pl.col("e").cast(pl.Int64)),
+        window=window,
         agg=rule.aggregate,
         op=rule.op,
         threshold=rule.threshold,
-        now=now_ns // STEP_NS,
+        now=now_min,
     )
-    names = dict(zip(rule.group_by, range(1, len(rule.group_by) + 1), strict=True))
-    by_gid = {row[0]: {g: row[i] for g, i in names.items()} for row in group_rows}
-    minute = STEP_NS
-    alerts: list[Alert] = []
+    return list(runs.iter_rows())
+
+
+def _run_timed(con: duckdb.DuckDBPyConnection, rule: Rule, now_ns: int) -> list[Alert]:
+    group_rows: list[tuple[Any, ...]] = [(0,)]
+    if rule.group_by:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE grp AS {groups_sql(rule)}").fetchall()
+        cols = ", ".join(_q(g) for g in rule.group_by)
+        group_rows = con.execute(f"SELECT gid, {cols} FROM grp ORDER BY gid").fetchall()
+    try:
+        rows = con.sql(rows_sql(rule)).pl()
+    finally:
+        con.execute("DROP TABLE IF EXISTS grp").fetchall()
+    runs = _runs(rule, rows, len(group_rows), now_ns // STEP_NS)
+    by_gid = [dict(zip(rule.group_by, row[1:], strict=True)) for row in group_rows]
     per_group: dict[int, list[Run]] = {}
-    for gid, start, end, value in runs.iter_rows():
-        end_ns = None if end is None else end * minute
-        per_group.setdefault(gid, []).append(Run(start * minute, end_ns, value))
+    for gid, start, end, value in runs:
+        end_ns = None if end is None else end * STEP_NS
+        per_group.setdefault(gid, []).append(Run(start * STEP_NS, end_ns, value))
+    alerts: list[Alert] = []
     for gid in sorted(per_group):
-        group = by_gid[gid]
-        for ep in episodes(
+        found = episodes(
             per_group[gid], for_ns=rule.for_ns, keep_ns=rule.keep_firing_for_ns, now=now_ns
-        ):
+        )
+        maker = _GroupAlerts.of(rule, by_gid[gid])
+        for ep in found:
             ends = _from_ns(ep.ends_at) if ep.ends_at is not None else None
             alerts.append(
-                _make_alert(
-                    rule,
-                    group,
-                    ep.state,
-                    _from_ns(ep.active_at),
-                    _from_ns(ep.starts_at),
-                    ends,
-                    ep.value,
+                maker.alert(
+                    ep.state, _from_ns(ep.active_at), _from_ns(ep.starts_at), ends, ep.value
                 )
             )
     return alerts
@@ -281,7 +359,8 @@ def _run_instant(con: duckdb.DuckDBPyConnection, rule: Rule, now: datetime) -> l
     alerts = []
     for row in rows:
         group = dict(zip(rule.group_by, row[:-1], strict=True))
-        alerts.append(_make_alert(rule, group, AlertState.FIRING, now, now, None, row[-1]))
+        maker = _GroupAlerts.of(rule, group)
+        alerts.append(maker.alert(AlertState.FIRING, now, now, None, row[-1]))
     return alerts
 
 

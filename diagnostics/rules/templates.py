@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Set
+from functools import lru_cache
 
 _PLACE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _REF = re.compile(r"^\s*\$(?:(value|threshold)|(labels|params)\.([A-Za-z_][A-Za-z0-9_]*))\s*$")
@@ -67,6 +68,24 @@ def check_template(template: str, label_names: Set[str], param_names: Set[str]) 
             raise TemplateError(msg)
 
 
+@lru_cache(maxsize=1024)
+def _compiled(template: str) -> tuple[tuple[str, str | None], ...]:
+    """The template as parts: ``("text", literal)`` or ``(scope, name)`` references."""
+    parts: list[tuple[str, str | None]] = []
+    pos = 0
+    for match in _PLACE.finditer(template):
+        parts.append(("text", template[pos : match.start()]))
+        ref = _REF.match(match.group(1))
+        if ref is None:  # unreachable for a checked template; keep the text as it is
+            parts.append(("text", match.group(0)))
+        else:
+            scalar, scope, name = ref.groups()
+            parts.append((scalar, None) if scalar else (scope, name))
+        pos = match.end()
+    parts.append(("text", template[pos:]))
+    return tuple(p for p in parts if p != ("text", ""))
+
+
 def render(
     template: str,
     *,
@@ -76,21 +95,22 @@ def render(
     threshold: float,
 ) -> str:
     """Substitute the references of a checked template (a missing label renders empty)."""
-
-    def one(match: re.Match[str]) -> str:
-        ref = _REF.match(match.group(1))
-        if ref is None:  # unreachable for a checked template; keep the text as it is
-            return match.group(0)
-        scalar, scope, name = ref.groups()
-        if scalar == "value":
-            return format_value(value)
-        if scalar == "threshold":
-            return format_value(threshold)
-        if scope == "labels":
-            return labels.get(name or "", "")
-        item = params.get(name or "", "")
-        if isinstance(item, tuple):
-            return ", ".join(str(v) for v in item)
-        return format_value(item) if isinstance(item, int | float) else str(item)
-
-    return _PLACE.sub(one, template)
+    out: list[str] = []
+    for scope, name in _compiled(template):
+        if scope == "text":
+            out.append(name or "")
+        elif scope == "value":
+            out.append(format_value(value))
+        elif scope == "threshold":
+            out.append(format_value(threshold))
+        elif scope == "labels":
+            out.append(labels.get(name or "", ""))
+        else:
+            item = params.get(name or "", "")
+            if isinstance(item, tuple):
+                out.append(", ".join(str(v) for v in item))
+            elif isinstance(item, int | float) and not isinstance(item, bool):
+                out.append(format_value(item))
+            else:
+                out.append(str(item))
+    return "".join(out)

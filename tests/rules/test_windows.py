@@ -113,3 +113,86 @@ def test_groups_do_not_leak_into_each_other() -> None:
     )
     # group 1: values 5 (10), 10 (11), 5 (12), 0 (13) -> run [10, 13); group 2 never above 4
     assert runs.rows() == [(1, 10, 13, 5.0)]
+
+
+def rows_of(buckets: dict[int, list[float]], fn: AggregateFn):  # type: ignore[no-untyped-def]
+    """Row-level arrays (one row per value) for the dense path."""
+    import numpy as np
+
+    e = np.array([k for k, vs in sorted(buckets.items()) for _ in vs], dtype=np.int64)
+    v = np.array([x for _, vs in sorted(buckets.items()) for x in vs], dtype=np.float64)
+    parts = {
+        AggregateFn.SUM: {"s": v},
+        AggregateFn.COUNT: {"n": None},
+        AggregateFn.AVG: {"s": v, "nx": np.ones_like(v)},
+    }[fn]
+    return e, parts
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    groups=st.lists(
+        st.dictionaries(
+            st.integers(1000, 1040),
+            st.lists(st.integers(0, 6), min_size=1, max_size=3),
+            min_size=1,
+            max_size=20,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    fn=st.sampled_from([AggregateFn.SUM, AggregateFn.COUNT, AggregateFn.AVG]),
+    window=st.integers(1, 7),
+    op=st.sampled_from(list(Comparison)),
+    threshold=st.integers(0, 12),
+    horizon=st.integers(0, 60),
+)
+def test_dense_grid_matches_minute_by_minute_evaluation(
+    groups: list[dict[int, list[int]]],
+    fn: AggregateFn,
+    window: int,
+    op: Comparison,
+    threshold: int,
+    horizon: int,
+) -> None:
+    import numpy as np
+
+    from diagnostics.rules.dense import dense_runs
+
+    values = [{e: [float(v) for v in vs] for e, vs in g.items()} for g in groups]
+    now = 1000 + horizon
+    gids, es, parts_list = [], [], []
+    for gid, g in enumerate(values):
+        e, parts = rows_of(g, fn)
+        gids.append(np.full(e.size, gid, dtype=np.int32))
+        es.append(e)
+        parts_list.append(parts)
+    parts = {
+        k: (None if parts_list[0][k] is None else np.concatenate([p[k] for p in parts_list]))
+        for k in parts_list[0]
+    }
+    # shuffle the rows: the dense path must not depend on input order
+    order = np.random.default_rng(0).permutation(sum(x.size for x in es))
+    gid = np.concatenate(gids)[order]
+    e = np.concatenate(es)[order]
+    parts = {k: (None if v is None else v[order]) for k, v in parts.items()}
+    agg = Aggregate(fn, () if fn is AggregateFn.COUNT else ("event_count",))
+    got = dense_runs(
+        gid,
+        e,
+        parts,
+        n_groups=len(values),
+        window=window,
+        agg=agg,
+        op=op,
+        threshold=float(threshold),
+        now=now,
+    )
+    expected = []
+    for index, g in enumerate(values):
+        visible = {k: v for k, v in g.items() if k <= now}
+        if visible:
+            expected += [
+                (index, *run) for run in naive_runs(visible, fn, window, op, float(threshold), now)
+            ]
+    assert got == expected
