@@ -51,7 +51,7 @@ def _startup_folder() -> str | None:
 
 
 def main() -> None:
-    st.set_page_config(page_title="orderdoc", page_icon="⏱", layout="wide")
+    st.set_page_config(page_title="orderdoc", layout="wide")
     if "started" not in st.session_state:
         st.session_state["started"] = True
         folder = _startup_folder()
@@ -64,7 +64,7 @@ def main() -> None:
         elif PAGE_KEY not in st.session_state:
             st.session_state[PAGE_KEY] = "Overview" if cache.AGG_KEY in st.session_state else "Load"
     with st.sidebar:
-        st.markdown("## ⏱ orderdoc")
+        st.markdown("## orderdoc")
         st.caption("Why does my event-time job drop, shift or delay events?")
         choice = st.radio("Page", list(PAGES), key=PAGE_KEY)
         label = st.session_state.get(cache.LABEL_KEY)

@@ -49,7 +49,7 @@ def _rules() -> None:
         )
         st.dataframe(problems_frame(pack.problems), hide_index=True, width="stretch")
     for f in pack.files:
-        mark = "❌" if f.problems else "✅"
+        mark = "problems:" if f.problems else "valid:"
         with st.expander(f"{mark} {f.path} · {', '.join(f.rule_ids) or 'no valid rule'}"):
             st.code(f.text, language="yaml")
             for problem in f.problems:

@@ -65,7 +65,7 @@ def key(agg: store.Aggregate) -> tuple[str, str]:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def open_cached(path: str, _sig: str) -> store.Aggregate:
+def open_cached(path: str, sig: str) -> store.Aggregate:
     return store.open_aggregate(path)
 
 
@@ -94,31 +94,35 @@ def input_events_by_partition(path: str, sig: str) -> pl.DataFrame:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def rule_pack(paths: tuple[str, ...], _sig: str) -> alerts.RulePack:
+def rule_pack(paths: tuple[str, ...], sig: str) -> alerts.RulePack:
     return alerts.load_pack(paths)
+
+
+def rules_signature() -> str:
+    """Changes when a rule file under :func:`rules_paths` changes."""
+    parts = []
+    for p in rules_paths():
+        path = Path(p)
+        if path.is_dir():
+            parts.append(store.signature(path))
+        elif path.is_file():
+            parts.append(f"{path.stat().st_size}:{path.stat().st_mtime_ns}")
+    return "|".join(parts)
 
 
 def pack() -> alerts.RulePack:
     """The rule pack (re-loaded when a rule file changes)."""
-    paths = tuple(rules_paths())
-    sig = "|".join(
-        store.signature(p) if Path(p).is_dir() else str(Path(p).stat().st_mtime_ns)
-        for p in paths
-        if Path(p).exists()
-    )
-    return rule_pack(paths, sig)
+    return rule_pack(tuple(rules_paths()), rules_signature())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def alerts_view(path: str, sig: str, rules: tuple[str, ...], _rules_sig: str) -> alerts.AlertsView:
+def alerts_view(path: str, sig: str, rules: tuple[str, ...], rules_sig: str) -> alerts.AlertsView:
     return alerts.evaluate_pack(pack(), Path(path))
 
 
 def evaluate(agg: store.Aggregate) -> alerts.AlertsView:
     """Alerts of the current rule pack on ``agg`` (cached)."""
-    paths = tuple(rules_paths())
-    rules_sig = "|".join(sorted(r.id for r in pack().rules))
-    return alerts_view(*key(agg), paths, rules_sig)
+    return alerts_view(*key(agg), tuple(rules_paths()), rules_signature())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

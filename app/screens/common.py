@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-SEVERITY_ICONS = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
+SEVERITY_COLOURS = {"critical": "red", "warning": "orange", "info": "blue"}
 
 
 def chart(fig: go.Figure, key: str) -> None:
@@ -28,5 +28,5 @@ def seconds(value: float | None) -> str:
 
 
 def severity(name: str) -> str:
-    """An icon and the severity name."""
-    return f"{SEVERITY_ICONS.get(name, '⚪')} {name}"
+    """The severity name as coloured, bold markdown (no emoji: fonts may lack them)."""
+    return f":{SEVERITY_COLOURS.get(name, 'gray')}[**{name}**]"

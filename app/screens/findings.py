@@ -36,7 +36,12 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
             )
             return
     if finding.cause in LATE_CAUSES:
-        frame = cache.lateness_aggregate(*key, finding.kinds)
+        ctx = cache.capture(*key)
+        frame = (
+            cache.lateness_capture(*key, "partition")
+            if ctx is not None
+            else cache.lateness_aggregate(*key, finding.kinds)
+        )
         if frame.height:
             chart(
                 figures.lateness_ecdf(lateness.ecdf(frame), _tolerance(agg)),

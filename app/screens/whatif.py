@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import insight, lateness
+from diagnostics.appdata import figures, insight, lateness
 from diagnostics.errors import OrderdocError
 from screens import cache
 from screens.common import chart, seconds
@@ -57,10 +57,18 @@ def render() -> None:
         cols[1].metric("Dropped", f"{point['pct_dropped']:.1f} %")
         cols[2].metric("Output delay p95", seconds(point["delay_p95_s"]))
         cols[3].metric("Output delay max", seconds(point["delay_max_s"]))
-    chart(result.figure, "whatif_chart")
-    if result.rule:
-        st.markdown("**Recommended setting**")
-        st.code(result.rule, language="sql")
+    for note in result.skipped[:3]:
+        st.warning(f"Skipped (ASA rejects it): {note}")
+    chart(figures.with_selected(result.figure, point), "whatif_chart")
+    if result.recommended is not None:
+        r = result.recommended
+        late_text = "unlimited" if r["late_arrival_s"] is None else f"{r['late_arrival_s']:g} s"
+        st.markdown(
+            f"**Recommended:** late-arrival tolerance {late_text}, out-of-order tolerance "
+            f"{r['out_of_order_s']:g} s ({r['pct_adjusted'] + r['pct_dropped']:.2f} % adjusted or "
+            f"dropped, p95 output delay {seconds(r['delay_p95_s'])})."
+        )
+    st.caption(f"Recommendation rule: {result.rule}")
     st.dataframe(result.table, hide_index=True, width="stretch")
 
 

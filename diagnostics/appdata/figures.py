@@ -200,3 +200,17 @@ def reason_bars(counts: pl.DataFrame) -> go.Figure:
     fig = _layout(fig, "Quarantined records by reason", "records", "")
     fig.update_layout(height=140 + 30 * counts.height)
     return fig
+
+
+def with_selected(fig: go.Figure, point: dict | None) -> go.Figure:
+    """A copy of a what-if chart with the slider's setting marked (trace ``selected``)."""
+    out = go.Figure(fig)
+    if point is not None:
+        out.add_scatter(
+            x=[point["delay_p95_s"]],
+            y=[point["pct_adjusted"] + point["pct_dropped"]],
+            mode="markers",
+            name="selected",
+            marker={"symbol": "circle-open", "size": 22, "line": {"width": 3}, "color": "#d62728"},
+        )
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.kinds import ErrorKind
@@ -158,20 +159,23 @@ class SweepView:
     table: pl.DataFrame
     rule: str
     figure: Any
+    skipped: tuple[str, ...] = ()
+    recommended: dict[str, Any] | None = None
 
 
 def sweep(
     events: pl.DataFrame,
     policy: OrderingPolicy,
     *,
-    late_values: Sequence[float],
+    late_values: Sequence[float | None],
     ooo_values: Sequence[float],
     partition_by_values: Sequence[bool] = (False,),
     over_values: Sequence[tuple[str, ...]] = ((),),
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
 ) -> SweepView:
-    """Run the what-if sweep; raises RuntimeError with :func:`whatif_status` when unavailable."""
+    """Run the what-if sweep (tolerances in seconds, ``None`` = unlimited late tolerance);
+    raises RuntimeError with :func:`whatif_status` when unavailable."""
     fn, problem = _entry("diagnostics.whatif", "sweep")
     chart, chart_problem = _entry("diagnostics.whatif", "chart")
     if fn is None or chart is None:
@@ -179,14 +183,21 @@ def sweep(
     result = fn(
         events,
         policy,
-        late_values=list(late_values),
-        ooo_values=list(ooo_values),
+        late_values=[None if v is None else round(v * SECOND) for v in late_values],
+        ooo_values=[round(v * SECOND) for v in ooo_values],
         partition_by_values=tuple(partition_by_values),
         over_values=tuple(over_values),
         columns=columns,
         partitions=None if partitions is None else tuple(partitions),
     )
-    return SweepView(table=result.table, rule=str(result.rule), figure=chart(result))
+    rows = result.table.filter(pl.col("recommended")) if "recommended" in result.table else None
+    return SweepView(
+        table=result.table,
+        rule=str(result.rule),
+        figure=chart(result),
+        skipped=tuple(str(s) for s in getattr(result, "skipped", ())),
+        recommended=rows.row(0, named=True) if rows is not None and rows.height else None,
+    )
 
 
 def select_point(table: pl.DataFrame, late_s: float, ooo_s: float) -> dict[str, Any] | None:

@@ -1,0 +1,225 @@
+"""Every page of the app under Streamlit's AppTest, with the bundled samples, asserting on
+what is shown: numbers, finding titles, chart data.
+
+Expected numbers come from the samples' documentation (sample_logs/*/README.md, checked by
+the log and generator tests) or from the engine's committed outcomes, not from the code under
+test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+import polars as pl
+import pytest
+
+from diagnostics.appdata.build import capture_context
+from diagnostics.appdata.partitions import MERGE_RULE
+from diagnostics.durations import SECOND
+from diagnostics.engine.replay import replay
+from tests.app.conftest import RULES_BAD, RULES_GOOD, figures, metrics, traces
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_without_data_every_page_says_what_to_do(open_app):
+    at = open_app("Overview")
+    assert "Nothing is loaded yet" in at.info[0].value
+    at.sidebar.radio(key="page").set_value("Findings").run()
+    assert not at.exception
+    assert "Load page" in at.info[0].value
+
+
+def test_load_starts_on_the_load_page_with_the_samples(open_app):
+    at = open_app("Load")
+    labels = at.selectbox(key="sample_choice").options
+    assert labels[0] == "scenario: late_senders (event capture)"
+    assert "ASA log shapes (sample_logs/asa)" in labels
+
+
+def test_load_a_bundled_sample_then_overview_shows_it(open_app, app_env):
+    at = open_app("Load")
+    at.button(key="load_sample").click().run()
+    assert not at.exception
+    assert "Loaded sample scenario: late_senders" in at.success[0].value
+    folder = at.session_state["agg_dir"]
+    assert folder.startswith(str(app_env))
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    shown = metrics(at)
+    # sample_logs/scenarios/README.md, late_senders: LateInputEvent 513, OutOfOrderEvent 270
+    assert shown["Late events"] == "513"
+    assert shown["Out-of-order events"] == "270"
+    assert shown["Events with data errors"] == "783"
+
+
+def test_overview_numbers_and_chart_for_the_asa_logs(open_app, agg_asa):
+    at = open_app("Overview", agg_asa)
+    shown = metrics(at)
+    # sample_logs/asa/README.md: 28 records, 5 quarantined; Late 82, Early 5, OutOfOrder 18,
+    # InvalidInputTimeStamp 5, 8 idle notices (not events)
+    assert shown["Quarantined records"] == "5"
+    assert shown["Events with data errors"] == f"{82 + 5 + 18 + 5:,}"
+    assert shown["Late events"] == "82"
+    assert shown["Idle notices"] == "8"
+    # the test rule pack: 5 quarantined records > 0 fires; late-event minutes have resolved
+    assert shown["Alerts firing"] == "1"
+    # metrics sample (orderdoc-replay/metrics.parquet): worst delay 15 s on job REPLAY
+    assert shown["Worst watermark delay"] == "15.0 s"
+    (fig,) = figures(at)
+    bars = traces(fig)
+    totals = {name: sum(t["y"]) for name, t in bars.items() if t["type"] == "bar"}
+    assert totals == {
+        "LateInputEvent": 82,
+        "EarlyInputEvent": 5,
+        "OutOfOrderEvent": 18,
+        "InvalidInputTimeStamp": 5,
+    }
+    markers = bars["alerts"]
+    assert len(markers["x"]) == 9  # 1 quarantine alert + 8 late-event episodes
+    assert any(
+        "Quarantined log records" in text and text.startswith("firing") for text in markers["text"]
+    )
+
+
+def test_overview_of_a_capture_has_alert_markers_on_the_late_batches(open_app, agg_late):
+    at = open_app("Overview", agg_late)
+    (fig,) = figures(at)
+    named = traces(fig)
+    assert sum(named["LateInputEvent"]["y"]) == 513
+    assert sum(named["OutOfOrderEvent"]["y"]) == 270
+    # the late senders batch every 2 minutes: one alert episode per batch minute
+    minutes = [datetime.fromisoformat(x).minute for x in named["alerts"]["x"]]
+    assert minutes and all(m % 2 == 1 for m in minutes)
+    assert metrics(at)["Worst watermark delay"] == "10.0 s"  # README: max delay 10.0 s
+
+
+def test_findings_show_titles_evidence_and_fixes(open_app, agg_late):
+    from diagnostics.explain import explain
+
+    at = open_app("Findings", agg_late)
+    ctx = capture_context(agg_late)
+    events = pl.read_parquet(ctx.events_path)
+    report = explain(
+        agg_late, events=events, policy=ctx.settings.policy, columns=ctx.settings.columns
+    )
+    titles = [s.value for s in at.subheader]
+    assert titles == [f"{i + 1}. {f.title}" for i, f in enumerate(report.findings)]
+    # the scenario's cause: late senders; 513 late events (README)
+    assert report.findings[0].cause.value == "late_arrivals"
+    assert "513" in titles[0]
+    shown = [m.value for m in at.metric if m.label == "Events affected"]
+    assert shown[0] == "513"
+    # the fix, as copyable code
+    snippets = [c.value for c in at.code]
+    assert report.findings[0].suggestions[0].snippet in snippets
+    # the evidence chart of the top finding: per-partition ECDF with the 5 s tolerance line
+    evidence = traces(figures(at)[0])
+    assert evidence["tolerance"]["x"] == [5.0, 5.0]
+    ecdf_ends = [t["y"][-1] for name, t in evidence.items() if name.startswith("partition")]
+    assert ecdf_ends and all(end == pytest.approx(1.0) for end in ecdf_ends)
+
+
+def test_lateness_page_counts_events_beyond_the_tolerance(open_app, agg_late, late_outcomes):
+    at = open_app("Lateness", agg_late)
+    assert metrics(at)["Configured late-arrival tolerance"] == "5 s"
+    table = at.dataframe[0].value
+    # every event later than the 5 s tolerance is a LateInputEvent in the engine's outcomes
+    assert int(table["beyond_tolerance"].sum()) == int(late_outcomes["late"].sum()) == 513
+    assert int(table["events"].sum()) == late_outcomes.height
+    (fig,) = figures(at)
+    assert traces(fig)["tolerance"]["x"] == [5.0, 5.0]
+    # per device: the batching devices are every fifth one (README: dev-00000, -00005, ...)
+    at.radio(key="late_by").set_value("device_id").run()
+    by_device = at.dataframe[0].value
+    late_devices = by_device.loc[by_device["beyond_tolerance"] > 0, "group"].tolist()
+    assert late_devices
+    assert all(int(name.split("-")[1]) % 5 == 0 for name in late_devices if name != "other")
+
+
+def test_lateness_page_from_logs_uses_the_example_events(open_app, agg_asa):
+    at = open_app("Lateness", agg_asa)
+    at.multiselect(key="late_kinds").set_value(["LateInputEvent"]).run()
+    table = at.dataframe[0].value
+    # the documented activity-log example (292.704 s late, 24 events) is among the values
+    assert table["max_s"].max() >= 292.704
+    assert int(table["events"].sum()) <= 82
+
+
+def test_partitions_page_shows_the_idle_partition(open_app, agg_idle):
+    at = open_app("Partitions", agg_idle)
+    assert at.info[0].value == MERGE_RULE
+    idle, delay = figures(at)
+    bars = traces(idle)["idle"]
+    # README, idle_partition: partition 3 only, 3 idle notices
+    assert set(bars["y"]) == {"sample-idle_partition / partition 3"}
+    assert sum(int(t.split(", ")[1].split()[0]) for t in bars["text"]) == 3
+    lines = traces(delay)
+    assert {"job", "partition 0", "partition 3", "tolerance"} <= set(lines)
+    assert max(lines["job"]["y"]) == 10.0  # README: max watermark delay 10.0 s
+    table = at.dataframe[0].value
+    row = table[table["partition_id"] == 3].iloc[0]
+    assert row["idle_episodes"] >= 1
+    # README: input events per partition {"0": 478, "1": 494, "2": 504, "3": 524}
+    assert table.set_index("partition_id")["input_events"].to_dict() == {
+        0: 478,
+        1: 494,
+        2: 504,
+        3: 524,
+    }
+
+
+def test_whatif_page_matches_the_engine_at_the_current_policy(open_app, agg_late, late_outcomes):
+    at = open_app("What-if", agg_late)
+    shown = metrics(at)
+    adjusted = (late_outcomes["status"] == "adjusted").sum() / late_outcomes.height * 100
+    assert shown["Adjusted"] == f"{adjusted:.1f} %"
+    assert shown["Dropped"] == "0.0 %"
+    (fig,) = figures(at)
+    selected = traces(fig)["selected"]
+    assert selected["y"] == [pytest.approx(adjusted)]
+    # another setting: the page agrees with a full engine replay under that policy
+    at.select_slider(key="wi_late").set_value(180).run()
+    at.select_slider(key="wi_ooo").set_value(60).run()
+    ctx = capture_context(agg_late)
+    policy = replace(ctx.settings.policy, late_arrival_ns=180 * SECOND, out_of_order_ns=60 * SECOND)
+    events = pl.read_parquet(ctx.events_path)
+    result = replay(events, policy, partitions=ctx.partitions, columns=ctx.settings.columns)
+    expected = (result.outcomes["status"] == "adjusted").sum() / events.height * 100
+    assert metrics(at)["Adjusted"] == f"{expected:.1f} %"
+    assert expected < adjusted
+
+
+def test_whatif_needs_a_capture(open_app, agg_asa):
+    at = open_app("What-if", agg_asa)
+    assert "needs an event capture" in at.info[0].value
+
+
+def test_alerts_page_lists_alerts_and_rule_problems(open_app, agg_asa, monkeypatch):
+    monkeypatch.setenv("ORDERDOC_RULES", f"{RULES_GOOD}:{RULES_BAD}")
+    at = open_app("Alerts", agg_asa)
+    shown = metrics(at)
+    assert (shown["Firing"], shown["Pending"], shown["Resolved"]) == ("1", "0", "8")
+    alerts = at.dataframe[0].value
+    assert alerts.iloc[0]["state"] == "firing"
+    assert alerts.iloc[0]["title"] == "Quarantined log records"
+    problems = at.dataframe[1].value
+    assert problems.iloc[0]["rule"] == "app-bad-severity"
+    assert "'urgent' is not one of" in problems.iloc[0]["message"]
+    assert any("'urgent' is not one of" in e.value for e in at.error)
+    yaml_shown = [c.value.strip() for c in at.code]
+    assert (RULES_BAD / "broken.yaml").read_text().strip() in yaml_shown
+    at.text_area(key="rule_text").set_value("rules:\n  - id: x\n").run()
+    at.button(key="validate_rule").click().run()
+    assert any("field" in e.value or "required" in e.value for e in at.error)
+
+
+def test_quarantine_page_lists_records_and_reasons(open_app, agg_asa):
+    at = open_app("Quarantine", agg_asa)
+    assert metrics(at)["Quarantined records"] == "5"
+    table = at.dataframe[0].value
+    # sample_logs/asa/README.md: mixed-malformed.json lines 3 to 7
+    assert table["source_line"].tolist() == [3, 4, 5, 6, 7]
+    assert all(name.endswith("mixed-malformed.json") for name in table["source_file"])
+    (fig,) = figures(at)
+    assert sum(traces(fig)["records"]["x"]) == 5
