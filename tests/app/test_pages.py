@@ -90,7 +90,8 @@ def test_overview_of_a_capture_has_alert_markers_on_the_late_batches(open_app, a
     assert sum(named["OutOfOrderEvent"]["y"]) == 270
     # the late senders batch every 2 minutes: one alert episode per batch minute
     minutes = [datetime.fromisoformat(x).minute for x in named["alerts"]["x"]]
-    assert minutes and all(m % 2 == 1 for m in minutes)
+    assert minutes
+    assert all(m % 2 == 1 for m in minutes)
     assert metrics(at)["Worst watermark delay"] == "10.0 s"  # README: max delay 10.0 s
 
 
@@ -117,7 +118,8 @@ def test_findings_show_titles_evidence_and_fixes(open_app, agg_late):
     evidence = traces(figures(at)[0])
     assert evidence["tolerance"]["x"] == [5.0, 5.0]
     ecdf_ends = [t["y"][-1] for name, t in evidence.items() if name.startswith("partition")]
-    assert ecdf_ends and all(end == pytest.approx(1.0) for end in ecdf_ends)
+    assert ecdf_ends
+    assert all(end == pytest.approx(1.0) for end in ecdf_ends)
 
 
 def test_lateness_page_counts_events_beyond_the_tolerance(open_app, agg_late, late_outcomes):
