@@ -25,12 +25,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("scenario", metavar="SCENARIO", choices=[s.value for s in Scenario])
+    parser.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        choices=[s.value for s in Scenario],
+        help=f"one of: {', '.join(s.value for s in Scenario)} (see below)",
+    )
     parser.add_argument("--out", required=True, type=Path, metavar="FILE", help="output file")
-    parser.add_argument("--events", type=int, default=100_000, help="number of events")
-    parser.add_argument("--partitions", type=int, default=4, help="number of input partitions")
+    parser.add_argument(
+        "--events", type=int, default=100_000, metavar="N", help="number of events (default 100000)"
+    )
+    parser.add_argument(
+        "--partitions", type=int, default=4, metavar="P", help="input partitions (default 4)"
+    )
     parser.add_argument("--duration", default="1h", help="span of arrival times (default 1h)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument(
         "--start", default=None, help="first moment, ISO-8601 UTC (default 2024-01-01T00:00:00Z)"
     )

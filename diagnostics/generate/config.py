@@ -8,6 +8,9 @@ from enum import StrEnum
 from diagnostics.durations import HOUR, MINUTE
 from diagnostics.errors import UsageError
 
+#: Upper bounds that keep one capture within memory (10M events take about 2 GB).
+MAX_EVENTS = 50_000_000
+MAX_PARTITIONS = 4_096
 #: 2024-01-01T00:00:00Z in milliseconds: the default first arrival of every capture.
 DEFAULT_START_MS = 1_704_067_200_000
 
@@ -75,14 +78,14 @@ class GenerateConfig:
     start_ms: int = DEFAULT_START_MS
 
     def __post_init__(self) -> None:
-        if self.events < 1:
-            msg = f"--events {self.events}: must be at least 1"
+        if not 1 <= self.events <= MAX_EVENTS:
+            msg = f"--events {self.events}: must be 1 to {MAX_EVENTS}"
             raise UsageError(msg)
-        if self.partitions < 1:
-            msg = f"--partitions {self.partitions}: must be at least 1"
+        if not 1 <= self.partitions <= MAX_PARTITIONS:
+            msg = f"--partitions {self.partitions}: must be 1 to {MAX_PARTITIONS}"
             raise UsageError(msg)
-        if self.duration_ms < 1_000:
-            msg = f"--duration {self.duration_ms} ms: must be at least 1s"
+        if not 1_000 <= self.duration_ms <= 366 * 86_400_000:
+            msg = f"--duration {self.duration_ms} ms: must be 1s to 366 days"
             raise UsageError(msg)
         if self.seed < 0:
             msg = f"--seed {self.seed}: must be zero or positive"

@@ -51,6 +51,9 @@ def test_start_and_duration(tmp_path: Path, capsys):
     [
         (["--duration", "often"], "--duration"),
         (["--events", "0"], "--events"),
+        (["--events", "999999999999"], "--events"),
+        (["--partitions", "100000"], "--partitions"),
+        (["--duration", "400d"], "--duration"),
         (["--start", "yesterday"], "--start"),
     ],
 )

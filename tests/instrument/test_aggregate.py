@@ -18,7 +18,7 @@ from .conftest import BASE_NS, SECOND, make_outcomes, outcome_frames
 WINDOWS = st.sampled_from([SECOND, 7 * SECOND, 60 * SECOND, 300 * SECOND, 3_600 * SECOND])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(outcomes=outcome_frames(), window=WINDOWS)
 def test_event_counts_add_up_to_flagged_events_per_kind(outcomes: pl.DataFrame, window: int):
     """The sum of EventCount per kind equals the number of events flagged with it."""
@@ -33,7 +33,7 @@ def test_event_counts_add_up_to_flagged_events_per_kind(outcomes: pl.DataFrame, 
         assert written.get(kind.value, 0) == int(outcomes[flag].sum())
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(outcomes=outcome_frames(), window=WINDOWS)
 def test_each_aggregate_is_one_partition_and_window(outcomes: pl.DataFrame, window: int):
     """from/to lie in the aggregate's window; the example is the group's first event."""
