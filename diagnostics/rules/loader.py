@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator
 from diagnostics.durations import MINUTE, DurationError, parse_duration
 from diagnostics.kinds import Severity
 from diagnostics.rules.model import (
+    AggregateFn,
     Comparison,
     ParamValue,
     Rule,
@@ -220,6 +221,9 @@ def build_rule(raw: Mapping[str, Any], file: str, line: int) -> Rule:
         aggregate = check_aggregate(raw["aggregate"], spec)
     except ExprError as exc:
         raise _Problem("aggregate", str(exc)) from exc
+    if aggregate.fn is AggregateFn.RATE and window is None:
+        msg = f"rate needs a window, and table '{table}' has no time column; use count or sum"
+        raise _Problem("aggregate", msg)
     threshold = raw["threshold"]
     if isinstance(threshold, str):
         value = params.get(threshold[1:])
