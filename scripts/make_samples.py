@@ -159,7 +159,7 @@ def build(out: Path) -> dict[str, dict[str, object]]:
         )
         job = f"sample-{scenario.value.replace('_', '-')}"
         _replay(capture, folder, job)
-        if scenario == Scenario.LATE_SENDERS:
+        if scenario in (Scenario.LATE_SENDERS, Scenario.IDLE_PARTITION):
             side = folder / "activity"
             _replay(capture, side, job, "--log-format", "activity")
             (side / "diagnostics.jsonl").replace(folder / "diagnostics.activity.jsonl")
@@ -197,7 +197,8 @@ def readme(summaries: dict[str, dict[str, object]]) -> str:
         "| `diagnostics.jsonl` | ASA resource-log records: data errors and "
         "InputPartitionNotProgressing (docs/diagnostics.md) |",
         "| `metrics.parquet` | per-minute metrics per partition and for the job |",
-        "| `late_senders/diagnostics.activity.jsonl` | the same records in the activity-log form |",
+        "| `late_senders/diagnostics.activity.jsonl`, `idle_partition/diagnostics.activity.jsonl` "
+        "| the same records in the activity-log form (`--log-format activity`) |",
         "| `cross_device_disorder/diagnostics.over_device.jsonl` | the diagnostics of a replay "
         "with `OVER device_id` and `PARTITION BY PartitionId` (the fix) |",
         "",
