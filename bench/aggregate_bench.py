@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -39,18 +40,22 @@ def pick(files: list[Path], gb: float) -> tuple[list[str], int]:
 
 def run_one(engine: str, files: list[str], out: Path) -> dict:
     env = dict(os.environ, POLARS_MAX_THREADS="2", SPARK_LOCAL_IP="127.0.0.1")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, str(HERE / "aggregate_peers.py"), engine, str(out), *files],
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     shutil.rmtree(out, ignore_errors=True)
     if done.returncode != 0:
         msg = f"{engine} failed:\n{done.stderr[-3000:]}"
         raise SystemExit(msg)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["process_s"] = wall
+    result["process_cpu_s"] = cpu  # the whole process tree that was waited for, start-up included
     return result
 
 
@@ -74,7 +79,8 @@ def main() -> None:
             result |= {"gb": gb, "bytes": size, "files": len(chosen), "load_before": load}
             results[engine] = result
             print(f"{gb:5.2f} GB {engine:7s} job {result['job_s']:8.1f}s  start-up "
-                  f"{result['startup_s']:6.1f}s  load {load:4.1f}", flush=True)  # fmt: skip
+                  f"{result['startup_s']:6.1f}s  process CPU {result['process_cpu_s']:7.1f}s  "
+                  f"load {load:4.1f}", flush=True)  # fmt: skip
         summaries = [{k: r["summary"][k] for k in AGREE_KEYS} for r in results.values()]
         agree = all(s == summaries[0] for s in summaries)
         for result in results.values():
@@ -94,7 +100,8 @@ def main() -> None:
             ratio = f"{r['job_s'] / fastest:.1f}" if fastest else "-"
             startup = f"{r['startup_s']:.1f}" if r["engine"] == "spark" else "-"
             print(f"| {r['bytes'] / 1e9:.2f} | {r['files']} | {r['summary']['records_total']:,} | "
-                  f"{r['engine']} | {r['job_s']:.1f} | {startup} | {ratio} | {r['agree']} |")  # fmt: skip
+                  f"{r['engine']} | {r['job_s']:.1f} | {startup} | {r['process_cpu_s']:.1f} | {ratio} | "
+                  f"{r['agree']} |")  # fmt: skip
 
 
 if __name__ == "__main__":

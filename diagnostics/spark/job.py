@@ -107,19 +107,15 @@ def idle_episodes(errors: DataFrame) -> DataFrame:
         | (minutes < previous_minutes)
         | (gap_seconds > (minutes + 1) * F.lit(60_000_000))
     )
-    running = Window.partitionBy(*keys).orderBy("record_time", "source_file", "source_line")
-    first = F.min_by
     return (
         errors.filter(F.col("kind") == IDLE_KIND)
         .withColumn("_new", new_episode.cast("int"))
-        .withColumn(
-            "_episode", F.sum("_new").over(running.rowsBetween(Window.unboundedPreceding, 0))
-        )
+        .withColumn("_episode", F.sum("_new").over(order.rowsBetween(Window.unboundedPreceding, 0)))
         .withColumn("_key", F.struct("record_time", "source_file", "source_line"))
         .groupBy(*keys, "_episode")
         .agg(
-            first("record_time", "_key").alias("_first_time"),
-            first(minutes, "_key").alias("_first_minutes"),
+            F.min_by("record_time", "_key").alias("_first_time"),
+            F.min_by(minutes, "_key").alias("_first_minutes"),
             F.max_by("record_time", "_key").alias("end"),
             F.count(F.lit(1)).cast("long").alias("notices"),
             F.max("idle_minutes").cast("long").alias("max_idle_minutes"),

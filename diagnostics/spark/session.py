@@ -127,7 +127,8 @@ def build_session(target: SparkTarget) -> SparkSession:
             builder = builder.master(target.master)
         elif not under_spark_submit():
             builder = builder.master(DEFAULT_MASTER)
-        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        # Spark's stage progress bar on an interactive terminal, quiet otherwise
+        builder = builder.config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
     for key, value in BASE_CONF + target.conf:
         builder = builder.config(key, value)
     return builder.getOrCreate()
