@@ -55,22 +55,32 @@ class UploadKind(StrEnum):
     UNKNOWN = "unknown"
 
 
-def _head_text(name: str, data: bytes) -> str:
+def _head_text(data: bytes) -> str | None:
+    """The first 64 KiB as text, or ``None`` when it is binary (a NUL byte, or a first line
+    that is not UTF-8)."""
     if data[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
                 data = handle.read(65536)
         except (OSError, EOFError):
-            return ""
-    return data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+            return None
+    head = data[:65536].removeprefix(b"\xef\xbb\xbf")
+    first = head.lstrip().split(b"\n", 1)[0]
+    if b"\x00" in head:
+        return None
+    try:
+        first.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return head.decode("utf-8", errors="replace")
 
 
 def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKind:
     """Guess what an upload is from its name and first bytes (cheap; content is checked later).
 
     A capture is a CSV, JSON Lines or Parquet table with an ``arrival`` column; a Parquet file
-    with ``time`` and ``InputEvents`` is engine metrics (a log); text that is not a capture is
-    given to the log reader, which decides record by record.
+    with ``time`` and ``InputEvents`` is engine metrics (a log); binary content (not gzip) is
+    unknown; other text is given to the log reader, which decides record by record.
     """
     lower = name.lower().removesuffix(".gz")
     if data[:4] == b"PAR1" or lower.endswith((".parquet", ".pq")):
@@ -81,7 +91,9 @@ def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKin
         if arrival in names:
             return UploadKind.CAPTURE
         return UploadKind.LOG if {"time", "InputEvents"} <= names else UploadKind.UNKNOWN
-    head = _head_text(name, data)
+    head = _head_text(data)
+    if head is None:
+        return UploadKind.UNKNOWN
     first = next((line.strip() for line in head.splitlines() if line.strip()), "")
     if not first:
         return UploadKind.UNKNOWN

@@ -57,18 +57,18 @@ def discard(folder: Path) -> None:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def safe_name(name: str, index: int) -> str:
-    """A file name without folders or odd characters, unique by ``index``."""
-    leaf = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).lstrip(".") or "upload"
-    return f"{index:03d}-{leaf}"
+def safe_name(name: str) -> str:
+    """The file name of an upload without folders or odd characters."""
+    return _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).lstrip(".") or "upload"
 
 
 def save_uploads(folder: Path, files: Sequence[tuple[str, bytes]]) -> list[Path]:
-    """Write uploaded ``(name, bytes)`` into ``folder``; returns the paths in upload order."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write uploaded ``(name, bytes)`` into ``folder/NNN/name`` (so that messages name the file
+    as uploaded, and equal names do not collide); returns the paths in upload order."""
     paths = []
     for i, (name, data) in enumerate(files):
-        path = folder / safe_name(name, i)
+        path = folder / f"{i:03d}" / safe_name(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         paths.append(path)
     return paths

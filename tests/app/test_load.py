@@ -1,0 +1,122 @@
+"""The Load page: uploads of every kind, folders, and bad input shown as a message in the page
+(never a traceback)."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from tests.app.conftest import ASA, SCENARIOS, metrics
+
+pytestmark = pytest.mark.timeout(600)
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+def _upload(at, *files):
+    at.file_uploader(key="uploads").set_value(list(files)).run()
+    at.button(key="analyse_uploads").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_an_image_upload_is_refused_with_a_message(open_app):
+    at = _upload(open_app("Load"), ("photo.png", PNG, "image/png"))
+    assert at.error[0].value.startswith("photo.png: not an ASA diagnostic log or an event capture")
+    assert "agg_dir" not in at.session_state
+
+
+def test_a_text_file_without_records_is_refused_with_a_message(open_app):
+    at = _upload(open_app("Load"), ("notes.txt", b"hello\nworld\n", "text/plain"))
+    message = at.error[0].value
+    assert "notes.txt" in message
+    assert "not an ASA diagnostic log or an event capture" in message
+    assert "2 record(s) rejected" in message
+
+
+def test_a_csv_that_is_neither_shape_is_refused(open_app):
+    at = _upload(open_app("Load"), ("prices.csv", b"item,price\napple,3\n", "text/csv"))
+    assert "prices.csv: not an ASA diagnostic log or an event capture" in at.error[0].value
+
+
+def test_log_uploads_of_several_shapes_are_aggregated(open_app):
+    files = [
+        ("PT1H.json", (ASA / "PT1H.json").read_bytes(), "application/json"),
+        ("mixed-malformed.json", (ASA / "mixed-malformed.json").read_bytes(), "application/json"),
+        ("PT1H-archive.json.gz", (ASA / "PT1H-archive.json.gz").read_bytes(), "application/gzip"),
+    ]
+    at = _upload(open_app("Load"), *files)
+    assert at.success[0].value.startswith("Loaded PT1H.json, mixed-malformed.json")
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    shown = metrics(at)
+    # sample_logs/asa/README.md: LateInputEvent 29 + 2 + 3; 5 quarantined (mixed-malformed)
+    assert shown["Late events"] == "34"
+    assert shown["Quarantined records"] == "5"
+
+
+def test_a_capture_upload_is_replayed(open_app):
+    data = (SCENARIOS / "clock_skew" / "capture.csv").read_bytes()
+    at = open_app("Load")
+    at.number_input(key="cap_late").set_value(5).run()
+    at = _upload(at, ("capture.csv.gz", gzip.compress(data), "application/gzip"))
+    assert at.success[0].value.startswith("Loaded capture capture.csv.gz")
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    # README, clock_skew: EarlyInputEvent 229 (from the partitions present in the capture)
+    assert metrics(at)["Early events"] == "229"
+
+
+def test_a_capture_without_the_timestamp_column_says_so(open_app):
+    at = open_app("Load")
+    at.text_input(key="cap_ts").set_value("sent_at").run()
+    data = (SCENARIOS / "healthy" / "capture.csv").read_bytes()
+    at = _upload(at, ("capture.csv", data, "text/csv"))
+    assert at.error[0].value.startswith("timestamp column 'sent_at' is not in the capture")
+
+
+def test_a_capture_with_a_log_is_refused(open_app):
+    capture = (SCENARIOS / "healthy" / "capture.csv").read_bytes()
+    log = (ASA / "PT1H.json").read_bytes()
+    at = _upload(
+        open_app("Load"),
+        ("capture.csv", capture, "text/csv"),
+        ("PT1H.json", log, "application/json"),
+    )
+    assert at.error[0].value.startswith("Upload one event capture on its own")
+
+
+def test_opening_an_empty_folder_shows_why(open_app, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    at = open_app("Load")
+    at.text_input(key="agg_path").set_value(str(empty)).run()
+    at.button(key="open_folder").click().run()
+    assert not at.exception
+    assert "not an aggregate folder" in at.error[0].value
+    at.text_input(key="agg_path").set_value(str(tmp_path / "missing")).run()
+    at.button(key="open_folder").click().run()
+    assert at.error[0].value.endswith("missing: no such folder")
+
+
+def test_opening_an_aggregate_folder(open_app, agg_asa):
+    at = open_app("Load")
+    at.text_input(key="agg_path").set_value(str(agg_asa)).run()
+    at.button(key="open_folder").click().run()
+    assert at.success[0].value.startswith(f"Opened {agg_asa}")
+    assert at.session_state["agg_dir"] == str(agg_asa)
+
+
+def test_a_folder_emptied_after_loading_shows_a_message_on_every_page(open_app, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for page in (
+        "Overview",
+        "Findings",
+        "Lateness",
+        "Partitions",
+        "What-if",
+        "Alerts",
+        "Quarantine",
+    ):
+        at = open_app(page, gone)
+        assert "not an aggregate folder" in at.info[0].value
