@@ -98,3 +98,28 @@ def test_bad_flags_exit_2_with_one_line(capture: Path, tmp_path: Path, capsys, f
     err = capsys.readouterr().err
     assert needle in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_declared_silent_partition_gets_idle_notices(capture: Path, tmp_path: Path, capsys):
+    out = tmp_path / "declared"
+    assert _replay(capture, out, "--partitions", "4", "--idle-notice", "10m") == 0
+    capsys.readouterr()
+    notices = [
+        r for r in _records(out) if r["properties"]["Type"] == "InputPartitionNotProgressing"
+    ]
+    # Partition 3 never sends: idle from the first arrival to the last, a notice each
+    # 10 minutes strictly inside that span.
+    arrivals = pl.read_parquet(out / "outcomes.parquet")["arrival"].dt.epoch("ns")
+    span = int(arrivals.max()) - int(arrivals.min())
+    interval = 600 * 10**9
+    expected = -(-span // interval) - 1
+    assert expected >= 2
+    assert [r["orderdoc"]["partition_id"] for r in notices] == [3] * expected
+    assert [r["orderdoc"]["idle_seconds"] for r in notices] == [
+        600.0 * k for k in range(1, expected + 1)
+    ]
+    assert "[10] minute(s)" in notices[0]["properties"]["Message"]
+    metrics = pl.read_parquet(out / "metrics.parquet")
+    silent = metrics.filter(pl.col("partition_id") == 3)
+    assert silent.height > 0
+    assert silent["InputEvents"].sum() == 0
