@@ -1,0 +1,339 @@
+"""diagnostics.appdata without Streamlit: folders, uploads, chart data and their invariants."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diagnostics.appdata import figures, lateness, overview, partitions, quarantine, store
+from diagnostics.appdata.alerts import check_text, load_pack
+from diagnostics.appdata.build import UploadKind, build_from_logs, classify
+from diagnostics.appdata.insight import CAUSE_KINDS, scalar_evidence, select_point
+from diagnostics.appdata.workdir import safe_name, save_uploads
+from diagnostics.errors import InputError
+from tests.app.conftest import ASA, RULES_BAD, RULES_GOOD, SCENARIOS
+
+# --- store ---------------------------------------------------------------------------------
+
+
+def test_open_aggregate_rejects_what_is_not_one(tmp_path):
+    with pytest.raises(InputError, match="no such folder"):
+        store.open_aggregate(tmp_path / "missing")
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(InputError, match="not a folder"):
+        store.open_aggregate(tmp_path / "file.txt")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="not an aggregate folder"):
+        store.open_aggregate(tmp_path / "empty")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "summary.json").write_text("[1, 2]")
+    with pytest.raises(InputError, match="must hold a JSON object"):
+        store.open_aggregate(tmp_path / "bad")
+
+
+def test_signature_changes_with_a_file(tmp_path, agg_asa):
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "summary.json").write_text((agg_asa / "summary.json").read_text())
+    before = store.signature(copy)
+    assert store.signature(copy) == before
+    (copy / "summary.json").write_text("{}\n")
+    assert store.signature(copy) != before
+
+
+def test_spark_style_hive_folders_are_read(tmp_path, agg_asa):
+    """The Spark job writes TABLE/date=YYYY-MM-DD/part-*.parquet without the date column."""
+    frame = pl.read_parquet(agg_asa / "error_rollup" / "part-0.parquet")
+    out = tmp_path / "spark"
+    for (day,), part in frame.group_by("date"):
+        folder = out / "error_rollup" / f"date={day}"
+        folder.mkdir(parents=True)
+        part.drop("date").write_parquet(folder / "part-00000.snappy.parquet")
+    agg = store.open_aggregate(out)
+    assert agg.tables == ("error_rollup",)
+    table, _ = overview.errors_over_time(agg)
+    assert (
+        table["event_count"].sum()
+        == frame.filter(pl.col("kind") != overview.IDLE_KIND)["event_count"].sum()
+    )
+
+
+# --- build and uploads ---------------------------------------------------------------------
+
+
+def test_asa_sample_counts_match_its_readme(agg_asa):
+    summary = json.loads((agg_asa / "summary.json").read_text())
+    assert (
+        summary["records_total"],
+        summary["records_parsed"],
+        summary["records_quarantined"],
+    ) == (28, 23, 5)
+    assert summary["events_by_kind"] == {
+        "EarlyInputEvent": 5,
+        "InputPartitionNotProgressing": 8,
+        "InvalidInputTimeStamp": 5,
+        "LateInputEvent": 82,
+        "OutOfOrderEvent": 18,
+    }
+    agg = store.open_aggregate(agg_asa)
+    episodes = partitions.idle_episodes(agg)
+    assert episodes.height == 6  # README: 6 episodes
+    orders = episodes.filter((pl.col("job") == "ORDERS-JOB") & (pl.col("partition_id") == 2))
+    assert orders.select("start", "end", "notices").rows() == [
+        (datetime(2024, 3, 5, 10, 5, tzinfo=UTC), datetime(2024, 3, 5, 10, 15, tzinfo=UTC), 2)
+    ]
+    assert orders["minutes"].to_list() == [10.0]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "kind"),
+    [
+        ("PT1H.json", (ASA / "PT1H.json").read_bytes(), UploadKind.LOG),
+        ("x.csv", (ASA / "loganalytics-azurediagnostics.csv").read_bytes(), UploadKind.LOG),
+        ("x.json.gz", (ASA / "PT1H-archive.json.gz").read_bytes(), UploadKind.LOG),
+        ("bare.json", (ASA / "bare-array.json").read_bytes(), UploadKind.LOG),
+        ("m.parquet", (ASA / "orderdoc-replay" / "metrics.parquet").read_bytes(), UploadKind.LOG),
+        ("c.csv", (SCENARIOS / "healthy" / "capture.csv").read_bytes(), UploadKind.CAPTURE),
+        (
+            "c.csv.gz",
+            gzip.compress((SCENARIOS / "healthy" / "capture.csv").read_bytes()),
+            UploadKind.CAPTURE,
+        ),
+        (
+            "o.parquet",
+            (SCENARIOS / "healthy" / "outcomes.parquet").read_bytes(),
+            UploadKind.CAPTURE,
+        ),
+        ("e.jsonl", b'{"arrival_time": "2024-01-01T00:00:00Z", "v": 1}\n', UploadKind.CAPTURE),
+        ("p.png", b"\x89PNG\r\n\x1a\n\x00\x00", UploadKind.UNKNOWN),
+        ("z.bin", b"abc\x00def", UploadKind.UNKNOWN),
+        ("empty.json", b"  \n\n", UploadKind.UNKNOWN),
+        ("t.csv", b"a,b\n1,2\n", UploadKind.UNKNOWN),
+        ("junk.parquet", b"PAR1 not really", UploadKind.UNKNOWN),
+    ],
+)
+def test_classify(name, data, kind):
+    assert classify(name, data) is kind
+
+
+def test_logs_without_any_record_are_an_input_error(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    with pytest.raises(
+        InputError, match=r"notes.txt: not an ASA diagnostic log .* 1 record\(s\) rejected"
+    ):
+        build_from_logs([path], tmp_path / "out")
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_uploads_keep_their_names_and_cannot_escape(tmp_path):
+    paths = save_uploads(tmp_path, [("../../etc/passwd", b"x"), ("a.json", b"1"), ("a.json", b"2")])
+    assert [p.name for p in paths] == ["passwd", "a.json", "a.json"]
+    assert all(tmp_path in p.parents for p in paths)
+    assert [p.read_bytes() for p in paths] == [b"x", b"1", b"2"]
+    assert safe_name(".hidden") == "hidden"
+    assert safe_name("C:\\logs\\x y.json") == "x_y.json"
+
+
+# --- overview ------------------------------------------------------------------------------
+
+
+def test_kpis_from_tables_equal_the_summary(agg_asa, tmp_path):
+    with_summary = overview.kpis(store.open_aggregate(agg_asa))
+    bare = tmp_path / "bare"
+    for table in ("data_errors", "quarantine", "metrics"):
+        (bare / table).mkdir(parents=True)
+        src = agg_asa / table / "part-0.parquet"
+        (bare / table / "part-0.parquet").write_bytes(src.read_bytes())
+    without = overview.kpis(store.open_aggregate(bare))
+    assert without.events_by_kind == with_summary.events_by_kind
+    assert (without.records_parsed, without.records_quarantined) == (23, 5)
+    assert without.worst_watermark_delay_s == with_summary.worst_watermark_delay_s == 15.0
+    assert with_summary.data_errors == 82 + 5 + 18 + 5
+
+
+def test_errors_over_time_keeps_every_event(agg_late):
+    agg = store.open_aggregate(agg_late)
+    for buckets in (500, 10, 2):
+        table, bucket = overview.errors_over_time(agg, max_buckets=buckets)
+        totals = dict(overview.kind_totals(table).iter_rows())
+        assert totals == {"LateInputEvent": 513, "OutOfOrderEvent": 270}
+        assert table["time"].n_unique() <= buckets + 1  # truncation may straddle one edge
+        assert bucket in dict(overview.BUCKETS)
+
+
+@given(
+    st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1, 1)),
+    st.integers(min_value=0, max_value=10**9),
+    st.integers(min_value=1, max_value=1000),
+)
+def test_choose_bucket_is_the_narrowest_that_fits(start, seconds, max_buckets):
+    start = start.replace(tzinfo=UTC)
+    end = start + timedelta(seconds=seconds)
+    name = overview.choose_bucket(start, end, max_buckets)
+    widths = dict(overview.BUCKETS)
+    names = [n for n, _ in overview.BUCKETS]
+    if name != names[-1]:
+        assert (end - start) / widths[name] <= max_buckets
+    i = names.index(name)
+    if i > 0:
+        assert (end - start) / widths[names[i - 1]] > max_buckets
+
+
+def test_kinds_by_partition_and_input_events(agg_late):
+    agg = store.open_aggregate(agg_late)
+    table, _ = overview.kinds_by_partition(agg, ("LateInputEvent",))
+    assert table["event_count"].sum() == 513
+    events = overview.input_events_by_partition(agg)
+    # README, late_senders: input events per partition
+    assert dict(events.select("partition_id", "input_events").iter_rows()) == {
+        0: 517,
+        1: 550,
+        2: 464,
+        3: 469,
+    }
+    assert events["share"].sum() == pytest.approx(1.0)
+
+
+# --- lateness ------------------------------------------------------------------------------
+
+groups = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.floats(min_value=-1e4, max_value=1e6, allow_nan=False),
+        st.integers(min_value=1, max_value=50),
+    ),
+    min_size=1,
+    max_size=300,
+)
+
+
+def _frame(rows):
+    return pl.DataFrame(rows, schema=lateness.SCHEMA, orient="row")
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups, st.integers(min_value=1, max_value=4), st.integers(min_value=2, max_value=50))
+def test_ecdf_is_monotone_and_ends_at_one(rows, max_groups, points):
+    frame = _frame(rows)
+    out = lateness.ecdf(frame, max_groups=max_groups, points=points)
+    assert out["group"].n_unique() <= max_groups + 1
+    for (_,), part in out.group_by("group"):
+        share = part["share"].to_numpy()
+        values = part["lateness_seconds"].to_numpy()
+        assert len(part) <= points
+        assert np.all(np.diff(share) >= 0)
+        assert np.all(np.diff(values) > 0)
+        assert share[-1] == pytest.approx(1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups, st.floats(min_value=-1e4, max_value=1e6, allow_nan=False))
+def test_by_group_counts_every_event_once(rows, tolerance):
+    frame = _frame(rows)
+    table = lateness.by_group(frame, tolerance, max_groups=8)
+    assert table["events"].sum() == frame["weight"].sum()
+    beyond = frame.filter(pl.col("lateness_seconds") > tolerance)["weight"].sum()
+    assert table["beyond_tolerance"].sum() == beyond
+    assert (table["p50_s"] <= table["p95_s"]).all()
+    assert (table["p95_s"] <= table["max_s"]).all()
+
+
+def test_lateness_from_logs_is_weighted_by_event_count(agg_asa):
+    frame = lateness.from_aggregate(store.open_aggregate(agg_asa), ("LateInputEvent",))
+    # the documented activity-log example: 24 events, 292.704 s late
+    close = (pl.col("lateness_seconds") - 292.704).abs() < 1e-6
+    assert frame.filter(close)["weight"].to_list() == [24]
+
+
+def test_device_column():
+    frame = pl.DataFrame({"device_id": ["a"], "sensor": ["s"]})
+    assert lateness.device_column(frame) == "device_id"
+    assert lateness.device_column(frame, ("sensor",)) == "sensor"
+    assert lateness.device_column(pl.DataFrame({"x": [1]})) is None
+
+
+# --- partitions, quarantine, alerts, insight ----------------------------------------------
+
+
+def test_watermark_delay_series(agg_idle):
+    agg = store.open_aggregate(agg_idle)
+    delay = partitions.watermark_delay(agg)
+    assert set(delay["series"].unique()) == {
+        "job",
+        "partition 0",
+        "partition 1",
+        "partition 2",
+        "partition 3",
+    }
+    # merge rule: the job's watermark is the minimum of the partitions' watermarks, so its
+    # delay is never below any partition's
+    job = delay.filter(pl.col("series") == "job").select("minute", "delay_s")
+    parts = delay.filter(pl.col("series") != "job").group_by("minute").agg(pl.col("delay_s").max())
+    joined = job.join(parts, on="minute", suffix="_parts")
+    assert (joined["delay_s"] >= joined["delay_s_parts"] - 1e-9).all()
+
+
+def test_quarantine_reasons(agg_asa):
+    table = quarantine.records(store.open_aggregate(agg_asa))
+    counts = quarantine.reason_counts(table)
+    assert counts["records"].sum() == 5
+    assert table["raw"].str.len_chars().max() <= quarantine.RAW_SHOWN
+
+
+def test_rule_pack_keeps_valid_rules_beside_broken_files():
+    pack = load_pack([RULES_GOOD, RULES_BAD])
+    assert [r.id for r in pack.rules] == ["app-quarantined", "app-late-events"]
+    assert [p.rule_id for p in pack.problems] == ["app-bad-severity"]
+    assert sorted(f.rule_ids for f in pack.files) == [(), ("app-quarantined", "app-late-events")]
+    ids, problems = check_text((RULES_GOOD / "app_rules.yaml").read_text())
+    assert (ids, problems) == (("app-quarantined", "app-late-events"), ())
+    ids, problems = check_text("rules: [\n")
+    assert ids == ()
+    assert len(problems) == 1
+
+
+def test_scalar_evidence_and_select_point():
+    table = scalar_evidence(
+        {"events": 513, "p95": 118.25, "nested": {"a": 1, "b": [1, 2]}, "xs": [1, 2]}
+    )
+    assert table.rows() == [("events", "513"), ("p95", "118.25"), ("nested.a", "1")]
+    sweep = pl.DataFrame(
+        {
+            "late_arrival_s": [0.0, 5.0, None],
+            "out_of_order_s": [0.0, 0.0, 0.0],
+            "pct_adjusted": [9.0, 5.0, 0.0],
+        }
+    )
+    assert select_point(sweep, 4.0, 0.0)["pct_adjusted"] == 5.0
+    assert select_point(sweep.clear(), 4.0, 0.0) is None
+    assert set(CAUSE_KINDS) >= {"late_arrivals", "out_of_order", "idle_partition"}
+
+
+def test_figures_carry_their_reference_lines(agg_idle):
+    agg = store.open_aggregate(agg_idle)
+    fig = figures.watermark_delay(partitions.watermark_delay(agg), 5.0)
+    names = [t.name for t in fig.data]
+    assert "tolerance" in names
+    tol = next(t for t in fig.data if t.name == "tolerance")
+    assert list(tol.y) == [5.0, 5.0]
+    timeline = figures.idle_timeline(partitions.idle_episodes(agg))
+    assert list(timeline.data[0].y) == ["sample-idle_partition / partition 3"] * len(
+        timeline.data[0].y
+    )
+
+
+def test_samples_are_offered(tmp_path: Path):
+    from diagnostics.appdata import samples
+
+    labels = list(samples.choices())
+    assert labels[0] == "scenario: late_senders (event capture)"
+    assert samples.ASA_LABEL in labels
