@@ -17,6 +17,7 @@ partition and key resolution, and the sort into timeline/arrival order.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,6 +50,8 @@ class Prepared:
     partition: np.ndarray
     timeline: np.ndarray
     starts: np.ndarray
+    segid: np.ndarray
+    by_arrival: np.ndarray
     partitions: tuple[int, ...]
     over: tuple[str, ...]
 
@@ -120,6 +123,9 @@ def prepare(
         else np.zeros(0, np.int64)
     )
     t = frame["t"]
+    segid = np.zeros(g.size, dtype=np.int64)
+    segid[starts[1:]] = 1
+    by_arrival = np.lexsort((frame["i"].to_numpy(), frame["a"].to_numpy()))
     return Prepared(
         arrival=frame["a"].to_numpy(),
         app=t.fill_null(_MIN).to_numpy(),
@@ -128,19 +134,20 @@ def prepare(
         partition=frame["p"].to_numpy(),
         timeline=g,
         starts=starts,
+        segid=np.cumsum(segid),
+        by_arrival=by_arrival,
         partitions=parts,
         over=over,
     )
 
 
-def _segmented_cummax(values: np.ndarray, seg: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def _segmented_cummax(values: np.ndarray, segid: np.ndarray) -> np.ndarray:
     """Running maximum restarting at each segment start (``_MIN`` stays where nothing yet)."""
     if not values.size:
         return values
     real = values[values != _MIN]
     lo = int(real.min()) - 1 if real.size else 0
     span = (int(real.max()) - lo + 1) if real.size else 1
-    segid = np.cumsum(np.isin(np.arange(values.size), starts)) - 1
     if span * (int(segid.max()) + 1) < 2**62:
         shifted = np.where(values == _MIN, lo, values) - lo + segid * span
         acc = np.maximum.accumulate(shifted) - segid * span + lo
@@ -169,16 +176,32 @@ class Evaluation:
         return (self.release[ok] - self.arrival[ok]) / 1e9
 
 
-def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
-    """Counts and releases of ``policy`` on ``prepared`` (its timestamp and OVER columns)."""
-    if tuple(policy.over) != prepared.over:
-        msg = f"policy OVER {policy.over} does not match the prepared OVER {prepared.over}"
-        raise PolicyError(msg)
-    if policy.over and not policy.partition_by and len(prepared.partitions) > 1:
-        msg = "TIMESTAMP BY ... OVER on a multi-partition input needs PARTITION BY PartitionId"
-        raise PolicyError(msg)
+@dataclass(frozen=True)
+class LateStage:
+    """What depends on the late tolerance, action and early policy but not on the
+    out-of-order tolerance: shared by every out-of-order value of a sweep.
+
+    ``m`` is the running maximum of accepted times per timeline (inclusive); ``lowest`` the
+    minimum over started partitions of their running maxima, in global arrival order (only
+    for the merge); ``firsts`` each started partition's (start, end, first kept arrival).
+    """
+
+    late_ns: int | None
+    drop: bool
+    valid: np.ndarray
+    early: np.ndarray
+    late: np.ndarray
+    t1: np.ndarray
+    include: np.ndarray
+    m: np.ndarray
+    firsts: tuple[tuple[int, int, int], ...]
+    lowest: np.ndarray | None
+
+
+def late_stage(prepared: Prepared, policy: OrderingPolicy) -> LateStage:
+    """Rules 1-3 of spec §3 and the running maxima, for ``policy``'s late tolerance."""
     a, t = prepared.arrival, prepared.app
-    late_ns, ooo_ns = policy.late_arrival_ns, policy.effective_ooo_ns
+    late_ns = policy.late_arrival_ns
     drop = policy.action is Action.DROP
     valid = prepared.valid & prepared.key_ok
     window = policy.early_window_ns
@@ -187,23 +210,71 @@ def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
     late = ok & (t < a - late_ns) if late_ns is not None else np.zeros(a.size, bool)
     t1 = np.where(late, a - (late_ns or 0), t)
     include = ok & ~(late & drop)
-    m = _segmented_cummax(np.where(include, t1, _MIN), prepared.timeline, prepared.starts)
+    m = _segmented_cummax(np.where(include, t1, _MIN), prepared.segid)
+    firsts = []
+    for s, e in itertools.pairwise([*prepared.starts.tolist(), a.size]):
+        # the first included event of a timeline is never out of order, so it is kept
+        idx = np.flatnonzero(include[s:e])
+        if idx.size:
+            firsts.append((s, e, int(a[s + idx[0]])))
+    lowest = None
+    merged = not policy.partition_by and not prepared.over
+    if merged and firsts:
+        position = np.empty(a.size, dtype=np.int64)
+        position[prepared.by_arrival] = np.arange(a.size)
+        lowest = np.full(a.size, _INF)
+        column = np.empty(a.size, dtype=np.int64)
+        for s, e, _first in firsts:
+            column.fill(_MIN)
+            column[position[s:e]] = m[s:e]
+            np.minimum(lowest, np.maximum.accumulate(column), out=lowest)
+    return LateStage(late_ns, drop, valid, early, late, t1, include, m, tuple(firsts), lowest)
+
+
+def evaluate(
+    prepared: Prepared, policy: OrderingPolicy, stage: LateStage | None = None
+) -> Evaluation:
+    """Counts and releases of ``policy`` on ``prepared`` (its timestamp and OVER columns).
+
+    ``stage`` (from :func:`late_stage` with the same late tolerance, action, early policy
+    and PARTITION BY) saves recomputing what does not depend on the out-of-order tolerance.
+    """
+    if tuple(policy.over) != prepared.over:
+        msg = f"policy OVER {policy.over} does not match the prepared OVER {prepared.over}"
+        raise PolicyError(msg)
+    if policy.over and not policy.partition_by and len(prepared.partitions) > 1:
+        msg = "TIMESTAMP BY ... OVER on a multi-partition input needs PARTITION BY PartitionId"
+        raise PolicyError(msg)
+    st = stage if stage is not None else late_stage(prepared, policy)
+    if st.late_ns != policy.late_arrival_ns or st.drop != (policy.action is Action.DROP):
+        msg = "the late stage was computed for another late tolerance or action"
+        raise PolicyError(msg)
+    a, m = prepared.arrival, st.m
+    ooo_ns = policy.effective_ooo_ns
     prev = np.empty_like(m)
     if m.size:
         prev[1:] = m[:-1]
         prev[prepared.starts] = _MIN
-    ooo = include & (prev != _MIN) & (t1 < prev - ooo_ns)
-    sys = np.where(ooo, prev - ooo_ns, t1)
-    dropped = ~valid | early | (late & drop) | (ooo & drop)
-    adjusted = ~dropped & (late | ooo)
-    release = _release(prepared, policy, m, sys, ~dropped)
+    ooo = st.include & (prev != _MIN) & (st.t1 < prev - ooo_ns)
+    sys = np.where(ooo, prev - ooo_ns, st.t1)
+    dropped = ~st.valid | st.early | (st.late & st.drop) | (ooo & st.drop)
+    kept = ~dropped
+    target = np.where(kept, sys + ooo_ns, _MIN)
+    if prepared.over or policy.partition_by:
+        due = _reach_own(prepared, m, target)
+        if st.late_ns is not None:
+            due = np.minimum(due, sys + st.late_ns)
+        release = np.maximum(due, a)
+        release = np.where(kept & (release < _INF), release, -1)
+    else:
+        release = _release_merged(prepared, st, sys, target, kept)
     return Evaluation(
         events=int(a.size),
-        adjusted=int(adjusted.sum()),
+        adjusted=int((kept & (st.late | ooo)).sum()),
         dropped=int(dropped.sum()),
-        late=int(late.sum()),
+        late=int(st.late.sum()),
         out_of_order=int(ooo.sum()),
-        early=int(early.sum()),
+        early=int(st.early.sum()),
         release=release,
         arrival=a,
         dropped_mask=dropped,
@@ -221,41 +292,68 @@ def _reach(m: np.ndarray, a: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return out
 
 
-def _release(
-    prep: Prepared, policy: OrderingPolicy, m: np.ndarray, sys: np.ndarray, kept: np.ndarray
+def _release_merged(
+    prep: Prepared, st: LateStage, sys: np.ndarray, target: np.ndarray, kept: np.ndarray
 ) -> np.ndarray:
-    late_ns, ooo_ns = policy.late_arrival_ns, policy.effective_ooo_ns
-    a = prep.arrival
-    target = np.where(kept, sys + ooo_ns, _MIN)
-    due = np.full(a.size, _MIN)  # the governing watermark reaches sys at max over groups of this
-    bounds = list(prep.starts) + [a.size]
-    own = bool(prep.over) or policy.partition_by
-    for s, e in zip(bounds[:-1], bounds[1:], strict=False):
-        seg_m, seg_a = m[s:e], a[s:e]
-        if own:
-            rows = slice(s, e)
-            reach = _reach(seg_m, seg_a, target[rows])
-            if late_ns is not None:
-                reach = np.minimum(reach, sys[rows] + late_ns)
-            due[rows] = reach
-        else:
-            reach = _reach(seg_m, seg_a, target)
-            if late_ns is not None:
-                # a partition starts with its first event that is not dropped
-                kept_arrivals = seg_a[kept[s:e]]
-                first = int(kept_arrivals[0]) if kept_arrivals.size else _INF
-                timed = np.where(
-                    sys + late_ns + UNSTARTED_ESTIMATE_NS < first,
-                    sys + late_ns + UNSTARTED_ESTIMATE_NS,
-                    np.maximum(first, sys + late_ns),
-                )
-                reach = np.minimum(reach, timed)
-            due = np.maximum(due, reach)
-    if not own:
-        seen = {int(p) for p in np.unique(prep.partition[kept])}
-        if len(seen) < len(prep.partitions):  # declared partitions that never sent anything
-            due = np.maximum(
-                due, sys + late_ns + UNSTARTED_ESTIMATE_NS if late_ns is not None else _INF
-            )
+    """Release under the merge: the governing watermark is the minimum over partitions.
+
+    max over p of min(reach_p, timed_p) is computed as min(reach_all, sys + late) for the
+    events whose sys + late is past every started partition's first kept arrival (then every
+    timed_p is sys + late), where reach_all is the first arrival at which the minimum over
+    started partitions of their running maxima (``st.lowest``) reaches the target; the few
+    other events take the per-partition formula. Partitions without a kept event stay at
+    τ − 5 s − late (spec §4).
+    """
+    a, m, late_ns = prep.arrival, st.m, st.late_ns
+    order = prep.by_arrival
+    unstarted = len(prep.partitions) - len(st.firsts)
+    due = np.full(a.size, _INF)
+    if st.lowest is not None:
+        # queries in arrival order are nearly sorted: the binary searches stay in cache
+        due[order] = _reach(st.lowest, a[order], target[order])
+    if late_ns is not None:
+        due = np.minimum(due, sys + late_ns)
+        last_first = max((f for _s, _e, f in st.firsts), default=_MIN)
+        early = np.flatnonzero(kept & (sys + late_ns < last_first))
+        if early.size:
+            part_due = np.full(early.size, _MIN)
+            for s, e, first in st.firsts:
+                reach = _reach(m[s:e], a[s:e], target[early])
+                pending = sys[early] + late_ns + UNSTARTED_ESTIMATE_NS
+                timed = np.where(pending < first, pending, np.maximum(first, sys[early] + late_ns))
+                part_due = np.maximum(part_due, np.minimum(reach, timed))
+            due[early] = part_due
+        if unstarted:
+            due = np.maximum(due, sys + late_ns + UNSTARTED_ESTIMATE_NS)
+    elif unstarted:
+        due = np.full(a.size, _INF)
     release = np.maximum(due, a)
     return np.where(kept & (release < _INF), release, -1)
+
+
+def _reach_own(prep: Prepared, m: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Per event, the first arrival on its own timeline whose running maximum reaches its
+    target: one binary search over (timeline, value) keys packed into one int64."""
+    a, starts = prep.arrival, prep.starts
+    if not a.size:
+        return np.zeros(0, dtype=np.int64)
+    segid = prep.segid
+    ends = np.append(starts[1:], a.size)[segid]
+    real = m[m != _MIN]
+    if not real.size:
+        return np.full(a.size, _INF)
+    lo, hi = int(real.min()) - 1, int(real.max())
+    span = hi - lo + 2
+    if span * (int(segid[-1]) + 1) >= 2**62:
+        out = np.full(a.size, _INF)
+        for s, e in itertools.pairwise([*starts.tolist(), a.size]):
+            out[s:e] = _reach(m[s:e], a[s:e], target[s:e])
+        return out
+    base = segid * span
+    keys = base + (np.where(m == _MIN, lo, m) - lo)
+    wanted = base + np.clip(target, lo + 1, lo + span - 1) - lo
+    idx = np.searchsorted(keys, wanted, side="left")
+    hit = (idx < ends) & (target <= hi)
+    out = np.full(a.size, _INF)
+    out[hit] = a[idx[hit]]
+    return out

@@ -20,7 +20,7 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import PolicyError, UsageError
-from diagnostics.whatif.fast import Prepared, evaluate, prepare
+from diagnostics.whatif.fast import LateStage, Prepared, evaluate, late_stage, prepare
 
 #: The affected share (adjusted + dropped) a recommended setting may leave, in percent.
 BUDGET_PCT = 1.0
@@ -65,8 +65,8 @@ class SweepResult:
         return rows.row(0, named=True) if rows.height else None
 
 
-def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
-    result = evaluate(prepared, policy)
+def _row(prepared: Prepared, policy: OrderingPolicy, stage: LateStage | None) -> dict:
+    result = evaluate(prepared, policy, stage)
     delays = result.delays()
     n = max(result.events, 1)
     points = np.quantile(delays, [0.5, 0.95, 1.0], method="higher") if delays.size else [None] * 3
@@ -88,6 +88,12 @@ def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
         "delay_p95_s": None if points[1] is None else float(points[1]),
         "delay_max_s": None if points[2] is None else float(points[2]),
     }
+
+
+def _check(policy: OrderingPolicy, prepared: Prepared) -> None:
+    if policy.over and not policy.partition_by and len(prepared.partitions) > 1:
+        msg = "TIMESTAMP BY ... OVER on a multi-partition input needs PARTITION BY PartitionId"
+        raise PolicyError(msg)
 
 
 def pareto_mask(affected: np.ndarray, delay: np.ndarray) -> np.ndarray:
@@ -157,6 +163,7 @@ def sweep(
         )
         for pby in dict.fromkeys(partition_by_values):
             for late in dict.fromkeys(late_values):
+                stage: LateStage | None = None
                 for ooo in dict.fromkeys(ooo_values):
                     setting = replace(
                         policy,
@@ -166,7 +173,10 @@ def sweep(
                         over=over,
                     )
                     try:
-                        rows.append(_row(prepared, setting))
+                        if stage is None:
+                            _check(setting, prepared)
+                            stage = late_stage(prepared, setting)
+                        rows.append(_row(prepared, setting, stage))
                     except PolicyError as exc:
                         skipped.append(f"{setting.describe()}: {exc}")
     table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
