@@ -12,12 +12,17 @@ not evaluated.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from diagnostics.rules.model import Aggregate, AggregateFn, Comparison
 
 #: Cells (groups x minutes) processed at once; 2^24 float64 cells are 128 MiB.
 BLOCK_CELLS = 1 << 24
+#: Blocks evaluated at the same time (threads; memory is a few blocks' worth per worker).
+WORKERS = max(1, min(4, os.cpu_count() or 1))
 SUM_PARTIALS = frozenset({"n", "s", "nx", "sa", "sb"})
 
 RunRow = tuple[int, int, int | None, float | None]
@@ -122,12 +127,12 @@ def dense_runs(
     span = t_end - t0 + 1
     block = max(1, BLOCK_CELLS // span)
     seconds = window * 60.0
-    runs: list[RunRow] = []
-    for g0 in range(0, n_groups, block):
+
+    def one_block(g0: int) -> list[RunRow]:
         g1 = min(n_groups, g0 + block)
         lo, hi = bounds[g0], bounds[g1]
         if lo == hi:
-            continue
+            return []
         rows = g1 - g0
         index = (gid[lo:hi] - g0) * span + (e[lo:hi] - t0)
         win: dict[str, np.ndarray] = {}
@@ -152,5 +157,11 @@ def dense_runs(
             else:
                 first = int(e[group_lo[r] : group_hi[r]].min()) - t0
                 cond[r, :first] = False
-        runs.extend(_block_runs(cond, value, g0, t0))
-    return runs
+        return _block_runs(cond, value, g0, t0)
+
+    starts = range(0, n_groups, block)
+    if len(starts) == 1 or WORKERS == 1:
+        return [run for g0 in starts for run in one_block(g0)]
+    # numpy releases the GIL in these loops: blocks run in parallel; results keep block order
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return [run for found in pool.map(one_block, starts) for run in found]

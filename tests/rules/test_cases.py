@@ -10,6 +10,7 @@ must produce (``rule``, ``state``, ``labels``, ``active_at``, ``starts_at``, ``e
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,14 @@ def normalise(expected: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.parametrize("grid", ["auto", "sparse"])
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_rule_case(path: Path, agg_dir: Path) -> None:
+def test_rule_case(path: Path, grid: str, agg_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case gives the same alerts on the dense numpy grid (chosen for these small
+    inputs) and on the sparse polars windows."""
+    if grid == "sparse":
+        module = importlib.import_module("diagnostics.rules.evaluate")
+        monkeypatch.setattr(module, "dense_ok", lambda *_args: False)
     case = yaml.safe_load(path.read_text(encoding="utf-8"))
     tables: dict[str, list[dict[str, Any]]] = {}
     for table, rows in (case.get("input") or {}).items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -196,3 +197,36 @@ def test_dense_grid_matches_minute_by_minute_evaluation(
                 (index, *run) for run in naive_runs(visible, fn, window, op, float(threshold), now)
             ]
     assert got == expected
+
+
+def test_dense_blocks_in_parallel_match_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from diagnostics.rules import dense
+
+    rng = np.random.default_rng(3)
+    n = 5_000
+    gid = rng.integers(0, 40, n).astype(np.int32)
+    e = rng.integers(0, 400, n).astype(np.int64)
+    s = rng.poisson(2, n).astype(np.float64)
+    agg = Aggregate(AggregateFn.SUM, ("event_count",))
+    args = {
+        "n_groups": 40,
+        "window": 5,
+        "agg": agg,
+        "op": Comparison.GT,
+        "threshold": 8.0,
+        "now": 420,
+    }
+    whole = dense.dense_runs(gid, e, {"s": s}, **args)
+    monkeypatch.setattr(dense, "BLOCK_CELLS", 1_000)  # two groups a block, 20 blocks
+    monkeypatch.setattr(dense, "WORKERS", 3)
+    assert dense.dense_runs(gid, e, {"s": s}, **args) == whole
+    buckets = (
+        pl.DataFrame({"gid": gid.astype(np.int64), "e": e, "s": s})
+        .group_by("gid", "e")
+        .agg(pl.col("s").sum())
+    )
+    sparse = condition_runs(buckets, window=5, agg=agg, op=Comparison.GT, threshold=8.0, now=420)
+    assert [(g, a, b, v) for g, a, b, v in sparse.iter_rows()] == whole
+    assert len(whole) > 100
