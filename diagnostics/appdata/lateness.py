@@ -82,24 +82,30 @@ def top_groups(frame: pl.DataFrame, max_groups: int) -> pl.DataFrame:
 def ecdf(frame: pl.DataFrame, max_groups: int = 8, points: int = 200) -> pl.DataFrame:
     """Weighted ECDF per group, at most ``points`` steps each: ``group``, ``lateness_seconds``,
     ``share`` (fraction of the group's weight at or below the value); sorted by group, value.
+    Every group is carried on at share 1 to the largest value of all groups, so that lines
+    are comparable over the whole axis.
 
-    Invariant: per group ``share`` is non-decreasing and its last value is 1.
+    Invariant: per group ``lateness_seconds`` is increasing, ``share`` non-decreasing and its
+    last value is 1.
     """
     out = []
+    points = max(points, 2)
     folded = top_groups(frame, max_groups)
+    top = folded["lateness_seconds"].max() if folded.height else None
     for (name,), part in folded.sort("lateness_seconds").group_by("group", maintain_order=False):
         values = part["lateness_seconds"].to_numpy()
         weights = part["weight"].to_numpy().astype(np.float64)
         share = np.cumsum(weights) / weights.sum()
         # the last index of each distinct value, then thin to at most ``points``
         last = np.r_[np.flatnonzero(values[1:] != values[:-1]), len(values) - 1]
-        if len(last) > points:
-            last = last[np.unique(np.linspace(0, len(last) - 1, points).round().astype(int))]
-        out.append(
-            pl.DataFrame(
-                {"group": str(name), "lateness_seconds": values[last], "share": share[last]}
-            )
-        )
+        extend = top is not None and values[-1] < top
+        room = points - 1 if extend else points
+        if len(last) > room:
+            last = last[np.unique(np.linspace(0, len(last) - 1, room).round().astype(int))]
+        xs, ys = values[last], share[last]
+        if extend:
+            xs, ys = np.r_[xs, top], np.r_[ys, 1.0]
+        out.append(pl.DataFrame({"group": str(name), "lateness_seconds": xs, "share": ys}))
     if not out:
         return pl.DataFrame(
             schema={"group": pl.String, "lateness_seconds": pl.Float64, "share": pl.Float64}
