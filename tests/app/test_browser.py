@@ -88,13 +88,17 @@ def test_load_the_sample_and_open_findings(served: str):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(served)
-            expect(page.get_by_role("heading", name="Load", exact=True)).to_be_visible(timeout=60_000)
+            expect(page.get_by_role("heading", name="Load", exact=True)).to_be_visible(
+                timeout=60_000
+            )
             page.get_by_role("button", name="Load the sample").click()
             expect(page.get_by_text("Loaded sample scenario: late_senders")).to_be_visible(
                 timeout=120_000
             )
             page.get_by_test_id("stSidebar").get_by_text("Findings", exact=True).click()
-            expect(page.get_by_role("heading", name="Findings", exact=True)).to_be_visible(timeout=60_000)
+            expect(page.get_by_role("heading", name="Findings", exact=True)).to_be_visible(
+                timeout=60_000
+            )
             first = page.get_by_role("heading").filter(has_text="1. ")
             expect(first).to_contain_text("513", timeout=120_000)
             expect(page.get_by_text("What to change").first).to_be_visible()
