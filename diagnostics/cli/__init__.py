@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from diagnostics import __version__
 from diagnostics.errors import OrderdocError
 
-COMMANDS: tuple[str, ...] = ("replay", "generate", "aggregate", "rules", "alerts", "app")
+COMMANDS: tuple[str, ...] = ("replay", "generate", "aggregate", "rules", "alerts", "app", "explain", "whatif", "demo")
 
 
 class OneLineParser(argparse.ArgumentParser):

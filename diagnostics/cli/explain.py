@@ -1,0 +1,78 @@
+"""``orderdoc explain AGG_DIR [--events CAPTURE --timestamp-by COL ...]``: why events were
+adjusted, dropped or delayed, and the exact change to make (docs/explain.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from diagnostics.cli.policy_args import (
+    add_column_arguments,
+    add_policy_arguments,
+    columns_from_args,
+    policy_from_args,
+)
+from diagnostics.errors import UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``explain`` command."""
+    parser = subparsers.add_parser(
+        "explain",
+        help="explain the causes of adjusted, dropped or delayed events and what to change",
+        description=(
+            "Read an aggregate folder (orderdoc aggregate) and/or an event capture and print "
+            "findings, most important first: cause, severity, the rule it follows from, "
+            "evidence, impact and the exact setting or query text to change. Give the job's "
+            "current policy flags so that suggestions are relative to it."
+        ),
+    )
+    parser.add_argument("agg_dir", nargs="?", metavar="AGG_DIR", help="aggregate folder")
+    parser.add_argument("--events", metavar="CAPTURE", help="event capture for exact evidence")
+    add_column_arguments(parser)
+    add_policy_arguments(parser)
+    parser.add_argument(
+        "--format", choices=["text", "json", "markdown"], default="text", help="default text"
+    )
+    parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Gather the evidence, diagnose, print (and write) the report."""
+    from diagnostics.engine.events_io import read_events
+    from diagnostics.engine.replay import declared_partitions
+    from diagnostics.errors import InputError
+    from diagnostics.explain import explain, render
+
+    if args.agg_dir is None and args.events is None:
+        msg = "give an AGG_DIR, --events CAPTURE, or both"
+        raise UsageError(msg)
+    if args.events is not None and not args.timestamp_by:
+        msg = "--events needs --timestamp-by COL (the job's TIMESTAMP BY column)"
+        raise UsageError(msg)
+    policy = policy_from_args(args) if args.timestamp_by else None
+    events = read_events(args.events) if args.events else None
+    partitions = declared_partitions(args.partitions) if args.partitions else None
+    try:
+        report = explain(
+            Path(args.agg_dir) if args.agg_dir else None,
+            events=events,
+            policy=policy,
+            columns=columns_from_args(args),
+            partitions=partitions,
+        )
+    except InputError as exc:
+        where = args.events if args.events else args.agg_dir
+        msg = f"{where}: {exc}" if where and str(where) not in str(exc) else str(exc)
+        raise InputError(msg) from exc
+    text = render(report, args.format)
+    sys.stdout.write(text)
+    if args.out:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            msg = f"--out {args.out}: cannot write ({exc.strerror})"
+            raise UsageError(msg) from exc
+    return 0

@@ -1,0 +1,136 @@
+"""``orderdoc whatif CAPTURE --timestamp-by COL --late-arrival 0s,5s,1m --out-of-order 0s,5s``:
+sweep ordering policies over a capture, mark the Pareto front and recommend one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from diagnostics.cli.policy_args import (
+    add_column_arguments,
+    add_policy_arguments,
+    columns_arg,
+    columns_from_args,
+    duration_arg,
+    late_arg,
+)
+from diagnostics.errors import UsageError
+
+
+def _listed(kind):
+    def parse(text: str) -> list:
+        values = [kind(part.strip()) for part in text.split(",") if part.strip()]
+        if not values:
+            msg = f"'{text}' lists no value"
+            raise argparse.ArgumentTypeError(msg)
+        return values
+
+    return parse
+
+
+def _on_off(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("on", "true", "yes", "1"):
+        return True
+    if value in ("off", "false", "no", "0"):
+        return False
+    msg = f"'{text}' is not on or off"
+    raise argparse.ArgumentTypeError(msg)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``whatif`` command."""
+    parser = subparsers.add_parser(
+        "whatif",
+        help="sweep late/out-of-order tolerances, PARTITION BY and OVER over a capture",
+        description=__doc__,
+        conflict_handler="resolve",
+    )
+    parser.add_argument("events", metavar="CAPTURE", help="the event capture")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for whatif.*")
+    add_column_arguments(parser)
+    add_policy_arguments(parser, sweep=True)
+    parser.add_argument(
+        "--late-arrival",
+        dest="late_values",
+        type=_listed(late_arg),
+        default=[0, 5_000_000_000, 60_000_000_000, 300_000_000_000, None],
+        metavar="D,D,...",
+        help="late tolerances to try (durations or unlimited); default 0s,5s,1m,5m,unlimited",
+    )
+    parser.add_argument(
+        "--out-of-order",
+        dest="ooo_values",
+        type=_listed(duration_arg),
+        default=[0, 1_000_000_000, 5_000_000_000, 10_000_000_000],
+        metavar="D,D,...",
+        help="out-of-order tolerances to try; default 0s,1s,5s,10s",
+    )
+    parser.add_argument(
+        "--partition-by",
+        dest="partition_by_values",
+        type=_listed(_on_off),
+        default=None,
+        metavar="on,off",
+        help="PARTITION BY PartitionId values to try; default off (off,on with --over)",
+    )
+    parser.add_argument(
+        "--over",
+        dest="over_values",
+        type=columns_arg,
+        action="append",
+        default=[],
+        metavar="COL[,COL]",
+        help="an OVER key set to try besides none (repeatable)",
+    )
+    parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Sweep, write the table and chart, print the table and the recommendation."""
+    from diagnostics.engine.events_io import read_events
+    from diagnostics.engine.policy import Action, OrderingPolicy
+    from diagnostics.engine.replay import declared_partitions
+    from diagnostics.errors import InputError
+    from diagnostics.whatif import sweep, write_outputs
+    from diagnostics.whatif.report import format_table
+
+    if not args.timestamp_by:
+        msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
+        raise UsageError(msg)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        msg = f"--out {args.out}: exists and is not a folder"
+        raise UsageError(msg)
+    events = read_events(args.events)
+    pby = args.partition_by_values or ([False, True] if args.over_values else [False])
+    base = OrderingPolicy(
+        timestamp_by=args.timestamp_by,
+        action=Action(args.action),
+        early_policy=not args.no_early_policy,
+    )
+    try:
+        result = sweep(
+            events,
+            base,
+            late_values=args.late_values,
+            ooo_values=args.ooo_values,
+            partition_by_values=pby,
+            over_values=[(), *args.over_values],
+            columns=columns_from_args(args),
+            partitions=declared_partitions(args.partitions) if args.partitions else None,
+        )
+    except InputError as exc:
+        msg = f"{args.events}: {exc}"
+        raise InputError(msg) from exc
+    written = write_outputs(result, out, png=not args.no_png)
+    if args.json:
+        sys.stdout.write(result.table.write_json() + "\n")
+    else:
+        sys.stdout.write(format_table(result) + "\n")
+        for kind, path in written.items():
+            sys.stdout.write(f"{kind}: {path}\n")
+    return 0

@@ -1,0 +1,152 @@
+"""The demo pipeline: generate → replay → aggregate → explain → alerts → what-if, per scenario.
+
+Everything goes through the same code paths as the commands (``orderdoc generate`` and
+``orderdoc replay`` in-process, the aggregation, :func:`diagnostics.explain.explain`, the
+rules pack, :func:`diagnostics.whatif.sweep`), with the settings of the bundled samples
+(``sample_logs/scenarios``: 2000 events, 4 partitions, 30 minutes, seed 7, ASA's default
+policy), so the demo's captures equal the bundled ones byte for byte.
+
+Layout of ``OUT``: ``<scenario>/capture.csv``, ``<scenario>/replay/`` (outcomes,
+diagnostics.jsonl, metrics.parquet), ``<scenario>/agg/`` (the aggregate folder the app
+opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.events_io import read_events
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import OrderdocError
+from diagnostics.explain import Report, explain
+from diagnostics.generate import Scenario
+from diagnostics.whatif import SweepResult, sweep, write_outputs
+
+EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
+POLICY = OrderingPolicy(timestamp_by="event_time")
+LATE_GRID: tuple[int | None, ...] = (
+    0,
+    5 * SECOND,
+    30 * SECOND,
+    2 * 60 * SECOND,
+    5 * 60 * SECOND,
+    None,
+)
+OOO_GRID: tuple[int, ...] = (0, 1 * SECOND, 5 * SECOND, 2 * 60 * SECOND)
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    """What the demo produced for one scenario."""
+
+    scenario: str
+    folder: Path
+    agg_dir: Path
+    logs_report: Report
+    report: Report
+    alerts: list[dict[str, Any]]
+    whatif: SweepResult | None
+    outcomes: pl.DataFrame
+
+
+def _orderdoc(argv: list[str]) -> None:
+    from diagnostics.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(argv)
+    if code != 0:
+        msg = f"orderdoc {' '.join(argv)} failed with exit code {code}"
+        raise OrderdocError(msg)
+
+
+def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> dict[str, Any]:
+    """Aggregate with the polars reference (the same tables as the Spark job) into ``out``."""
+    from diagnostics.logs.aggregate import aggregate_files
+
+    tables = aggregate_files([str(p) for p in logs], [str(p) for p in metrics])
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine"):
+        frame: pl.DataFrame = getattr(tables, name)
+        if name == "metrics" and frame.is_empty():
+            continue
+        (out / name).mkdir(exist_ok=True)
+        frame.write_parquet(out / name / "part-0.parquet")
+    (out / "summary.json").write_text(json.dumps(tables.summary, indent=2, default=str) + "\n")
+    return tables.summary
+
+
+def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> None:
+    _orderdoc(["aggregate", *map(str, logs), *map(str, metrics), "--out", str(out)])
+
+
+def _alerts(agg_dir: Path) -> list[dict[str, Any]]:
+    from diagnostics.rules import default_rules_dir, evaluate, load_rules
+
+    rules = load_rules([default_rules_dir()])
+    return [alert.to_dict() for alert in evaluate(rules, agg_dir)]
+
+
+def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = print) -> ScenarioRun:
+    """The whole pipeline for one scenario under ``out/<scenario>``."""
+    folder = out / scenario
+    folder.mkdir(parents=True, exist_ok=True)
+    capture = folder / "capture.csv"
+    say(f"[{scenario}] generate -> {capture}")
+    _orderdoc(
+        ["generate", scenario, "--out", str(capture), "--events", str(EVENTS),
+         "--partitions", str(PARTITIONS), "--duration", DURATION, "--seed", str(SEED)]
+    )  # fmt: skip
+    replay_dir = folder / "replay"
+    say(f"[{scenario}] replay (TIMESTAMP BY event_time, late 5s, out-of-order 0s, adjust)")
+    _orderdoc(
+        ["replay", str(capture), "--out", str(replay_dir), "--timestamp-by", "event_time",
+         "--partitions", str(PARTITIONS), "--job", f"sample-{scenario.replace('_', '-')}",
+         "--source", SOURCE]
+    )  # fmt: skip
+    agg_dir = folder / "agg"
+    logs, metrics = [replay_dir / "diagnostics.jsonl"], [replay_dir / "metrics.parquet"]
+    say(f"[{scenario}] aggregate ({'Spark' if spark else 'polars reference'}) -> {agg_dir}")
+    if spark:
+        _aggregate_spark(logs, metrics, agg_dir)
+    else:
+        write_agg_dir(logs, metrics, agg_dir)
+    events = read_events(capture)
+    partitions = tuple(range(PARTITIONS))
+    say(f"[{scenario}] explain (logs only, then with the capture)")
+    logs_report = explain(agg_dir, policy=POLICY)
+    report = explain(agg_dir, events=events, policy=POLICY, partitions=partitions)
+    (folder / "explain.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
+    say(f"[{scenario}] alerts")
+    alerts = _alerts(agg_dir)
+    with (folder / "alerts.jsonl").open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(a, default=str) + "\n" for a in alerts)
+    whatif = None
+    if report.top is not None and report.top.cause.value in ("late_arrivals", "out_of_order"):
+        say(f"[{scenario}] what-if sweep")
+        whatif = sweep(
+            events, POLICY, late_values=LATE_GRID, ooo_values=OOO_GRID,
+            partition_by_values=(False, True), over_values=((), ("device_id",)),
+            partitions=partitions,
+        )  # fmt: skip
+        write_outputs(whatif, folder / "whatif", png=False)
+    outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
+    return ScenarioRun(scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes)
+
+
+def run_demo(
+    out: Path, scenarios: Sequence[str] | None = None, *, spark: bool = False, say: Say = print
+) -> list[ScenarioRun]:
+    """Run every scenario (default: all seven, in the order the generator lists them)."""
+    chosen = list(scenarios) if scenarios else [s.value for s in Scenario]
+    return [run_scenario(name, out, spark=spark, say=say) for name in chosen]

@@ -1,0 +1,39 @@
+"""The sweep table as text for the terminal."""
+
+from __future__ import annotations
+
+from diagnostics.whatif.sweep import SweepResult
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "never" if value is None else f"{value:.{digits}f}"
+
+
+def format_table(result: SweepResult) -> str:
+    """One line per setting (``*`` recommended, ``P`` on the Pareto front) and the rule."""
+    head = (
+        f"{'':2} {'late':>10} {'ooo':>7} {'PART BY':>7} {'OVER':>12} {'adjusted%':>10} "
+        f"{'dropped%':>9} {'p50 s':>8} {'p95 s':>8} {'max s':>8}"
+    )
+    lines = [f"what-if: {result.table.height} settings on {result.policy.describe()}", head]
+    for row in result.table.iter_rows(named=True):
+        mark = ("*" if row["recommended"] else " ") + ("P" if row["pareto"] else " ")
+        late = "unlimited" if row["late_arrival_s"] is None else f"{row['late_arrival_s']:g}s"
+        lines.append(
+            f"{mark} {late:>10} {row['out_of_order_s']:>6g}s {('on' if row['partition_by'] else 'off'):>7} "
+            f"{row['over'] or '-':>12} {row['pct_adjusted']:>10.3f} {row['pct_dropped']:>9.3f} "
+            f"{_num(row['delay_p50_s']):>8} {_num(row['delay_p95_s']):>8} {_num(row['delay_max_s']):>8}"
+        )
+    lines.append(f"rule: {result.rule}")
+    best = result.recommended
+    if best is not None:
+        late = "unlimited" if best["late_arrival_s"] is None else f"{best['late_arrival_s']:g}s"
+        lines.append(
+            f"recommended: late {late}, out-of-order {best['out_of_order_s']:g}s"
+            + (", PARTITION BY PartitionId" if best["partition_by"] else "")
+            + (f", TIMESTAMP BY ... OVER {best['over']}" if best["over"] else "")
+        )
+    lines += [f"skipped: {s}" for s in result.skipped[:5]]
+    if len(result.skipped) > 5:
+        lines.append(f"skipped: ... and {len(result.skipped) - 5} more")
+    return "\n".join(lines)
