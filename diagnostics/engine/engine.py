@@ -30,6 +30,7 @@ from diagnostics.engine.release import (
     first_tau,
     merge_release,
     merge_steps,
+    running_max_by_partition,
 )
 from diagnostics.errors import EngineStateError, InputError
 from diagnostics.kinds import EventStatus
@@ -40,30 +41,30 @@ from diagnostics.timestamps import UTC_NS, from_ns, iso, to_utc
 class BatchResult:
     """What one batch produced.
 
-    ``events``: the batch's rows in the order given, input columns kept, outcome columns added
+    ``outcomes``: the outcome columns of the batch's rows, in the order given
     (``release_time`` is null here; releases arrive in ``releases``). ``releases``: events
     (of this or earlier batches) whose release time became known, ``event_id`` and
-    ``release_time``.
+    ``release_time``. ``events`` is the batch itself with the outcome columns added.
     """
 
-    events: pl.DataFrame
+    batch: pl.DataFrame
+    outcomes: pl.DataFrame
     releases: pl.DataFrame
+
+    @property
+    def events(self) -> pl.DataFrame:
+        """The batch's rows, input columns kept, outcome columns added."""
+        return self.batch.hstack(self.outcomes)
 
 
 STATUS_DTYPE = pl.Enum([s.value for s in EventStatus])
+_STATUS_VALUES = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)
 
 
 def _status(dropped: np.ndarray, adjusted: np.ndarray) -> pl.Series:
     """The ``status`` column (an Enum of :class:`EventStatus`) from the two flags."""
-    frame = pl.DataFrame({"d": dropped, "a": adjusted})
-    return frame.select(
-        pl.when(pl.col("d"))
-        .then(pl.lit(EventStatus.DROPPED.value))
-        .when(pl.col("a"))
-        .then(pl.lit(EventStatus.ADJUSTED.value))
-        .otherwise(pl.lit(EventStatus.ACCEPTED.value))
-        .cast(STATUS_DTYPE)
-    ).to_series()
+    codes = np.where(dropped, 2, np.where(adjusted, 1, 0)).astype(np.uint32)
+    return _STATUS_VALUES.gather(pl.Series(codes)).alias("status")
 
 
 def _releases_frame(ids: np.ndarray, times: np.ndarray) -> pl.DataFrame:
@@ -183,7 +184,12 @@ class OrderingEngine:
             i = int(bad.arg_true()[0])
             msg = f"partition column '{name}', {self._row_of(batch, i)}: '{batch[name][i]}' is not a partition number"
             raise InputError(msg)
-        mapped = values.replace_strict(self._part_index, default=None, return_dtype=pl.Int64)
+        first, count = self.partitions[0], len(self.partitions)
+        if self.partitions[-1] - first == count - 1:  # contiguous ids: an offset, no lookup
+            mapped = values - first
+            mapped = mapped.set((mapped < 0) | (mapped >= count), None)
+        else:
+            mapped = values.replace_strict(self._part_index, default=None, return_dtype=pl.Int64)
         unknown = mapped.is_null()
         if unknown.any():
             i = int(unknown.arg_true()[0])
@@ -242,7 +248,8 @@ class OrderingEngine:
             msg = "the engine is closed; create a new one for another replay"
             raise EngineStateError(msg)
         if batch.height == 0:
-            return BatchResult(self._empty_events(batch), _releases_frame(np.empty(0), np.empty(0)))
+            none = _releases_frame(np.empty(0, np.int64), np.empty(0, np.int64))
+            return BatchResult(batch, self._empty_outcomes(), none)
         work = self._normalise(batch)
         arr_in = work["__arr"].to_numpy()
         order = np.argsort(arr_in, kind="stable")
@@ -272,8 +279,7 @@ class OrderingEngine:
         else:
             steps = merge_steps(
                 arr,
-                tl,
-                np.where(eligible, cls["t_late"], NEG),
+                cls["lowest"],
                 m_before=m_before_batch,
                 tau_before=tau_before,
                 late=self._late,
@@ -289,8 +295,7 @@ class OrderingEngine:
             steps=steps,
             closing=False,
         )
-        events = self._events_frame(batch, work, order, cls)
-        return BatchResult(events, released)
+        return BatchResult(batch, self._events_frame(batch, work, order, cls), released)
 
     def close(self) -> pl.DataFrame:
         """End of input: τ runs on to +∞. Returns the remaining releases (null: never)."""
@@ -302,7 +307,6 @@ class OrderingEngine:
         steps = None
         if not self._own_timeline:
             steps = merge_steps(
-                np.empty(0, dtype=np.int64),
                 np.empty(0, dtype=np.int64),
                 np.empty(0, dtype=np.int64),
                 m_before=self._m,
@@ -341,14 +345,26 @@ class OrderingEngine:
         late_flag = ok & (app < arr - late) if late is not None else np.zeros_like(valid)
         t_late = np.where(late_flag, arr - (late or 0), app)
         eligible = ok & ~(late_flag & drop)
-        safe_tl = np.where(tl >= 0, tl, 0)
-        m0 = np.where(tl >= 0, self._m[safe_tl], NEG) if len(self._m) else np.full(tl.shape, NEG)
-        running = pl.DataFrame({"tl": tl, "v": np.where(eligible, t_late, NEG)}).select(
-            pl.col("v").cum_max().over("tl").alias("after"),
-            pl.col("v").shift(1).cum_max().over("tl").fill_null(NEG).alias("before"),
-        )
-        m_before = np.maximum(m0, running["before"].to_numpy())
-        m_after = np.maximum(m0, running["after"].to_numpy())
+        values = np.where(eligible, t_late, NEG)
+        lowest = None
+        if self.policy.over:
+            # Substreams: one running maximum per (partition, key) timeline.
+            safe_tl = np.where(tl >= 0, tl, 0)
+            m0 = (
+                np.where(tl >= 0, self._m[safe_tl], NEG) if len(self._m) else np.full(tl.shape, NEG)
+            )
+            running = pl.DataFrame({"tl": tl, "v": values}).select(
+                pl.col("v").cum_max().over("tl").alias("after"),
+                pl.col("v").shift(1).cum_max().over("tl").fill_null(NEG).alias("before"),
+            )
+            m_before = np.maximum(m0, running["before"].to_numpy())
+            m_after = np.maximum(m0, running["after"].to_numpy())
+        else:
+            # Timelines are the partitions: a (partition × event) running-max table, which the
+            # merge rule reuses for the minimum over partitions.
+            m_before, m_after, lowest = running_max_by_partition(
+                tl, values, self._m, lowest=not self._own_timeline
+            )
         ooo_flag = eligible & (t_late < m_before - ooo)
         dropped = ~eligible | (ooo_flag & drop)
         sys = np.where(ooo_flag, m_before - ooo, t_late)
@@ -374,6 +390,7 @@ class OrderingEngine:
             "t_late": t_late,
             "sys": sys,
             "m_after": m_after,
+            "lowest": lowest,
             "wm": wm,
         }
 
@@ -451,7 +468,7 @@ class OrderingEngine:
     def _events_frame(
         self, batch: pl.DataFrame, work: pl.DataFrame, order: np.ndarray, cls: dict
     ) -> pl.DataFrame:
-        """The batch in its given order with the outcome columns added."""
+        """The outcome columns of the batch, in its given order."""
         identity = bool(np.all(order[1:] > order[:-1]))
         inverse = np.empty_like(order)
         inverse[order] = np.arange(len(order))
@@ -491,9 +508,10 @@ class OrderingEngine:
             .otherwise(pl.col("timeline"))
             .alias("timeline")
         )
-        return pl.concat([batch, outcome], how="horizontal")
+        return outcome
 
-    def _empty_events(self, batch: pl.DataFrame) -> pl.DataFrame:
+    @staticmethod
+    def _empty_outcomes() -> pl.DataFrame:
         schema = {
             "event_id": pl.Int64,
             "partition": pl.Int64,
@@ -508,4 +526,4 @@ class OrderingEngine:
             "release_time": UTC_NS,
             "output_rank": pl.Int64,
         }
-        return pl.concat([batch, pl.DataFrame(schema=schema)], how="horizontal")
+        return pl.DataFrame(schema=schema)

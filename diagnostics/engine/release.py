@@ -104,10 +104,42 @@ class MergeSteps:
     unstarted: np.ndarray
 
 
+def running_max_by_partition(
+    partition: np.ndarray, values: np.ndarray, m_before: np.ndarray, *, lowest: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """M of each event's own partition just before and just after it, in processing order,
+    and (if ``lowest``) the minimum over all partitions of M after each event.
+
+    ``values`` holds each event's late-adjusted timestamp where it may raise M (``NEG``
+    elsewhere); ``m_before[g]`` is partition g's M before the batch. Works on a
+    (partitions × chunk) table, one running maximum per row, carried from chunk to chunk.
+    """
+    n, parts = len(partition), len(m_before)
+    before = np.empty(n, dtype=np.int64)
+    after = np.empty(n, dtype=np.int64)
+    low = np.empty(n, dtype=np.int64) if lowest else None
+    carry = m_before.astype(np.int64).copy()
+    chunk = max(1, _TABLE_CELLS // max(parts, 1))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        size = stop - start
+        cols = np.arange(size)
+        table = np.full((parts, size + 1), NEG, dtype=np.int64)
+        table[:, 0] = carry
+        table[partition[start:stop], cols + 1] = values[start:stop]
+        np.maximum.accumulate(table, axis=1, out=table)
+        rows = partition[start:stop]
+        before[start:stop] = table[rows, cols]
+        after[start:stop] = table[rows, cols + 1]
+        if low is not None:
+            table[:, 1:].min(axis=0, out=low[start:stop])
+        carry = table[:, -1].copy()
+    return before, after, low
+
+
 def merge_steps(
     arr: np.ndarray,
-    partition: np.ndarray,
-    values: np.ndarray,
+    lowest_after: np.ndarray,
     *,
     m_before: np.ndarray,
     tau_before: int,
@@ -116,30 +148,16 @@ def merge_steps(
 ) -> MergeSteps:
     """Tabulate W at every distinct arrival of a batch (``arr`` sorted, processing order).
 
-    ``values`` holds each event's late-adjusted timestamp where it is eligible to raise M
-    (``NEG`` elsewhere); ``m_before[g]`` is partition g's M before the batch.
+    ``lowest_after[i]`` is the minimum over partitions of M just after event i (from
+    :func:`running_max_by_partition`); ``m_before`` the partitions' M before the batch.
     """
     n = len(arr)
     last = np.flatnonzero(np.r_[arr[1:] != arr[:-1], True]) if n else np.empty(0, np.int64)
     tau = np.empty(len(last) + 1, dtype=np.int64)
     tau[0] = tau_before
     tau[1:] = arr[last]
-    # M of every partition after every event: one running max per row of a (P, chunk)
-    # table, carried from chunk to chunk; only the minimum over partitions is kept.
-    parts = len(m_before)
-    lowest_after = np.empty(n, dtype=np.int64)
-    carry = m_before.astype(np.int64).copy()
-    chunk = max(1, _TABLE_CELLS // max(parts, 1))
-    for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
-        table = np.full((parts, stop - start), NEG, dtype=np.int64)
-        table[partition[start:stop], np.arange(stop - start)] = values[start:stop]
-        np.maximum(table[:, 0], carry, out=table[:, 0])
-        np.maximum.accumulate(table, axis=1, out=table)
-        carry = table[:, -1].copy()
-        table.min(axis=0, out=lowest_after[start:stop])
     lowest = np.empty(len(tau), dtype=np.int64)
-    lowest[0] = m_before.min() if parts else NEG
+    lowest[0] = m_before.min() if len(m_before) else NEG
     lowest[1:] = lowest_after[last]
     # min over partitions of max(M − ooo, τ − late) = max(min M − ooo, τ − late) once all
     # have started; before that, an unstarted partition's τ − 5 s − late is the minimum.

@@ -45,6 +45,10 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
             f"partition column '{name}', row {i + 1}: '{events[name][i]}' is not a partition number"
         )
         raise InputError(msg)
+    low, high = values.min(), values.max()
+    if high - low < 65_536:  # type: ignore[operator]
+        seen = np.flatnonzero(np.bincount(values.to_numpy() - low))  # type: ignore[operator]
+        return tuple(int(v) + int(low) for v in seen)  # type: ignore[arg-type]
     return tuple(int(v) for v in values.unique().sort())
 
 
@@ -75,6 +79,9 @@ def replay(
         msg = (
             f"arrival column '{columns.arrival}' is missing (columns: {', '.join(events.columns)})"
         )
+        raise InputError(msg)
+    if events.height == 0:
+        msg = "the capture holds no events"
         raise InputError(msg)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     arrival = to_utc(events[columns.arrival])
@@ -109,7 +116,7 @@ def replay(
     step = max(1, batch_size)
     for start in range(0, max(total, 1), step):
         result = engine.process(work.slice(start, step))
-        frames.append(result.events.drop(work.columns))
+        frames.append(result.outcomes)
         take(result.releases)
         if progress is not None:
             progress(min(start + step, total), total)
