@@ -29,6 +29,32 @@ JOB = r"/STREAMINGJOBS/([^/]+)"
 LEGACY = {"InputEventLateBeyondThreshold": "LateInputEvent", "InputEventEarlyBeyondThreshold": "EarlyInputEvent"}  # fmt: skip
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) of process ``root`` and its live descendants, from /proc."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(times.get(pid, 0.0) for pid in tree)
+
+
+CPU: dict[str, float] = {}
+
+
 def run_spark(files: list[str], out: Path) -> tuple[float, float, dict]:
     from diagnostics.logs.inputs import InputFiles
     from diagnostics.spark.job import run_aggregate
@@ -42,6 +68,10 @@ def run_spark(files: list[str], out: Path) -> tuple[float, float, dict]:
     start = time.perf_counter()
     result = run_aggregate(spark, InputFiles(tuple(files), (), ()), out)
     job = time.perf_counter() - start
+    # JVM + Python workers (reused, so alive) + this driver process, start-up included
+    proc = getattr(spark.sparkContext._gateway, "proc", None)  # the JVM pyspark launched
+    if proc is not None:
+        CPU["tree_cpu_s"] = tree_cpu_seconds(proc.pid) + sum(os.times()[:2])
     spark.stop()
     return startup, job, result.summary
 
@@ -203,7 +233,7 @@ def main() -> None:
     startup, job, summary = runner(files, Path(out))
     keep = ("records_total", "records_quarantined", "events_by_kind", "idle_partitions", "jobs")
     result = {"engine": engine, "startup_s": startup, "job_s": job, "threads": 2,
-              "pid": os.getpid(), "summary": {k: summary[k] for k in keep}}  # fmt: skip
+              "pid": os.getpid(), "summary": {k: summary[k] for k in keep}} | CPU  # fmt: skip
     print(json.dumps(result))
 
 

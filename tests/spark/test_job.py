@@ -59,6 +59,7 @@ def assert_same_as_reference(out: Path, files, result_summary: dict) -> None:
             continue
         got = read_table(out / table)
         want = getattr(expected, table)
+        assert dict(got.schema) == dict(want.schema), table
         assert canonical(got, columns) == canonical(want, columns), table
 
 
