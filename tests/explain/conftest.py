@@ -75,7 +75,7 @@ def build_run(scenario: Scenario, seed: int, root: Path) -> Run:
                 "--source",
                 "telemetry",
             ]
-        )  # fmt: skip
+        )
         == 0
     )
     agg = folder / "agg"

@@ -82,7 +82,8 @@ def _late_value(finding: Finding) -> float:
         for s in finding.suggestions
         if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE
     ]
-    assert values and values[0] is not None
+    assert values
+    assert values[0] is not None
     return values[0]
 
 
