@@ -52,6 +52,7 @@ class Prepared:
     starts: np.ndarray
     segid: np.ndarray
     by_arrival: np.ndarray
+    index: np.ndarray
     partitions: tuple[int, ...]
     over: tuple[str, ...]
 
@@ -136,6 +137,7 @@ def prepare(
         starts=starts,
         segid=np.cumsum(segid),
         by_arrival=by_arrival,
+        index=frame["i"].to_numpy(),
         partitions=parts,
         over=over,
     )
@@ -158,7 +160,8 @@ def _segmented_cummax(values: np.ndarray, segid: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One policy's effect: counts and per-event release (ns, ``-1`` if never / dropped)."""
+    """One policy's effect: counts and per-event arrays in feed order (``Prepared.index``
+    maps them to input positions); ``release`` is ns, ``-1`` if never released or dropped."""
 
     events: int
     adjusted: int
@@ -169,6 +172,7 @@ class Evaluation:
     release: np.ndarray
     arrival: np.ndarray
     dropped_mask: np.ndarray
+    adjusted_mask: np.ndarray
 
     def delays(self) -> np.ndarray:
         """Output delay (s) of every released event."""
@@ -278,6 +282,7 @@ def evaluate(
         release=release,
         arrival=a,
         dropped_mask=dropped,
+        adjusted_mask=kept & (st.late | ooo),
     )
 
 
