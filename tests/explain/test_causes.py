@@ -1,0 +1,188 @@
+"""Causes without a generated scenario (invalid timestamps, a too-loose tolerance, CTI
+violations, idle partitions from a capture), the model, ranking and rendering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diagnostics.durations import MINUTE, SECOND
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import replay
+from diagnostics.engine.summary import summarize
+from diagnostics.explain import Cause, Finding, SuggestionKind, explain, rank, render
+from diagnostics.explain.keys import candidate_columns
+from diagnostics.kinds import Severity
+from diagnostics.report.pipeline import write_agg_dir
+
+from .conftest import PARTITIONS, POLICY, run_cli
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs" / "scenarios"
+
+
+@pytest.fixture(scope="module")
+def healthy() -> pl.DataFrame:
+    return pl.read_csv(SAMPLES / "healthy" / "capture.csv")
+
+
+def test_invalid_timestamps_are_found_and_named(healthy) -> None:
+    broken = healthy.with_columns(
+        pl.when(pl.col("message_id") % 20 == 0)
+        .then(pl.lit("not a time"))
+        .otherwise(pl.col("event_time"))
+        .alias("event_time")
+    )
+    report = explain(None, events=broken, policy=POLICY, partitions=PARTITIONS)
+    top = report.top
+    assert top.cause is Cause.INVALID_TIMESTAMPS
+    assert top.evidence["invalid_timestamp"] == 100
+    assert top.severity is Severity.CRITICAL  # 5 % of the events are dropped
+    assert top.suggestions[0].kind is SuggestionKind.FIX_PAYLOAD
+    assert "event_time" in top.suggestions[0].snippet
+
+
+def test_a_loose_tolerance_is_reported_and_tightening_it_costs_nothing(healthy) -> None:
+    loose = OrderingPolicy(timestamp_by="event_time", late_arrival_ns=10 * MINUTE)
+    report = explain(None, events=healthy, policy=loose, partitions=PARTITIONS)
+    assert report.top.cause is Cause.TOLERANCE_TOO_LOOSE
+    assert report.top.severity is Severity.WARNING
+    suggestion = report.top.suggestions[0]
+    assert suggestion.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE
+    assert suggestion.value_seconds <= 5
+    tight = OrderingPolicy(
+        timestamp_by="event_time", late_arrival_ns=int(suggestion.value_seconds * SECOND)
+    )
+    before = summarize(replay(healthy, loose, partitions=PARTITIONS))
+    after = summarize(replay(healthy, tight, partitions=PARTITIONS))
+    assert after["counts"]["adjusted"] == before["counts"]["adjusted"] == 0
+    assert after["output_delay_seconds"]["max"] < before["output_delay_seconds"]["max"] / 10
+
+
+def test_the_default_tolerance_is_not_called_loose(healthy) -> None:
+    report = explain(None, events=healthy, policy=POLICY, partitions=PARTITIONS)
+    assert Cause.TOLERANCE_TOO_LOOSE not in {f.cause for f in report.findings}
+
+
+def test_cti_violations_from_a_cti_replay(tmp_path) -> None:
+    capture = SAMPLES / "late_senders" / "capture.csv"
+    out = tmp_path / "cti"
+    argv = ["replay", str(capture), "--out", str(out), "--timestamp-by", "event_time"]
+    assert run_cli([*argv, "--cti-every", "10", "--cti-delay", "1s"]) == 0
+    write_agg_dir([out / "diagnostics.jsonl"], [out / "metrics.parquet"], tmp_path / "agg")
+    report = explain(tmp_path / "agg")
+    top = report.top
+    assert top.cause is Cause.CTI_VIOLATIONS
+    violations = int(pl.read_parquet(out / "outcomes.parquet")["violation"].sum())
+    assert top.impact["events_affected"] == violations
+    delay = top.suggestions[0]
+    assert delay.kind is SuggestionKind.CTI_DELAY
+    # the example lateness bounds the lag of a generated CTI from above: the advice is enough
+    assert delay.value_seconds >= 119.482
+
+
+def test_idle_partition_from_the_capture_alone() -> None:
+    events = pl.read_csv(SAMPLES / "idle_partition" / "capture.csv")
+    report = explain(None, events=events, policy=POLICY, partitions=PARTITIONS)
+    assert report.top.cause is Cause.IDLE_PARTITION
+    assert report.top.evidence["idle_partitions"] == [3]
+    kinds = [s.kind for s in report.top.suggestions]
+    assert kinds == [SuggestionKind.FEED_ALL_PARTITIONS, SuggestionKind.PARTITION_BY]
+    assert report.top.suggestions[1].snippet.endswith("PARTITION BY PartitionId")
+
+
+def test_over_key_analysis_prefers_the_device() -> None:
+    events = pl.read_csv(SAMPLES / "cross_device_disorder" / "capture.csv")
+    report = explain(None, events=events, policy=POLICY, partitions=PARTITIONS)
+    analysis = report.top.evidence["over_key_analysis"]
+    assert analysis[0]["column"] == "device_id"
+    assert analysis[0]["good"]
+    assert analysis[0]["out_of_order_within_keys"] <= 0.1 * analysis[0]["out_of_order_across_keys"]
+    snippet = report.top.suggestions[0].snippet
+    assert snippet == "FROM input TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId"
+    # unique ids and measurements are never OVER candidates
+    assert candidate_columns(events, {"event_time", "arrival_time", "partition_id"}) == [
+        "device_id"
+    ]
+
+
+def test_explain_needs_a_source() -> None:
+    from diagnostics.errors import UsageError
+
+    with pytest.raises(UsageError):
+        explain(None)
+
+
+def _finding(cause: Cause, severity: Severity, events: int, delay: float, conf: float) -> Finding:
+    return Finding(
+        cause=cause, severity=severity, title=cause.value, explanation="x",
+        impact={"events_affected": events, "delay_seconds": delay}, confidence=conf,
+    )  # fmt: skip
+
+
+findings = st.builds(
+    _finding,
+    st.sampled_from(list(Cause)),
+    st.sampled_from(list(Severity)),
+    st.integers(0, 10_000),
+    st.floats(0, 1_000),
+    st.floats(0, 1),
+)
+
+
+@given(st.lists(findings, max_size=8), st.randoms())
+def test_ranking_is_by_severity_then_impact_and_ignores_input_order(items, rnd) -> None:
+    ranked = rank(items)
+    keys = [(-f.severity.rank, -f.score) for f in ranked]
+    assert keys == sorted(keys)
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    assert [f.to_dict() for f in rank(shuffled)] == [f.to_dict() for f in ranked]
+
+
+def test_finding_rejects_confidence_outside_0_1() -> None:
+    with pytest.raises(ValueError, match="confidence"):
+        _finding(Cause.HEALTHY, Severity.INFO, 0, 0.0, 1.5)
+
+
+def test_renderings_carry_the_same_findings(tmp_path) -> None:
+    events = pl.read_csv(SAMPLES / "late_senders" / "capture.csv")
+    report = explain(None, events=events, policy=POLICY, partitions=PARTITIONS)
+    doc = json.loads(render(report, "json"))
+    assert [f["cause"] for f in doc["findings"]] == [f.cause.value for f in report.findings]
+    first = doc["findings"][0]
+    assert set(first) >= {"cause", "severity", "title", "explanation", "evidence", "impact",
+                          "suggestions", "confidence"}  # fmt: skip
+    assert first["suggestions"][0]["snippet"] in render(report, "text")
+    markdown = render(report, "markdown")
+    assert f"1. {report.findings[0].title}" in markdown
+    assert "Events that arrive late: 00:02:01" in markdown
+    assert np.isfinite(first["confidence"])
+
+
+def test_cli_json_and_one_line_errors(tmp_path, capsys) -> None:
+    from diagnostics.cli import main as orderdoc
+
+    capture = SAMPLES / "late_senders" / "capture.csv"
+    code = orderdoc(["explain", "--events", str(capture), "--timestamp-by", "event_time",
+                     "--partitions", "4", "--format", "json", "--out", str(tmp_path / "r.json")])  # fmt: skip
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((tmp_path / "r.json").read_text())
+    assert printed["findings"][0]["cause"] == "late_arrivals"
+    for argv, needle in (
+        (["explain"], "AGG_DIR"),
+        (["explain", "--events", str(capture)], "--timestamp-by"),
+        (["explain", str(tmp_path / "missing")], "no such aggregate folder"),
+        (["explain", "--events", str(tmp_path / "x.csv"), "--timestamp-by", "t"], "no such file"),
+        (["explain", "--events", str(capture), "--timestamp-by", "nope"], "'nope' is missing"),
+    ):
+        assert orderdoc(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert needle in err
+        assert len(err.splitlines()) == 1

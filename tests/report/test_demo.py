@@ -1,0 +1,70 @@
+"""``orderdoc demo``: the pipeline end to end on two bundled scenarios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagnostics.cli import main as orderdoc
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs" / "scenarios"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("demo")
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = orderdoc(["demo", "--out", str(out), "--scenario", "late_senders",
+                         "--scenario", "healthy"])  # fmt: skip
+    assert code == 0
+    return out, buffer.getvalue()
+
+
+def test_demo_regenerates_the_bundled_captures(demo) -> None:
+    out, _ = demo
+    for name in ("late_senders", "healthy"):
+        assert (out / name / "capture.csv").read_bytes() == (
+            SAMPLES / name / "capture.csv"
+        ).read_bytes()
+
+
+def test_demo_writes_every_stage(demo) -> None:
+    out, _ = demo
+    folder = out / "late_senders"
+    for path in ("replay/outcomes.parquet", "replay/diagnostics.jsonl", "agg/summary.json",
+                 "agg/data_errors", "explain.json", "alerts.jsonl", "whatif/whatif.csv"):  # fmt: skip
+        assert (folder / path).exists(), path
+    report = json.loads((folder / "explain.json").read_text())
+    assert report["findings"][0]["cause"] == "late_arrivals"
+    assert not (out / "healthy" / "whatif").exists()  # nothing to tune on a healthy job
+
+
+def test_demo_prints_the_report_and_how_to_open_the_app(demo) -> None:
+    out, printed = demo
+    assert "late_senders" in printed
+    assert "late_arrivals" in printed
+    assert "Events that arrive late: 00:02:01" in printed
+    assert f"orderdoc app {out / 'late_senders' / 'agg'}" in printed
+
+
+def test_demo_reports_markdown_and_html_with_charts(demo) -> None:
+    out, _ = demo
+    markdown = (out / "report.md").read_text()
+    assert "| late_senders | critical | `late_arrivals`" in markdown
+    assert "| healthy | info | `healthy`" in markdown
+    page = (out / "report.html").read_text()
+    assert page.count("Plotly.newPlot") >= 3  # two lateness histograms and one sweep
+    assert "orderdoc app" in page
+
+
+def test_unknown_scenario_is_one_line_exit_2(tmp_path, capsys) -> None:
+    assert orderdoc(["demo", "--out", str(tmp_path), "--scenario", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--scenario 'nope' is unknown" in err
+    assert len(err.splitlines()) == 1
