@@ -33,12 +33,6 @@ def render() -> None:
         f"`{agg.path}` · jobs: {', '.join(k.jobs) or '–'} · "
         f"{k.time_from or '?'} → {k.time_to or '?'}"
     )
-    try:
-        view = cache.evaluate(agg)
-        firing: int | None = view.count(AlertState.FIRING)
-        alert_note = f"{view.count(AlertState.RESOLVED)} resolved"
-    except OrderdocError as exc:
-        view, firing, alert_note = None, None, f"rules failed: {exc}"
     top = st.columns(4)
     top[0].metric("Events with data errors", f"{k.data_errors:,}")
     top[1].metric(
@@ -46,7 +40,8 @@ def render() -> None:
         f"{k.records_quarantined:,}",
         help=f"{k.records_total:,} log records read, {k.records_parsed:,} parsed",
     )
-    top[2].metric("Alerts firing", "–" if firing is None else f"{firing:,}", help=alert_note)
+    alerts_slot = top[2].empty()
+    alerts_slot.metric("Alerts firing", "…", help="evaluating the rules")
     top[3].metric(
         "Worst watermark delay",
         seconds(k.worst_watermark_delay_s),
@@ -56,27 +51,38 @@ def render() -> None:
             else "no metrics in this folder"
         ),
     )
-    kinds = [(name, n) for name, n in k.events_by_kind.items()]
+    kinds = sorted(k.events_by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
     if kinds:
-        row = st.columns(min(len(kinds), 6))
-        for i, (name, n) in enumerate(sorted(kinds, key=lambda kv: (-kv[1], kv[0]))[:6]):
+        row = st.columns(len(kinds))
+        for i, (name, n) in enumerate(kinds):
             row[i].metric(SHORT.get(name, name), f"{n:,}", help=name)
     else:
         st.success("No data errors and no idle notices in this folder.")
     over_time, bucket = cache.errors_over_time(*cache.key(agg))
-    markers = alert_markers(view.alerts) if view is not None else None
+    chart_slot = st.empty()
     if over_time.height:
-        chart(
-            figures.errors_over_time(
-                over_time, markers if markers is not None else over_time.clear(), bucket
-            ),
-            "overview_errors",
-        )
+        # first without alert markers: the rules take longer than the tables
+        with chart_slot.container():
+            chart(figures.errors_over_time(over_time, over_time.clear(), bucket), "overview_0")
     if k.idle_partitions:
         st.warning(
             f"Idle partitions: {', '.join(map(str, k.idle_partitions))} "
             "(InputPartitionNotProgressing; see the Partitions page)."
         )
+    try:
+        view = cache.evaluate(agg)
+    except OrderdocError as exc:
+        alerts_slot.metric("Alerts firing", "–", help=f"the rules failed: {exc}")
+    else:
+        alerts_slot.metric(
+            "Alerts firing",
+            f"{view.count(AlertState.FIRING):,}",
+            help=f"{view.count(AlertState.RESOLVED):,} resolved; see the Alerts page",
+        )
+        if over_time.height and view.alerts.height:
+            markers = alert_markers(view.alerts)
+            with chart_slot.container():
+                chart(figures.errors_over_time(over_time, markers, bucket), "overview_1")
     _top_finding()
 
 

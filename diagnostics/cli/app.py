@@ -88,11 +88,18 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve the app until interrupted; returns streamlit's exit code."""
+    """Serve the app until interrupted.
+
+    On POSIX the process becomes streamlit (``exec``), so a signal sent to ``orderdoc app``
+    stops the server itself; elsewhere streamlit runs as a child and its exit code is returned.
+    """
     argv, env = command(args)
     host = "127.0.0.1" if args.host in ("0.0.0.0", "") else args.host
     sys.stdout.write(f"orderdoc app: http://{host}:{args.port}/  (Ctrl+C to stop)\n")
     sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execve(argv[0], argv, env)
     try:
         return subprocess.call(argv, env=env)
     except KeyboardInterrupt:

@@ -1,0 +1,271 @@
+"""Benchmark: how fast the app's Overview appears on an aggregate folder with 1M rows.
+
+Generates (once) ``bench/data/app-1m/`` (git-ignored), laid out as ``orderdoc aggregate``
+writes it (hive-partitioned by ``date``): ``error_rollup`` and ``data_errors`` with
+``--rows`` rows each (default 1,000,000: 20 jobs x 8 partitions, one row per job, partition
+and minute over the days needed), ``metrics`` (one whole-job row per job and minute),
+``partition_idle`` (a few thousand episodes), ``quarantine`` (200 rows) and ``summary.json``.
+
+Then measures, each in a fresh process so that nothing is cached between runs:
+
+1. ``data``: the Overview's data layer (open + signature + KPIs + errors over time + the
+   figure), cold;
+2. ``alerts``: evaluating the default rule pack (the "alerts firing" KPI), cold;
+3. ``browser``: ``orderdoc app DIR`` in Debian's chromium (Playwright): time from opening the
+   page until the KPI row and the chart are visible, until the alerts KPI is filled in, and
+   until the top finding (the explainer) is shown; cold (first visit after start) and warm
+   (a second visit, served from Streamlit's cache).
+
+Usage::
+
+    .venv/bin/python bench/app_bench.py [--rows 1000000] [--skip-browser]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent
+START = datetime(2025, 3, 1, tzinfo=UTC)
+JOBS, PARTITIONS = 20, 8
+KINDS = np.array(["LateInputEvent", "OutOfOrderEvent", "EarlyInputEvent", "InvalidInputTimeStamp"])
+KIND_P = [0.75, 0.24, 0.008, 0.002]
+TS = pa.timestamp("us", tz="UTC")
+
+
+def _write(table: pa.Table, folder: Path, day: str) -> None:
+    target = folder / f"date={day}"
+    target.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, target / "part-00000.snappy.parquet", compression="snappy")
+
+
+def generate(out: Path, rows: int, seed: int = 7) -> None:
+    """Write the folder; one day at a time so memory stays small."""
+    rng = np.random.default_rng(seed)
+    per_minute = JOBS * PARTITIONS
+    minutes_needed = -(-rows // per_minute)
+    days = -(-minutes_needed // 1440)
+    written = 0
+    jobs = np.array([f"job-{j:02d}" for j in range(JOBS)])
+    totals: dict[str, int] = {}
+    for day in range(days):
+        date = START + timedelta(days=day)
+        n_min = min(1440, minutes_needed - day * 1440)
+        start_us = int(date.timestamp() * 1e6)
+        minute = np.repeat(start_us + np.arange(n_min, dtype=np.int64) * 60_000_000, per_minute)
+        n = min(minute.size, rows - written)
+        minute = minute[:n]
+        job = np.tile(np.repeat(jobs, PARTITIONS), n_min)[:n]
+        part = np.tile(np.arange(PARTITIONS, dtype=np.int64), JOBS * n_min)[:n]
+        kind = KINDS[rng.choice(4, n, p=KIND_P)]
+        count = rng.poisson(3, n).astype(np.int64) + 1
+        late = np.where(
+            kind == "EarlyInputEvent", -rng.uniform(300, 900, n), rng.exponential(20, n)
+        )
+        for k, c in zip(kind, count, strict=True):
+            totals[k] = totals.get(k, 0) + int(c)
+        day_s = date.date().isoformat()
+        times = pa.array(minute, pa.int64()).cast(TS)
+        _write(
+            pa.table({
+                "job": job, "kind": kind, "partition_id": part, "minute": times,
+                "event_count": count, "records": np.ones(n, dtype=np.int64),
+                "max_lateness_seconds": late,
+            }),
+            out / "error_rollup",
+            day_s,
+        )  # fmt: skip
+        _write(
+            pa.table({
+                "job": job, "source": np.full(n, "input"), "partition_id": part, "kind": kind,
+                "event_count": count, "record_time": times, "from_time": times, "to_time": times,
+                "example_application_time": times, "example_arrival_time": times,
+                "lateness_seconds": late, "idle_minutes": pa.nulls(n, pa.int64()),
+                "level": np.full(n, "Information"), "correlation_id": np.full(n, "c"),
+                "source_file": np.full(n, f"logs/{day_s}.json"),
+                "source_line": np.arange(n, dtype=np.int64) + 1,
+            }),
+            out / "data_errors",
+            day_s,
+        )  # fmt: skip
+        m_minutes = start_us + np.arange(n_min, dtype=np.int64) * 60_000_000
+        m = m_minutes.size * JOBS
+        _write(
+            pa.table({
+                "job": np.repeat(jobs, m_minutes.size),
+                "partition_id": pa.nulls(m, pa.int64()),
+                "minute": pa.array(np.tile(m_minutes, JOBS), pa.int64()).cast(TS),
+                "input_events": rng.poisson(1000, m).astype(np.int64),
+                "late_input_events": rng.poisson(3, m).astype(np.int64),
+                "early_input_events": np.zeros(m, dtype=np.int64),
+                "dropped_or_adjusted_events": rng.poisson(1, m).astype(np.int64),
+                "output_watermark_delay_seconds": 5 + rng.exponential(1.0, m),
+            }),
+            out / "metrics",
+            day_s,
+        )  # fmt: skip
+        k = 100
+        starts = start_us + rng.integers(0, n_min * 60, k) * 1_000_000
+        _write(
+            pa.table({
+                "job": jobs[rng.integers(0, JOBS, k)], "source": np.full(k, "input"),
+                "partition_id": rng.integers(0, PARTITIONS, k),
+                "start": pa.array(starts, pa.int64()).cast(TS),
+                "end": pa.array(starts + 600_000_000, pa.int64()).cast(TS),
+                "notices": np.full(k, 2, dtype=np.int64), "max_idle_minutes": np.full(k, 10, dtype=np.int64),
+            }),
+            out / "partition_idle",
+            day_s,
+        )  # fmt: skip
+        written += n
+    (out / "quarantine").mkdir(parents=True, exist_ok=True)
+    q = 200
+    pq.write_table(
+        pa.table({
+            "source_file": np.full(q, "logs/bad.json"), "source_line": np.arange(q, dtype=np.int64) + 1,
+            "reason": np.full(q, "not valid JSON (Expecting value)"), "raw": np.full(q, "{oops"),
+            "raw_bytes": np.full(q, 5, dtype=np.int64),
+        }),
+        out / "quarantine" / "part-00000.snappy.parquet",
+    )  # fmt: skip
+    end = START + timedelta(minutes=minutes_needed)
+    summary = {
+        "records_total": rows + q, "records_parsed": rows, "records_quarantined": q,
+        "events_by_kind": dict(sorted(totals.items())), "idle_partitions": list(range(PARTITIONS)),
+        "jobs": sorted(jobs.tolist()),
+        "time_range": {"from": START.isoformat().replace("+00:00", "Z"), "to": end.isoformat().replace("+00:00", "Z")},
+    }  # fmt: skip
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+DATA_SNIPPET = """
+import sys, time, json
+t0 = time.perf_counter()
+from diagnostics.appdata import figures, overview, store
+t_import = time.perf_counter() - t0
+t0 = time.perf_counter()
+agg = store.open_aggregate(sys.argv[1]); store.signature(agg.path)
+k = overview.kpis(agg)
+table, bucket = overview.errors_over_time(agg)
+fig = figures.errors_over_time(table, table.clear(), bucket)
+fig.to_json()
+print(json.dumps({"import": t_import, "seconds": time.perf_counter() - t0, "bars": table.height}))
+"""
+
+ALERTS_SNIPPET = """
+import sys, time, json
+from diagnostics.appdata.alerts import evaluate_pack, load_pack
+from diagnostics.rules import default_rules_dir
+from pathlib import Path
+t0 = time.perf_counter()
+view = evaluate_pack(load_pack([default_rules_dir()]), Path(sys.argv[1]))
+print(json.dumps({"seconds": time.perf_counter() - t0, "alerts": view.alerts.height}))
+"""
+
+
+def _python(snippet: str, folder: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", snippet, str(folder)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def browser(folder: Path) -> dict:
+    """Time to the KPI row and chart in chromium, cold then warm."""
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "diagnostics", "app", str(folder), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ORDERDOC_APP_WORKDIR": str(ROOT / "data" / "app-work")},
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(url + "_stcore/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.25)
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+        results = {}
+        with sync_playwright() as pw:
+            chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+            for visit in ("cold", "warm"):
+                page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+                t0 = time.perf_counter()
+                page.goto(url)
+                page.get_by_text("Worst watermark delay").wait_for(timeout=300_000)
+                page.locator(".js-plotly-plot").first.wait_for(timeout=300_000)
+                shown = time.perf_counter() - t0
+                value = page.locator("[data-testid='stMetric']", has_text="Alerts firing").locator(
+                    "[data-testid='stMetricValue']"
+                )
+                while value.inner_text(timeout=300_000).strip() == "…":
+                    time.sleep(0.05)
+                alerts = time.perf_counter() - t0
+                page.get_by_text("Most likely cause").wait_for(timeout=600_000)
+                done = time.perf_counter() - t0
+                results[visit] = {
+                    "kpis_and_chart_seconds": round(shown, 2),
+                    "alerts_kpi_seconds": round(alerts, 2),
+                    "top_finding_seconds": round(done, 2),
+                }
+                page.close()
+            chromium.close()
+        return results
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--skip-browser", action="store_true")
+    args = parser.parse_args()
+    folder = ROOT / "data" / f"app-{args.rows}"
+    if not (folder / "summary.json").is_file():
+        t0 = time.perf_counter()
+        generate(folder, args.rows)
+        print(f"generated {folder} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    report = {
+        "rows": args.rows,
+        "data": _python(DATA_SNIPPET, folder),
+        "alerts": _python(ALERTS_SNIPPET, folder),
+        "machine": f"{platform.machine()}, {platform.python_version()}, {os.cpu_count()} cpu",
+        "load_average_1m": round(os.getloadavg()[0], 1),
+    }
+    if not args.skip_browser:
+        report["browser"] = browser(folder)
+    out = ROOT / "results" / f"app-{args.rows}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
