@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("agg_dir", nargs="?", metavar="AGG_DIR", help="aggregate folder")
     parser.add_argument("--events", metavar="CAPTURE", help="event capture for exact evidence")
+    parser.add_argument("--job", metavar="NAME", help="only this job of the aggregate folder")
     add_column_arguments(parser)
     add_policy_arguments(parser)
     parser.add_argument(
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
             policy=policy,
             columns=columns_from_args(args),
             partitions=partitions,
+            job=args.job,
         )
     except InputError as exc:
         where = args.events if args.events else args.agg_dir

@@ -43,12 +43,14 @@ def explain(
     policy: OrderingPolicy | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    job: str | None = None,
 ) -> Report:
     """Findings from an aggregate folder and/or a capture, most important first.
 
     With ``events`` the capture is replayed under ``policy`` (which needs ``timestamp_by``)
     and its exact facts replace the logs' estimates; idle notices and CTI records still come
-    from the logs. At least one source is needed.
+    from the logs. At least one source is needed. ``job`` restricts the aggregate tables to
+    one job (an aggregate folder may hold several).
     """
     from diagnostics.errors import UsageError
 
@@ -57,7 +59,7 @@ def explain(
         raise UsageError(msg)
     evidence: Evidence | None = None
     if agg_dir is not None:
-        evidence = from_agg_dir(Path(agg_dir), policy)
+        evidence = from_agg_dir(Path(agg_dir), policy, job)
     if events is not None:
         captured = from_capture(
             events, policy or OrderingPolicy(), columns=columns, partitions=partitions

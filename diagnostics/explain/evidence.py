@@ -89,17 +89,20 @@ class Evidence:
         return stats if stats and stats.events else None
 
 
-def _scan(agg_dir: Path, table: str) -> pl.DataFrame | None:
+def _scan(agg_dir: Path, table: str, job: str | None = None) -> pl.DataFrame | None:
     folder = agg_dir / table
     if not folder.is_dir() or not any(folder.rglob("*.parquet")):
         return None
     try:
-        return pl.scan_parquet(
+        frame = pl.scan_parquet(
             str(folder / "**" / "*.parquet"), hive_partitioning=True, missing_columns="insert"
         ).collect()
     except (pl.exceptions.PolarsError, OSError) as exc:
         msg = f"{folder}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
         raise InputError(msg) from exc
+    if job is not None and "job" in frame.columns:
+        frame = frame.filter(pl.col("job") == job)
+    return frame
 
 
 def _need(frame: pl.DataFrame, table: str, columns: tuple[str, ...]) -> None:
@@ -177,18 +180,21 @@ def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], di
     return total, per_part, delay
 
 
-def from_agg_dir(agg_dir: Path, policy: OrderingPolicy | None = None) -> Evidence:
-    """Evidence from an aggregate folder (``data_errors``, ``partition_idle``, ``metrics``)."""
+def from_agg_dir(
+    agg_dir: Path, policy: OrderingPolicy | None = None, job: str | None = None
+) -> Evidence:
+    """Evidence from an aggregate folder (``data_errors``, ``partition_idle``, ``metrics``),
+    restricted to ``job`` when given (the job name from the records' ``resourceId``)."""
     if not agg_dir.is_dir():
         msg = f"{agg_dir}: no such aggregate folder (write one with orderdoc aggregate)"
         raise InputError(msg)
-    errors = _scan(agg_dir, "data_errors")
+    errors = _scan(agg_dir, "data_errors", job)
     kinds: dict[str, KindStats] = {}
     if errors is not None and not errors.is_empty():
         _need(errors, "data_errors", ("kind", "event_count", "partition_id", "lateness_seconds"))
         data = errors.filter(pl.col("kind") != ErrorKind.PARTITION_NOT_PROGRESSING.value)
         kinds = _kind_stats(data)
-    total, per_part, delay = _metrics(_scan(agg_dir, "metrics"))
+    total, per_part, delay = _metrics(_scan(agg_dir, "metrics", job))
     time_range: dict[str, str | None] = {}
     summary = agg_dir / "summary.json"
     if summary.is_file():
@@ -203,7 +209,7 @@ def from_agg_dir(agg_dir: Path, policy: OrderingPolicy | None = None) -> Evidenc
         policy=policy,
         total_events=total,
         kinds=kinds,
-        idle=_idle(_scan(agg_dir, "partition_idle")),
+        idle=_idle(_scan(agg_dir, "partition_idle", job)),
         partition_events=per_part,
         watermark_delay=delay,
         time_range=time_range,

@@ -186,3 +186,15 @@ def test_cli_json_and_one_line_errors(tmp_path, capsys) -> None:
         err = capsys.readouterr().err.strip()
         assert needle in err
         assert len(err.splitlines()) == 1
+
+
+def test_job_filter_keeps_one_job_of_a_shared_aggregate_folder(runs, tmp_path) -> None:
+    late, skew = runs[("late_senders", 7)], runs[("clock_skew", 7)]
+    logs = [r.agg_dir.parent / "replay" / "diagnostics.jsonl" for r in (late, skew)]
+    metrics = [r.agg_dir.parent / "replay" / "metrics.parquet" for r in (late, skew)]
+    write_agg_dir(logs, metrics, tmp_path / "agg")
+    both = {f.cause for f in explain(tmp_path / "agg").findings}
+    assert {Cause.LATE_ARRIVALS, Cause.EARLY_ARRIVALS} <= both
+    only = explain(tmp_path / "agg", job="job-clock_skew")
+    assert [f.cause for f in only.findings] == [Cause.EARLY_ARRIVALS]
+    assert only.top.evidence["events"] == explain(skew.agg_dir).top.evidence["events"]
