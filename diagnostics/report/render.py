@@ -8,6 +8,7 @@ of every event by partition, from the replay's outcomes.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -130,6 +131,10 @@ code,pre{background:#f5f5f5;padding:2px 4px}pre{padding:8px;overflow-x:auto}
 """
 
 
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
 def _finding_html(number: int, finding: Any) -> str:
     data = finding.to_dict()
     suggestions = "".join(
@@ -137,7 +142,7 @@ def _finding_html(number: int, finding: Any) -> str:
         for s in data["suggestions"]
     )
     evidence = "".join(
-        f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(str(v))[:400]}</code></td></tr>"
+        f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(_json(v))[:400]}</code></td></tr>"
         for k, v in data["evidence"].items()
         if v not in (None, {}, [])
     )
@@ -146,7 +151,7 @@ def _finding_html(number: int, finding: Any) -> str:
         f"<p><span class='{data['severity']}'>{data['severity']}</span> · cause "
         f"<code>{data['cause']}</code> · confidence {data['confidence']:.0%}</p>"
         f"<p>{html.escape(finding.explanation)}</p><table>{evidence}</table>"
-        f"<p>Impact: <code>{html.escape(str(data['impact']))}</code></p>"
+        f"<p>Impact: <code>{html.escape(_json(data['impact']))}</code></p>"
         + (f"<p>Suggested changes:</p><ul>{suggestions}</ul>" if suggestions else "")
         + "</div>"
     )
