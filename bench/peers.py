@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Run:
-    """Wall-clock seconds and peak resident memory (MB) of one process."""
+    """Wall-clock seconds, CPU seconds (user + system) and peak resident memory (MB)."""
 
     seconds: float
+    cpu_seconds: float
     peak_mb: float
 
 
@@ -27,4 +28,4 @@ def measure(cmd: list[str], *, env: dict[str, str] | None = None) -> Run:
     if proc.returncode != 0:
         msg = f"{' '.join(cmd)} failed ({proc.returncode}): {err[-2000:]}"
         raise RuntimeError(msg)
-    return Run(seconds, usage.ru_maxrss / 1024)
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)

@@ -52,30 +52,36 @@ def main() -> None:
     ]
     ooo_s = int(args.out_of_order.rstrip("s"))
     peer = [
-        py,
-        str(HERE / "replay_peer_duckdb.py"),
-        str(capture),
-        str(data / "peer.parquet"),
-        "5",
-        str(ooo_s),
-    ]
-    rows = []
+        py, str(HERE / "replay_peer_duckdb.py"), str(capture), str(data / "peer.parquet"),
+        "5", str(ooo_s),
+    ]  # fmt: skip
+    commands = {
+        "orderdoc": ours,
+        "orderdoc_outcomes_only": [*ours, "--outcomes-only"],
+        "duckdb": peer,
+    }
+    runs: dict[str, list] = {name: [] for name in commands}
     for _ in range(args.repeat):
-        rows.append({"orderdoc": measure(ours).__dict__, "duckdb": measure(peer).__dict__})
-    best = {k: min(rows, key=lambda r: r[k]["seconds"])[k] for k in ("orderdoc", "duckdb")}
+        for name, cmd in commands.items():
+            runs[name].append(measure(cmd))
+    best = {name: min(rs, key=lambda r: r.seconds) for name, rs in runs.items()}
+    load = os.getloadavg()[0]
     result = {
         "events": args.events,
         "partitions": args.partitions,
         "cpus": os.cpu_count(),
+        "load_average_1m_after": round(load, 1),
         "python": platform.python_version(),
-        "orderdoc_seconds": round(best["orderdoc"]["seconds"], 2),
-        "orderdoc_peak_mb": round(best["orderdoc"]["peak_mb"]),
-        "duckdb_seconds": round(best["duckdb"]["seconds"], 2),
-        "duckdb_peak_mb": round(best["duckdb"]["peak_mb"]),
-        "ratio_orderdoc_over_duckdb": round(
-            best["orderdoc"]["seconds"] / best["duckdb"]["seconds"], 2
-        ),
     }
+    for name, run in best.items():
+        result[f"{name}_seconds"] = round(run.seconds, 2)
+        result[f"{name}_cpu_seconds"] = round(run.cpu_seconds, 2)
+        result[f"{name}_peak_mb"] = round(run.peak_mb)
+    for name in ("orderdoc", "orderdoc_outcomes_only"):
+        result[f"ratio_{name}_over_duckdb"] = round(best[name].seconds / best["duckdb"].seconds, 2)
+        result[f"cpu_ratio_{name}_over_duckdb"] = round(
+            best[name].cpu_seconds / best["duckdb"].cpu_seconds, 2
+        )
     print(json.dumps(result, indent=2))
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / f"replay_{args.events}.json").write_text(json.dumps(result, indent=2))

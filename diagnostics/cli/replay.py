@@ -47,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="events per engine batch (does not change the result); default 1000000",
     )
+    parser.add_argument(
+        "--outcomes-only",
+        action="store_true",
+        help="write only outcomes.parquet (skip diagnostics.jsonl and metrics.parquet)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 
@@ -90,12 +95,15 @@ def run(args: argparse.Namespace) -> int:
     out = prepare_out(args.out)
     result = run_replay(args)
     result.outcomes.write_parquet(out / "outcomes.parquet", compression="lz4")
-    instrument_cli.write_outputs(args, result, out)
+    written = ["outcomes.parquet"]
+    if not args.outcomes_only:
+        instrument_cli.write_outputs(args, result, out)
+        written += [instrument_cli.DIAGNOSTICS_FILE, instrument_cli.METRICS_FILE]
     summary = summarize(result)
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_summary(summary) + "\n")
-        sys.stdout.write(f"wrote {out / 'outcomes.parquet'}\n")
+        sys.stdout.write(f"wrote {', '.join(str(out / name) for name in written)}\n")
     return 0

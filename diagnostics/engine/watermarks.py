@@ -85,11 +85,14 @@ def _timeline_delays(
     points = [ends - 1, np.array([tau_end], dtype=np.int64)]
     values = [at_times(ends, "left"), at_times(np.array([tau_end], dtype=np.int64), "right")]
     if len(arr):
+        # just before each distinct arrival, M is the value after the previous event
         change = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
+        inside = (arr[change] > tau0) & (arr[change] <= tau_end)
+        change = change[inside]
         a = arr[change]
-        inside = (a > tau0) & (a <= tau_end)
-        points.append(a[inside] - 1)
-        values.append(at_times(a[inside], "left"))
+        m = np.where(change > 0, m_after[np.maximum(change - 1, 0)], NEG)
+        points.append(a - 1)
+        values.append(np.where(m > NEG, cap(a - m + ooo), unstarted(a)))
     times = np.concatenate(points)
     minutes = times - np.mod(times, MINUTE)
     return minutes, np.concatenate(values)
@@ -111,11 +114,13 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
     tau_end = max(int(arrivals.max()), until or 0)  # type: ignore[arg-type]
     keep = ~out["dropped"].to_numpy()
     arrival = arrivals.to_numpy()[keep]
-    order = np.argsort(arrival, kind="stable")  # processing order (ties: input order)
-    arrival = arrival[order]
-    part = out["partition"].to_numpy()[keep][order]
-    ts = out["system_timestamp"].dt.epoch("ns").to_numpy()[keep][order]
-    timeline = out["timeline"].to_numpy()[keep][order] if policy.over else None
+    part = out["partition"].to_numpy()[keep]
+    ts = out["system_timestamp"].dt.epoch("ns").to_numpy()[keep]
+    timeline = out["timeline"].to_numpy()[keep] if policy.over else None
+    if not bool(np.all(arrival[1:] >= arrival[:-1])):
+        order = np.argsort(arrival, kind="stable")  # processing order (ties: input order)
+        arrival, part, ts = arrival[order], part[order], ts[order]
+        timeline = None if timeline is None else timeline[order]
     frames = []
     for p in result.partitions:
         mine = part == p
