@@ -70,7 +70,10 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[RuleProble
             files.append(path)
         else:
             problems.append(RuleProblem(str(raw), 0, None, None, "no such file or directory"))
-    return files, problems
+    unique: dict[Path, Path] = {}
+    for path in files:  # a file named twice (as itself and inside a folder) is read once
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values()), problems
 
 
 def load_rules(paths: Iterable[str | Path]) -> RuleSet:

@@ -114,3 +114,9 @@ def test_rule_is_frozen() -> None:
     rule = next(iter(load_rules([RULES_DIR])))
     with pytest.raises(AttributeError):
         rule.threshold = 1.0  # type: ignore[misc]
+
+
+def test_a_file_named_twice_is_loaded_once() -> None:
+    rules = load_rules([RULES_DIR, RULES_DIR / "quarantine.yaml"])
+    assert len(rules) == 7
+    assert len(rules.files) == 7
