@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import tempfile
 import time
@@ -58,7 +59,7 @@ def main() -> None:
     started = time.perf_counter()
     events = pl.read_parquet(DATA, n_rows=args.events)
     read_s = time.perf_counter() - started
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = sweep(
         events,
         OrderingPolicy(timestamp_by="event_time"),
@@ -68,6 +69,7 @@ def main() -> None:
         over_values=grid["over"],
     )
     sweep_s = time.perf_counter() - t0
+    sweep_cpu_s = time.process_time() - c0
     t1 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         write_outputs(result, Path(tmp), png=False)
@@ -80,7 +82,9 @@ def main() -> None:
                 "settings": result.table.height,
                 "read_s": round(read_s, 2),
                 "sweep_s": round(sweep_s, 2),
+                "sweep_cpu_s": round(sweep_cpu_s, 2),
                 "per_setting_s": round(sweep_s / max(result.table.height, 1), 3),
+                "load_avg_1m": round(os.getloadavg()[0], 1),
                 "write_s": round(write_s, 2),
                 "total_s": round(time.perf_counter() - started, 2),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
