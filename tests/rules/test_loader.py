@@ -38,7 +38,7 @@ def test_default_pack_loads_with_every_required_rule() -> None:
         "quarantined-records",
     }
     assert by_id["dropped-events"].severity is Severity.CRITICAL
-    assert by_id["dropped-events"].cause == "data_loss"
+    assert by_id["dropped-events"].cause == "invalid_timestamps"
     watermark = by_id["watermark-delay"]
     assert watermark.for_ns == 15 * 60 * 10**9
     assert watermark.threshold == 5.0  # the late-arrival tolerance param, ASA's default
@@ -120,3 +120,18 @@ def test_a_file_named_twice_is_loaded_once() -> None:
     rules = load_rules([RULES_DIR, RULES_DIR / "quarantine.yaml"])
     assert len(rules) == 7
     assert len(rules.files) == 7
+
+
+def test_default_pack_causes_are_explain_causes() -> None:
+    from diagnostics.explain.model import Cause
+
+    causes = {rule.id: rule.cause for rule in load_rules([RULES_DIR])}
+    assert causes.pop("quarantined-records") == "pipeline_health"  # the log pipeline, not a job
+    assert {Cause(c) for c in causes.values()} == {
+        Cause.LATE_ARRIVALS,
+        Cause.EARLY_ARRIVALS,
+        Cause.OUT_OF_ORDER,
+        Cause.INVALID_TIMESTAMPS,
+        Cause.IDLE_PARTITION,
+        Cause.HOT_PARTITION,
+    }

@@ -41,7 +41,7 @@ def make(
         value=3.0,
         labels=(("alertname", rule), ("job", job), ("severity", "critical")),
         annotations=(("summary", f"{job} dropped 3 events"),),
-        cause="data_loss",
+        cause="invalid_timestamps",
         group=(("job", job),),
     )
 
