@@ -57,6 +57,24 @@ class BatchResult:
         return self.batch.hstack(self.outcomes)
 
 
+@dataclass(frozen=True, slots=True)
+class StagedBatch:
+    """A classified batch waiting for :meth:`OrderingEngine.commit`: its outcome columns, its
+    accepted events, and snapshots of the state the release search needs."""
+
+    seq: int
+    outcomes: pl.DataFrame
+    ids: np.ndarray
+    t: np.ndarray
+    arr: np.ndarray
+    tl: np.ndarray
+    m_before: np.ndarray
+    first_arrival: np.ndarray
+    tau: int
+    points: dict[int, Breakpoints]
+    steps: MergeSteps | None
+
+
 STATUS_DTYPE = pl.Enum([s.value for s in EventStatus])
 _STATUS_VALUES = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)
 
@@ -119,6 +137,8 @@ class OrderingEngine:
         self._next_id = 0
         self._pending = {k: np.empty(0, dtype=np.int64) for k in ("id", "t", "arr", "tl")}
         self._closed = False
+        self._staged = 0
+        self._committed = 0
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -243,13 +263,29 @@ class OrderingEngine:
 
     # -- processing ----------------------------------------------------------------------
     def process(self, batch: pl.DataFrame) -> BatchResult:
-        """Classify one batch and resolve the releases its arrivals make known."""
+        """Classify one batch and resolve the releases its arrivals make known.
+
+        The same as :meth:`stage` followed by :meth:`commit`.
+        """
+        staged = self.stage(batch)
+        return BatchResult(batch, staged.outcomes, self.commit(staged))
+
+    def stage(self, batch: pl.DataFrame) -> StagedBatch:
+        """First half of :meth:`process`: classify the batch and advance the state.
+
+        Staged batches must be committed in the order they were staged; the next batch may be
+        staged while the previous one is being committed (in another thread).
+        """
         if self._closed:
             msg = "the engine is closed; create a new one for another replay"
             raise EngineStateError(msg)
+        seq = self._staged
+        self._staged += 1
+        empty = np.empty(0, np.int64)
         if batch.height == 0:
-            none = _releases_frame(np.empty(0, np.int64), np.empty(0, np.int64))
-            return BatchResult(batch, self._empty_outcomes(), none)
+            return StagedBatch(seq, self._empty_outcomes(), empty, empty, empty, empty,
+                               self._m.copy(), self._fa.copy(),
+                               self._tau if self._tau is not None else NEG, {}, None)  # fmt: skip
         work = self._normalise(batch)
         arr_in = work["__arr"].to_numpy()
         order = np.argsort(arr_in, kind="stable")
@@ -285,22 +321,47 @@ class OrderingEngine:
                 late=self._late,
                 ooo=self._ooo,
             )
-        released = self._resolve(
-            np.concatenate([self._pending["id"], ids[accepted]]),
-            np.concatenate([self._pending["t"], cls["sys"][accepted]]),
-            np.concatenate([self._pending["arr"], arr[accepted]]),
-            np.concatenate([self._pending["tl"], tl[accepted]]),
+        return StagedBatch(
+            seq=seq,
+            outcomes=self._events_frame(batch, work, order, cls),
+            ids=ids[accepted],
+            t=cls["sys"][accepted],
+            arr=arr[accepted],
+            tl=tl[accepted],
             m_before=m_before_batch,
+            first_arrival=self._fa.copy(),
+            tau=self._tau,
             points=points,
             steps=steps,
+        )
+
+    def commit(self, staged: StagedBatch) -> pl.DataFrame:
+        """Second half of :meth:`process`: the releases the staged batch makes known."""
+        if staged.seq != self._committed:
+            msg = f"batch {staged.seq} committed out of order (expected batch {self._committed})"
+            raise EngineStateError(msg)
+        self._committed += 1
+        p = self._pending
+        return self._resolve(
+            np.concatenate([p["id"], staged.ids]),
+            np.concatenate([p["t"], staged.t]),
+            np.concatenate([p["arr"], staged.arr]),
+            np.concatenate([p["tl"], staged.tl]),
+            m_before=staged.m_before,
+            first_arrival=staged.first_arrival,
+            tau=staged.tau,
+            points=staged.points,
+            steps=staged.steps,
             closing=False,
         )
-        return BatchResult(batch, self._events_frame(batch, work, order, cls), released)
 
     def close(self) -> pl.DataFrame:
         """End of input: τ runs on to +∞. Returns the remaining releases (null: never)."""
         if self._closed:
             msg = "the engine is already closed"
+            raise EngineStateError(msg)
+        if self._committed != self._staged:
+            msg = f"{self._staged - self._committed} staged batch(es) not committed before close"
             raise EngineStateError(msg)
         self._closed = True
         p = self._pending
@@ -320,6 +381,8 @@ class OrderingEngine:
             p["arr"],
             p["tl"],
             m_before=self._m,
+            first_arrival=self._fa,
+            tau=self._tau if self._tau is not None else NEG,
             points={},
             steps=steps,
             closing=True,
@@ -418,12 +481,13 @@ class OrderingEngine:
         tl: np.ndarray,
         *,
         m_before: np.ndarray,
+        first_arrival: np.ndarray,
+        tau: int,
         points: dict[int, Breakpoints],
         steps: MergeSteps | None,
         closing: bool,
     ) -> pl.DataFrame:
         """Release times of candidate events; unresolved ones become the new pending set."""
-        tau = self._tau if self._tau is not None else NEG
         common = {"late": self._late, "ooo": self._ooo, "tau": tau, "closing": closing}
         release = arr.copy()
         unknown = np.zeros(len(ids), dtype=bool)
@@ -438,7 +502,7 @@ class OrderingEngine:
                 cand = first_tau(
                     t[rows],
                     m_before=int(m_before[g]),
-                    first_arrival=int(self._fa[g]),
+                    first_arrival=int(first_arrival[g]),
                     points=points.get(g, Breakpoints.empty()),
                     **common,
                 )

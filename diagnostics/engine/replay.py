@@ -8,6 +8,7 @@ then arrival order).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,12 +115,20 @@ def replay(
         has_release[ids[known]] = True
 
     step = max(1, batch_size)
-    for start in range(0, max(total, 1), step):
-        result = engine.process(work.slice(start, step))
-        frames.append(result.outcomes)
-        take(result.releases)
-        if progress is not None:
-            progress(min(start + step, total), total)
+    # Two-stage pipeline: batch k+1 is classified while batch k's releases are resolved in a
+    # worker thread (numpy and polars release the GIL), in order.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-release") as pool:
+        committing: Future[pl.DataFrame] | None = None
+        for start in range(0, max(total, 1), step):
+            staged = engine.stage(work.slice(start, step))
+            frames.append(staged.outcomes)
+            if committing is not None:
+                take(committing.result())
+            committing = pool.submit(engine.commit, staged)
+            if progress is not None:
+                progress(min(start + step, total), total)
+        if committing is not None:
+            take(committing.result())
     take(engine.close())
     feed = pl.concat(frames)
     released = pl.Series("release_time", np.where(has_release, release, 0))
