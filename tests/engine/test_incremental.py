@@ -75,3 +75,17 @@ def test_input_column_named_like_an_outcome_is_refused() -> None:
     engine = OrderingEngine(POLICY, [0])
     with pytest.raises(InputError, match="'late' has the name of an outcome column"):
         engine.process(capture(B).with_columns(pl.lit(1).alias("late")))
+
+
+def test_staged_batches_commit_in_order_and_before_close() -> None:
+    events = capture(B)
+    engine = OrderingEngine(POLICY, [0])
+    first = engine.stage(events.slice(0, 2))
+    second = engine.stage(events.slice(2, 3))
+    with pytest.raises(EngineStateError, match="committed out of order"):
+        engine.commit(second)
+    with pytest.raises(EngineStateError, match="not committed before close"):
+        engine.close()
+    released = [*engine.commit(first)["event_id"], *engine.commit(second)["event_id"]]
+    assert sorted(released) == [0, 1, 4]
+    assert sorted(engine.close()["event_id"].to_list()) == [2, 3]
