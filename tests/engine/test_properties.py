@@ -69,6 +69,7 @@ def build(rows, p):
 
 
 COMPARED = [
+    "timeline",
     "event_id",
     "system_timestamp",
     "late",
