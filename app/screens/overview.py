@@ -80,7 +80,7 @@ def render() -> None:
             help=f"{view.count(AlertState.RESOLVED):,} resolved; see the Alerts page",
         )
         if over_time.height and view.alerts.height:
-            markers = alert_markers(view.alerts)
+            markers = alert_markers(view.alerts, bucket)
             with chart_slot.container():
                 chart(figures.errors_over_time(over_time, markers, bucket), "overview_1")
     _top_finding()

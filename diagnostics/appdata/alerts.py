@@ -153,22 +153,48 @@ def evaluate_pack(pack: RulePack, agg_dir: Path) -> AlertsView:
     return AlertsView(frame, result.now, tuple(result.skipped))
 
 
-def alert_markers(alerts: pl.DataFrame) -> pl.DataFrame:
-    """One marker per alert episode for the errors-over-time chart: ``time`` (when it fired or
-    went pending), ``label`` (title and group), ``state``, ``severity``; sorted by time."""
-    return alerts.select(
-        pl.col("starts_at").alias("time"),
-        pl.concat_str(
-            [
-                pl.col("title"),
-                pl.when(pl.col("group") != "")
-                .then(pl.lit(" (") + pl.col("group") + pl.lit(")"))
-                .otherwise(pl.lit("")),
-            ]
-        ).alias("label"),
-        "state",
-        "severity",
-    ).sort("time", "label")
+def alert_markers(alerts: pl.DataFrame, bucket: str = "1m") -> pl.DataFrame:
+    """Alert episodes grouped per time ``bucket`` (the chart's) and severity, one marker each:
+    ``time`` (bucket of the firing or pending time), ``severity``, ``alerts`` (episodes),
+    ``firing`` (of which still firing), ``label`` (count, firing, up to three titles with
+    their groups); sorted by time, severity. Keeps a chart of many alerts light."""
+    schema = {
+        "time": pl.Datetime("us", "UTC"),
+        "severity": pl.String,
+        "alerts": pl.Int64,
+        "firing": pl.Int64,
+        "label": pl.String,
+    }
+    if alerts.is_empty():
+        return pl.DataFrame(schema=schema)
+    named = pl.concat_str(
+        [
+            pl.col("title"),
+            pl.when(pl.col("group") != "")
+            .then(pl.lit(" (") + pl.col("group") + pl.lit(")"))
+            .otherwise(pl.lit("")),
+        ]
+    )
+    grouped = (
+        alerts.with_columns(
+            pl.col("starts_at").dt.truncate(bucket).alias("time"), named.alias("named")
+        )
+        .group_by("time", "severity")
+        .agg(
+            pl.len().cast(pl.Int64).alias("alerts"),
+            (pl.col("state") == AlertState.FIRING.value).sum().cast(pl.Int64).alias("firing"),
+            pl.col("named").unique(maintain_order=True).sort().head(3).alias("titles"),
+        )
+    )
+    label = pl.format(
+        "{} alert(s), {} firing: {}",
+        pl.col("alerts"),
+        pl.col("firing"),
+        pl.col("titles").list.join("; "),
+    )
+    return grouped.select("time", "severity", "alerts", "firing", label.alias("label")).sort(
+        "time", "severity"
+    )
 
 
 def firing_first(alerts: pl.DataFrame) -> pl.DataFrame:

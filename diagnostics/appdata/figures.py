@@ -33,7 +33,8 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
 
 
 def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) -> go.Figure:
-    """Stacked bars of events per kind per bucket; alert markers on top (trace ``alerts``)."""
+    """Stacked bars of events per kind per bucket; alert markers (from
+    :func:`diagnostics.appdata.alerts.alert_markers`) on top, in trace ``alerts``."""
     fig = go.Figure()
     for kind in sorted(frame["kind"].unique().to_list()):
         part = frame.filter(pl.col("kind") == kind)
@@ -44,15 +45,14 @@ def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) ->
             marker_color=KIND_COLOURS.get(kind),
         )
     if markers.height:
-        top = float(frame["event_count"].max() or 1) if frame.height else 1.0
+        stacked = frame.group_by("time").agg(pl.col("event_count").sum())["event_count"]
+        top = float(stacked.max() or 1) if frame.height else 1.0
         fig.add_scatter(
             x=markers["time"].to_list(),
             y=[top * 1.05] * markers.height,
             mode="markers",
             name="alerts",
-            text=[
-                f"{s}: {label}" for s, label in zip(markers["state"], markers["label"], strict=True)
-            ],
+            text=markers["label"].to_list(),
             hoverinfo="text+x",
             marker={
                 "symbol": "triangle-down",

@@ -76,10 +76,12 @@ def test_overview_numbers_and_chart_for_the_asa_logs(open_app, agg_asa):
         "InvalidInputTimeStamp": 5,
     }
     markers = bars["alerts"]
-    assert len(markers["x"]) == 9  # 1 quarantine alert + 8 late-event episodes
-    assert any(
-        "Quarantined log records" in text and text.startswith("firing") for text in markers["text"]
-    )
+    # one marker per chart bucket and severity, labelled with its alert episodes:
+    # 1 quarantine alert (firing) + 8 late-event episodes (resolved)
+    counts = [int(text.split(" alert(s)")[0]) for text in markers["text"]]
+    assert sum(counts) == 9
+    assert any("1 firing: Quarantined log records" in text for text in markers["text"])
+    assert len(markers["x"]) == len(set(zip(markers["x"], markers["marker"]["color"], strict=True)))
 
 
 def test_overview_of_a_capture_has_alert_markers_on_the_late_batches(open_app, agg_late):
