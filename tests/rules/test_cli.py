@@ -230,3 +230,15 @@ def test_table_missing_a_column_is_an_input_error(
         f"orderdoc alerts: error: {folder}: column 'event_count' needed by rule "
         "'dropped-events' is missing\n"
     )
+
+
+def test_end_of_data_spans_every_table_and_empty_rules_are_fine(
+    agg_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agg_with_drops(agg_dir)  # error_rollup ends at 10:30
+    write_table(agg_dir, "metrics", [{"job": "j1", "minute": "2024-03-01T11:00:00Z"}])
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("rules: []\n", encoding="utf-8")
+    code, out, err = run(["alerts", str(agg_dir), "--rules", str(empty)], capsys)
+    assert (code, err) == (0, "")
+    assert out == "0 rules evaluated at 2024-03-01T11:01:00Z: 0 pending, 0 firing, 0 resolved\n"
