@@ -1,6 +1,7 @@
 """Benchmark: evaluate the default rule pack on a year of per-minute rollups for 100 jobs.
 
-Generates (once) into ``bench/data/rules/`` (git-ignored), hive-partitioned by date:
+Generates (once) into ``bench/data/rules-j<JOBS>-d<DAYS>[-m]/`` (git-ignored), hive-partitioned by
+date:
 
 - ``error_rollup``: one row per job and minute for a year (100 x 525,600 = 52,560,000 rows);
   kinds 79.85% LateInputEvent, 20% OutOfOrderEvent, 0.1% EarlyInputEvent, 0.05%
