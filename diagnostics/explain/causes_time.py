@@ -68,7 +68,7 @@ def _lateness_evidence(stats: KindStats, sign: float = 1.0) -> dict[str, Any]:
 def _common(stats: KindStats, total: int | None) -> dict[str, Any]:
     return {
         "events": stats.events,
-        "records": stats.records,
+        **({"records": stats.records} if stats.records else {}),
         "share_of_events": _share(stats.events, total),
         "partitions": {str(k): v for k, v in sorted(stats.partitions.items())},
         **({"top_keys": dict(list(stats.keys.items())[:5])} if stats.keys else {}),

@@ -26,7 +26,7 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _text_finding(number: int, finding: Finding) -> list[str]:
+def text_finding(number: int, finding: Finding) -> list[str]:
     data = finding.to_dict()
     lines = [
         f"{number}. {_MARK[data['severity']]} {finding.title}  ({finding.cause.value}, "
@@ -51,7 +51,7 @@ def to_text(report: Report) -> str:
         head += f"\npolicy: {report.policy}"
     body: list[str] = [head, ""]
     for i, finding in enumerate(report.findings, start=1):
-        body += [*_text_finding(i, finding), ""]
+        body += [*text_finding(i, finding), ""]
     return "\n".join(body).rstrip() + "\n"
 
 

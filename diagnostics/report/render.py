@@ -14,10 +14,10 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.explain.render import to_markdown
+from diagnostics.explain.render import text_finding, to_markdown
 from diagnostics.report.pipeline import ScenarioRun
 from diagnostics.whatif import chart
-from diagnostics.whatif.report import format_table
+from diagnostics.whatif.report import format_table, recommendation
 
 
 def _best(run: ScenarioRun) -> str:
@@ -47,8 +47,19 @@ def summary_rows(runs: Sequence[ScenarioRun]) -> list[dict[str, Any]]:
 
 
 def to_text(runs: Sequence[ScenarioRun]) -> str:
-    """The console summary."""
-    lines = ["", "orderdoc demo: what each scenario's analysis found", ""]
+    """The console report: each scenario's most important finding in full, then a summary."""
+    lines = [""]
+    for run in runs:
+        lines.append(f"== {run.scenario} " + "=" * max(0, 76 - len(run.scenario)))
+        if run.report.top is not None:
+            lines += text_finding(1, run.report.top)
+        if run.whatif is not None:
+            lines.append(f"   what-if {recommendation(run.whatif)} ({run.folder / 'whatif'})")
+        others = len(run.report.findings) - 1
+        if others > 0:
+            lines.append(f"   (+{others} more finding(s) in {run.folder / 'explain.json'})")
+        lines.append("")
+    lines += ["orderdoc demo: what each scenario's analysis found", ""]
     for row in summary_rows(runs):
         lines.append(
             f"  {row['scenario']:<22} {row['severity']:<8} {row['top cause']:<18} "

@@ -25,15 +25,23 @@ def format_table(result: SweepResult) -> str:
             f"{_num(row['delay_p50_s']):>8} {_num(row['delay_p95_s']):>8} {_num(row['delay_max_s']):>8}"
         )
     lines.append(f"rule: {result.rule}")
-    best = result.recommended
-    if best is not None:
-        late = "unlimited" if best["late_arrival_s"] is None else f"{best['late_arrival_s']:g}s"
-        lines.append(
-            f"recommended: late {late}, out-of-order {best['out_of_order_s']:g}s"
-            + (", PARTITION BY PartitionId" if best["partition_by"] else "")
-            + (f", TIMESTAMP BY ... OVER {best['over']}" if best["over"] else "")
-        )
+    line = recommendation(result)
+    if line is not None:
+        lines.append(line)
     lines += [f"skipped: {s}" for s in result.skipped[:5]]
     if len(result.skipped) > 5:
         lines.append(f"skipped: ... and {len(result.skipped) - 5} more")
     return "\n".join(lines)
+
+
+def recommendation(result: SweepResult) -> str | None:
+    """``recommended: late 5s, out-of-order 0s[, PARTITION BY ...][, ... OVER key]``."""
+    best = result.recommended
+    if best is None:
+        return None
+    late = "unlimited" if best["late_arrival_s"] is None else f"{best['late_arrival_s']:g}s"
+    return (
+        f"recommended: late {late}, out-of-order {best['out_of_order_s']:g}s"
+        + (", PARTITION BY PartitionId" if best["partition_by"] else "")
+        + (f", TIMESTAMP BY ... OVER {best['over']}" if best["over"] else "")
+    )
