@@ -9,7 +9,8 @@ from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
 from diagnostics.kinds import Severity
 
-#: A partition with more than this multiple of the fair share (1/n) of the events is hot.
+#: A partition is hot with at least this multiple of its fair share (1/n) of the events,
+#: and at least half of them; with two partitions the bar is (1 + 1/2) / 2 = 75 %.
 HOT_FACTOR = 2.0
 
 
@@ -65,7 +66,7 @@ def hot_partition(evidence: Evidence) -> Finding | None:
     hot, n = max(counts.items(), key=lambda item: (item[1], -item[0]))
     share = n / total
     fair = 1 / len(counts)
-    if share < HOT_FACTOR * fair or share < 0.5:
+    if share < max(0.5, min(HOT_FACTOR * fair, (1 + fair) / 2)):
         return None
     return Finding(
         cause=Cause.HOT_PARTITION,
