@@ -227,3 +227,20 @@ def test_quarantine_page_lists_records_and_reasons(open_app, agg_asa):
     assert all(name.endswith("mixed-malformed.json") for name in table["source_file"])
     (fig,) = figures(at)
     assert sum(traces(fig)["records"]["x"]) == 5
+
+
+def test_whatif_toggles_over_and_partition_by(open_app, agg_late):
+    at = open_app("What-if", agg_late)
+    at.toggle(key="wi_over").set_value(True).run()
+    assert not at.exception
+    # OVER on a 4-partition input without PARTITION BY: ASA rejects it, the page says so
+    assert any("Skipped (ASA rejects it)" in w.value for w in at.warning)
+    assert "Adjusted" not in metrics(at)
+    at.toggle(key="wi_pby").set_value(True).run()
+    shown = metrics(at)
+    assert not [w.value for w in at.warning]
+    table = at.dataframe[0].value
+    assert set(table["over"]) == {"device_id"}
+    assert table["partition_by"].all()
+    row = table[(table["late_arrival_s"] == 5.0) & (table["out_of_order_s"] == 0.0)].iloc[0]
+    assert shown["Adjusted"] == f"{row['pct_adjusted']:.1f} %"
