@@ -107,9 +107,14 @@ def from_capture(
     }
     candidates = candidate_columns(events, exclude)
     valid = ~(out["early"] | out["invalid_timestamp"] | out["invalid_key"])
+    # rule 4 compares the late-adjusted time (spec §3): max(application, arrival − late)
+    late_ns = policy.late_arrival_ns
+    checked = app_ns
+    if late_ns is not None:
+        checked = pl.select(pl.max_horizontal(app_ns, arrival_ns - late_ns)).to_series()
     work = (
         out.select("partition", *candidates, "event_id")
-        .with_columns(app_ns.set(~valid, None).alias("t"), arrival_ns.alias("a"))
+        .with_columns(checked.set(~valid, None).alias("t"), arrival_ns.alias("a"))
         .sort("partition", "a", "event_id")
     )
     ooo_s = policy.effective_ooo_ns / 1e9

@@ -155,7 +155,9 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "observed lateness's p99.9 rounded up to a second. Raising only the late tolerance "
             "lets these events in behind punctual senders, where they become out of order, so "
             "the out-of-order tolerance is raised with it (the effective out-of-order tolerance "
-            "is min(late, out-of-order), §2). Apply both together."
+            "is min(late, out-of-order), §2). Apply both together. The watermark then waits that "
+            "much longer (§4): impact.fix_adds_output_delay_seconds is the cost, and "
+            "orderdoc whatif weighs it against the events kept."
         ),
         evidence={
             **_common(stats, evidence.total_events),
@@ -249,7 +251,11 @@ def out_of_order(evidence: Evidence) -> Finding | None:
             )
         ),
         evidence=evidence_out,
-        impact={"events_affected": stats.events, "delay_seconds": 0.0},
+        impact={
+            "events_affected": stats.events,
+            "delay_seconds": 0.0,
+            "fix_adds_output_delay_seconds": 0 if over is not None else value,
+        },
         suggestions=tuple(suggestions),
         confidence=(0.9 if over is not None else 0.75) * (0.7 if consequence else 1.0),
     )
