@@ -1,9 +1,9 @@
 """Which column would make a good ``TIMESTAMP BY ... OVER`` key.
 
 For each candidate column, in arrival order per partition, an event's *disorder* is how far
-its application time is behind the largest one seen before it: on the partition (across
-keys, what ASA checks today) and within its (partition, key) substream (what OVER would
-check). A good key has small disorder within each key and large disorder across keys: at
+its time (late-adjusted, as rule 4 checks it) is behind the largest one seen before it: on
+the partition (across keys, what ASA checks today) and within its (partition, key) substream
+(what OVER would check). A good key has small disorder within each key and large disorder across keys: at
 most 10 % of the out-of-order events remain within keys, and at least one is removed.
 
 Invariant: early and invalid events are excluded (they never move a watermark, spec §3).
