@@ -85,6 +85,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="an OVER key set to try besides none (repeatable)",
     )
     parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip replaying the recommended setting with the engine as a cross-check",
+    )
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     parser.set_defaults(func=run)
 
@@ -127,10 +132,27 @@ def run(args: argparse.Namespace) -> int:
         msg = f"{args.events}: {exc}"
         raise InputError(msg) from exc
     written = write_outputs(result, out, png=not args.no_png)
+    check = None
+    if not args.no_verify:
+        from diagnostics.whatif.verify import verify_recommended
+
+        check = verify_recommended(
+            result,
+            events,
+            columns=columns_from_args(args),
+            partitions=declared_partitions(args.partitions) if args.partitions else None,
+        )
     if args.json:
         sys.stdout.write(result.table.write_json() + "\n")
     else:
         sys.stdout.write(format_table(result) + "\n")
+        if check is not None:
+            verdict = "agrees" if check["agrees"] else "DISAGREES (please report)"
+            sys.stdout.write(
+                f"engine check: {check['policy']} replayed with the engine: adjusted "
+                f"{check['adjusted']}, dropped {check['dropped']}, p95 delay "
+                f"{check['delay_p95_s']} s: {verdict}\n"
+            )
         for kind, path in written.items():
             sys.stdout.write(f"{kind}: {path}\n")
     return 0

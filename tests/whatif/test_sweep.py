@@ -117,6 +117,8 @@ def test_cli_writes_the_table_and_marks_the_recommendation(tmp_path, capsys) -> 
     assert code == 0
     out = capsys.readouterr().out
     assert "recommended: late 5s, out-of-order 0s, PARTITION BY PartitionId" in out
+    assert "engine check:" in out
+    assert out.split("engine check:")[1].splitlines()[0].endswith(": agrees")
     table = pl.read_csv(tmp_path / "whatif.csv")
     assert table.height == 4 + 4 + 4  # off, on, on + OVER
     assert not (tmp_path / "whatif.png").exists()
@@ -144,3 +146,17 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, capsys, argv, needle) -> None:
     err = capsys.readouterr().err.strip()
     assert needle in err
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("scenario", ["late_senders", "idle_partition", "clock_skew"])
+def test_the_engine_agrees_with_the_recommended_row(captures, scenario) -> None:
+    from diagnostics.whatif.verify import verify_recommended
+
+    result = sweep(
+        captures[scenario], POLICY, late_values=[0, 5 * S, 2 * 60 * S, None],
+        ooo_values=[0, 2 * S], partition_by_values=[False, True], partitions=PARTS,
+    )  # fmt: skip
+    check = verify_recommended(result, captures[scenario], partitions=PARTS)
+    assert check is not None
+    assert check["agrees"]
+    assert check["adjusted"] == result.recommended["adjusted"]
