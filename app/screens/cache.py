@@ -66,35 +66,42 @@ def key(agg: store.Aggregate) -> tuple[str, str]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def open_cached(path: str, sig: str) -> store.Aggregate:
+    """:func:`diagnostics.appdata.store.open_aggregate`, cached per folder signature."""
     return store.open_aggregate(path)
 
 
 def _agg(path: str, sig: str) -> store.Aggregate:
+    """The opened aggregate (cached by :func:`open_cached`)."""
     return open_cached(path, sig)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def kpis(path: str, sig: str) -> overview.Kpis:
+    """Cached per folder signature (see ``diagnostics.appdata``): kpis."""
     return overview.kpis(_agg(path, sig))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def errors_over_time(path: str, sig: str) -> tuple[pl.DataFrame, str]:
+    """Cached per folder signature (see ``diagnostics.appdata``): errors over time."""
     return overview.errors_over_time(_agg(path, sig))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def kinds_by_partition(path: str, sig: str, kinds: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
+    """Cached per folder signature (see ``diagnostics.appdata``): kinds by partition."""
     return overview.kinds_by_partition(_agg(path, sig), kinds)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def input_events_by_partition(path: str, sig: str) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): input events by partition."""
     return overview.input_events_by_partition(_agg(path, sig))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def rule_pack(paths: tuple[str, ...], sig: str) -> alerts.RulePack:
+    """Cached per folder signature (see ``diagnostics.appdata``): rule pack."""
     return alerts.load_pack(paths)
 
 
@@ -117,6 +124,7 @@ def pack() -> alerts.RulePack:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def alerts_view(path: str, sig: str, rules: tuple[str, ...], rules_sig: str) -> alerts.AlertsView:
+    """Cached per folder signature (see ``diagnostics.appdata``): alerts view."""
     return alerts.evaluate_pack(pack(), Path(path))
 
 
@@ -127,16 +135,19 @@ def evaluate(agg: store.Aggregate) -> alerts.AlertsView:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def lateness_aggregate(path: str, sig: str, kinds: tuple[str, ...]) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): lateness aggregate."""
     return lateness.from_aggregate(_agg(path, sig), kinds)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def capture(path: str, sig: str) -> build.CaptureContext | None:
+    """Cached per folder signature (see ``diagnostics.appdata``): capture."""
     return build.capture_context(Path(path))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def outcomes(path: str, sig: str) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): outcomes."""
     ctx = build.capture_context(Path(path))
     assert ctx is not None
     return pl.read_parquet(ctx.outcomes_path)
@@ -144,6 +155,7 @@ def outcomes(path: str, sig: str) -> pl.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def events(path: str, sig: str) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): events."""
     ctx = build.capture_context(Path(path))
     assert ctx is not None
     return pl.read_parquet(ctx.events_path)
@@ -151,31 +163,37 @@ def events(path: str, sig: str) -> pl.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def lateness_capture(path: str, sig: str, by: str) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): lateness capture."""
     return lateness.from_outcomes(outcomes(path, sig), by)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def jobs(path: str, sig: str) -> list[str]:
+    """Cached per folder signature (see ``diagnostics.appdata``): jobs."""
     return partitions.jobs(_agg(path, sig))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def idle(path: str, sig: str, job: str | None) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): idle."""
     return partitions.idle_episodes(_agg(path, sig), job)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def delay(path: str, sig: str, job: str | None) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): delay."""
     return partitions.watermark_delay(_agg(path, sig), job)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def partition_table(path: str, sig: str, job: str | None) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): partition table."""
     return partitions.partition_table(_agg(path, sig), job)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def quarantine(path: str, sig: str) -> pl.DataFrame:
+    """Cached per folder signature (see ``diagnostics.appdata``): quarantine."""
     return quarantine_data.records(_agg(path, sig))
 
 

@@ -25,8 +25,8 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
         title=title,
         xaxis_title=x,
         yaxis_title=y,
-        margin={"l": 40, "r": 20, "t": 50, "b": 40},
-        legend={"orientation": "h", "y": -0.2},
+        margin={"l": 40, "r": 20, "t": 50, "b": 60},
+        legend={"orientation": "h", "y": -0.3},
         height=380,
     )
     return fig
