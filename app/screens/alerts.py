@@ -16,6 +16,9 @@ def _alerts(agg) -> None:  # type: ignore[no-untyped-def]
     except OrderdocError as exc:
         st.error(f"The rules could not be evaluated on this folder: {exc}")
         return
+    except Exception as exc:  # a bug elsewhere must not show a traceback here
+        st.error(f"The rules failed on this folder (a bug; {type(exc).__name__}: {exc}).")
+        return
     cols = st.columns(3)
     cols[0].metric("Firing", view.count(AlertState.FIRING))
     cols[1].metric("Pending", view.count(AlertState.PENDING))

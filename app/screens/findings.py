@@ -77,6 +77,9 @@ def render() -> None:
     except OrderdocError as exc:
         st.error(f"The explainer could not read this folder: {exc}")
         return
+    except Exception as exc:  # a bug elsewhere must not show a traceback here
+        st.error(f"The explainer failed on this folder (a bug; {type(exc).__name__}: {exc}).")
+        return
     sources = ", ".join(report.sources) or "the aggregate tables"
     st.caption(f"From {sources}" + (f" · policy: {report.policy}" if report.policy else ""))
     if not report.findings:

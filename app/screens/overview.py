@@ -71,7 +71,7 @@ def render() -> None:
         )
     try:
         view = cache.evaluate(agg)
-    except OrderdocError as exc:
+    except Exception as exc:  # rule errors (OrderdocError) or a bug: a message, no traceback
         alerts_slot.metric("Alerts firing", "–", help=f"the rules failed: {exc}")
     else:
         alerts_slot.metric(
@@ -97,6 +97,9 @@ def _top_finding() -> None:
         report = cache.report(*cache.key(agg))
     except OrderdocError as exc:
         st.error(f"The explainer could not read this folder: {exc}")
+        return
+    except Exception as exc:  # a bug elsewhere must not show a traceback here
+        st.error(f"The explainer failed on this folder (a bug; {type(exc).__name__}: {exc}).")
         return
     if not report.findings:
         return

@@ -50,6 +50,9 @@ def render() -> None:
     except OrderdocError as exc:
         st.error(str(exc))
         return
+    except Exception as exc:  # a bug elsewhere must not show a traceback here
+        st.error(f"The what-if sweep failed (a bug; {type(exc).__name__}: {exc}).")
+        return
     point = insight.select_point(result.table, float(late), float(ooo))
     if point is not None:
         cols = st.columns(4)

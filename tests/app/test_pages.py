@@ -244,3 +244,23 @@ def test_whatif_toggles_over_and_partition_by(open_app, agg_late):
     assert table["partition_by"].all()
     row = table[(table["late_arrival_s"] == 5.0) & (table["out_of_order_s"] == 0.0)].iloc[0]
     assert shown["Adjusted"] == f"{row['pct_adjusted']:.1f} %"
+
+
+def test_a_failing_explainer_is_a_message_not_a_traceback(open_app, agg_asa, tmp_path, monkeypatch):
+    import shutil
+
+    from diagnostics.appdata import insight
+
+    def broken(*_args, **_kwargs):
+        msg = "boom"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(insight, "explain", broken)
+    fresh = tmp_path / "fresh"  # a folder no earlier test cached
+    shutil.copytree(agg_asa, fresh)
+    at = open_app("Findings", fresh)
+    assert at.error[0].value == "The explainer failed on this folder (a bug; RuntimeError: boom)."
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    assert not at.exception
+    assert metrics(at)["Quarantined records"] == "5"
+    assert any("RuntimeError: boom" in e.value for e in at.error)
