@@ -15,7 +15,7 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError
-from diagnostics.explain.evidence import Evidence, KindStats
+from diagnostics.explain.evidence import Evidence, KindStats, minute_rates
 from diagnostics.explain.keys import analyse_keys, candidate_columns
 from diagnostics.kinds import ErrorKind
 
@@ -40,6 +40,7 @@ def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> 
     if key is not None and chosen.height:
         top = chosen.group_by(key).len().sort(["len", key], descending=[True, False]).head(10)
         keys = {str(k): int(n) for k, n in zip(top[key], top["len"], strict=True)}
+    minutes = chosen.group_by(pl.col("arrival").dt.truncate("1m")).len()["len"]
     return KindStats(
         events=chosen.height,
         partitions={
@@ -49,6 +50,7 @@ def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> 
         weights=np.ones(vals.size),
         exact=True,
         keys=keys,
+        per_minute=minute_rates(minutes),
     )
 
 

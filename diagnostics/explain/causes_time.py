@@ -71,6 +71,7 @@ def _common(stats: KindStats, total: int | None) -> dict[str, Any]:
         **({"records": stats.records} if stats.records else {}),
         "share_of_events": _share(stats.events, total),
         "partitions": {str(k): v for k, v in sorted(stats.partitions.items())},
+        **({"events_per_minute": stats.per_minute} if stats.per_minute else {}),
         **({"top_keys": dict(list(stats.keys.items())[:5])} if stats.keys else {}),
     }
 

@@ -28,7 +28,8 @@ TABLES = ("data_errors", "partition_idle", "metrics")
 
 @dataclass(frozen=True)
 class KindStats:
-    """One diagnostic kind: how many events, where, and how late (weighted values)."""
+    """One diagnostic kind: how many events, where, when (``per_minute``: ``minutes`` with
+    any, ``peak`` events in one minute, ``mean`` over those minutes) and how late."""
 
     events: int
     records: int = 0
@@ -37,6 +38,7 @@ class KindStats:
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
     exact: bool = False
     keys: dict[str, int] = field(default_factory=dict)
+    per_minute: dict[str, float] = field(default_factory=dict)
 
     def quantile(self, q: float) -> float | None:
         """Weighted quantile of ``lateness`` (``None`` without values)."""
@@ -122,6 +124,9 @@ def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
             .sort("partition_id")
         )
         late = part.filter(pl.col("lateness_seconds").is_not_null())
+        minutes = part.group_by(
+            pl.coalesce("from_time", "record_time").dt.truncate("1m").alias("m")
+        ).agg(pl.col("event_count").fill_null(1).sum())["event_count"]
         kinds[str(kind)] = KindStats(
             events=int(part["event_count"].fill_null(1).sum()),
             records=part.height,
@@ -129,8 +134,20 @@ def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
             lateness=late["lateness_seconds"].to_numpy().astype(np.float64),
             weights=late["event_count"].fill_null(1).to_numpy().astype(np.float64),
             exact=False,
+            per_minute=minute_rates(minutes),
         )
     return kinds
+
+
+def minute_rates(counts: pl.Series) -> dict[str, float]:
+    """``minutes`` with events, ``peak`` and ``mean`` events per such minute."""
+    if counts.is_empty():
+        return {}
+    return {
+        "minutes": float(counts.len()),
+        "peak": float(counts.max()),  # type: ignore[arg-type]
+        "mean": round(float(counts.mean()), 2),  # type: ignore[arg-type]
+    }
 
 
 def _idle(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
