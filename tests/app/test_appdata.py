@@ -170,6 +170,7 @@ def test_errors_over_time_keeps_every_event(agg_late):
         assert bucket in dict(overview.BUCKETS)
 
 
+@settings(deadline=None)
 @given(
     st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1, 1)),
     st.integers(min_value=0, max_value=10**9),
