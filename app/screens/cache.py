@@ -197,7 +197,7 @@ def quarantine(path: str, sig: str) -> pl.DataFrame:
     return quarantine_data.records(_agg(path, sig))
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner="Working out the causes…", max_entries=8)
 def report(path: str, sig: str) -> insight.ReportView:
     """The explainer's report for the folder (with its capture, when it has one)."""
     ctx = build.capture_context(Path(path))
