@@ -338,3 +338,57 @@ def test_samples_are_offered(tmp_path: Path):
     labels = list(samples.choices())
     assert labels[0] == "scenario: late_senders (event capture)"
     assert samples.ASA_LABEL in labels
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(["x.json", "x.csv", "x.parquet", "x.json.gz", "x.bin", "x"]),
+    st.binary(max_size=400) | st.text(max_size=400).map(str.encode),
+)
+def test_any_upload_is_classified_and_aggregated_or_refused(tmp_path_factory, name, data):
+    """Bad input never raises anything but an InputError, and a refused upload writes nothing."""
+    kind = classify(name, data)
+    assert kind in set(UploadKind)
+    if kind is not UploadKind.LOG or name.endswith(".parquet"):
+        return
+    folder = tmp_path_factory.mktemp("any")
+    path = folder / name
+    path.write_bytes(data)
+    try:
+        build_from_logs([path], folder / "out")
+    except InputError as exc:
+        message = str(exc)
+    else:
+        message = None
+    if message is not None:
+        assert "not an ASA diagnostic log or an event capture" in message
+        assert not (folder / "out" / "summary.json").exists()
+    else:
+        summary = json.loads((folder / "out" / "summary.json").read_text())
+        assert summary["records_parsed"] > 0
+        assert (
+            summary["records_total"] == summary["records_parsed"] + summary["records_quarantined"]
+        )
+
+
+def test_capture_settings_round_trip():
+    from diagnostics.appdata.build import CaptureSettings
+    from diagnostics.durations import SECOND
+    from diagnostics.engine.columns import EventColumns
+    from diagnostics.engine.policy import Action, OrderingPolicy
+
+    settings_ = CaptureSettings(
+        OrderingPolicy(
+            timestamp_by="ts",
+            late_arrival_ns=None,
+            out_of_order_ns=3 * SECOND,
+            action=Action.DROP,
+            partition_by=True,
+            over=("device_id",),
+        ),
+        EventColumns(arrival="enqueued", partition=None),
+        job="j",
+    )
+    assert CaptureSettings.from_dict(json.loads(json.dumps(settings_.to_dict()))) == settings_
+    with pytest.raises(InputError, match=r"source\.json"):
+        CaptureSettings.from_dict({"job": "j"})
