@@ -40,7 +40,7 @@ def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> 
     if key is not None and chosen.height:
         top = chosen.group_by(key).len().sort(["len", key], descending=[True, False]).head(10)
         keys = {str(k): int(n) for k, n in zip(top[key], top["len"], strict=True)}
-    minutes = chosen.group_by(pl.col("arrival").dt.truncate("1m")).len()["len"]
+    minutes = chosen.group_by(pl.col("arrival").dt.truncate("1m").alias("m")).len()
     return KindStats(
         events=chosen.height,
         partitions={
@@ -50,7 +50,10 @@ def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> 
         weights=np.ones(vals.size),
         exact=True,
         keys=keys,
-        per_minute=minute_rates(minutes),
+        per_minute=minute_rates(minutes["len"]),
+        by_minute={
+            int(m): int(n) for m, n in zip(minutes["m"].dt.epoch("s"), minutes["len"], strict=True)
+        },
     )
 
 
@@ -149,5 +152,6 @@ def from_capture(
         disorder=across.drop_nulls().to_numpy(),
         key_analysis=keys,
         key_column=key,
+        late_ooo_overlap=int((out["late"] & out["out_of_order"]).sum()),
         time_range={"from": summary["arrival_from"], "to": summary["arrival_to"]},
     )

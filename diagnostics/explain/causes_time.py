@@ -227,7 +227,9 @@ def out_of_order(evidence: Evidence) -> Finding | None:
         evidence_out["disorder"] = _lateness_evidence(stats)
     evidence_out["late_events_alongside"] = late
     evidence_out["over_key_analysis"] = evidence.key_analysis[:5]
-    consequence = late > 0
+    following = _share_following_late(evidence, stats)
+    consequence = following is not None and following >= 0.5
+    evidence_out["share_following_late_events"] = following
     return Finding(
         cause=Cause.OUT_OF_ORDER,
         severity=severity_for(stats.events, evidence.total_events, dropped=_dropping(evidence)),
@@ -239,8 +241,9 @@ def out_of_order(evidence: Evidence) -> Finding | None:
             "with TIMESTAMP BY ... OVER key it is one key's substream, so senders whose clocks "
             "disagree no longer put each other out of order (§1, §4)."
             + (
-                " Late events were also adjusted; those land behind punctual senders and "
-                "account for part of these."
+                " Most of these follow late events: a late event adjusted to arrival − "
+                "tolerance lands behind punctual senders of its partition, so fixing the late "
+                "arrivals fixes these too."
                 if consequence
                 else ""
             )
@@ -256,10 +259,24 @@ def out_of_order(evidence: Evidence) -> Finding | None:
             "events_affected": stats.events,
             "delay_seconds": 0.0,
             "fix_adds_output_delay_seconds": 0 if over is not None else value,
+            **({"consequence_of": Cause.LATE_ARRIVALS.value} if consequence else {}),
         },
         suggestions=tuple(suggestions),
         confidence=(0.9 if over is not None else 0.75) * (0.7 if consequence else 1.0),
     )
+
+
+def _share_following_late(evidence: Evidence, stats: KindStats) -> float | None:
+    """Share of the out-of-order events caused by late adjustment: exact with a capture (events
+    flagged both late and out of order); from logs, the share in minutes that also had late
+    events (batches of late events arrive together). ``None`` without late events."""
+    late = evidence.stats(ErrorKind.LATE)
+    if late is None or not stats.events:
+        return None
+    if evidence.late_ooo_overlap is not None:
+        return round(evidence.late_ooo_overlap / stats.events, 4)
+    together = sum(n for minute, n in stats.by_minute.items() if minute in late.by_minute)
+    return round(together / stats.events, 4)
 
 
 def invalid_timestamps(evidence: Evidence) -> Finding | None:

@@ -39,6 +39,7 @@ class KindStats:
     exact: bool = False
     keys: dict[str, int] = field(default_factory=dict)
     per_minute: dict[str, float] = field(default_factory=dict)
+    by_minute: dict[int, int] = field(default_factory=dict)
 
     def quantile(self, q: float) -> float | None:
         """Weighted quantile of ``lateness`` (``None`` without values)."""
@@ -78,6 +79,7 @@ class Evidence:
     disorder: np.ndarray | None = None
     key_analysis: list[dict[str, Any]] = field(default_factory=list)
     key_column: str | None = None
+    late_ooo_overlap: int | None = None
     time_range: dict[str, str | None] = field(default_factory=dict)
 
     def count(self, kind: ErrorKind) -> int:
@@ -126,7 +128,7 @@ def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
         late = part.filter(pl.col("lateness_seconds").is_not_null())
         minutes = part.group_by(
             pl.coalesce("from_time", "record_time").dt.truncate("1m").alias("m")
-        ).agg(pl.col("event_count").fill_null(1).sum())["event_count"]
+        ).agg(pl.col("event_count").fill_null(1).sum())
         kinds[str(kind)] = KindStats(
             events=int(part["event_count"].fill_null(1).sum()),
             records=part.height,
@@ -134,9 +136,16 @@ def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
             lateness=late["lateness_seconds"].to_numpy().astype(np.float64),
             weights=late["event_count"].fill_null(1).to_numpy().astype(np.float64),
             exact=False,
-            per_minute=minute_rates(minutes),
+            per_minute=minute_rates(minutes["event_count"]),
+            by_minute=_by_minute(minutes["m"], minutes["event_count"]),
         )
     return kinds
+
+
+def _by_minute(minutes: pl.Series, counts: pl.Series) -> dict[int, int]:
+    """Events per minute, keyed by the minute's epoch seconds."""
+    keys = minutes.dt.epoch("s").to_list()
+    return {int(k): int(n) for k, n in zip(keys, counts.to_list(), strict=True) if k is not None}
 
 
 def minute_rates(counts: pl.Series) -> dict[str, float]:

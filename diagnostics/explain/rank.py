@@ -1,15 +1,20 @@
 """Running every detector and ordering the findings by importance.
 
 Order: severity (critical first), then impact score (events adjusted or dropped plus seconds
-of output delay added), then confidence, then cause name (a total, deterministic order).
+of output delay added), events, delay, confidence, cause name and finally the finding's JSON
+(a total, deterministic order). A finding that is a consequence of another present finding
+(``impact["consequence_of"]``) is placed right after it.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 from diagnostics.explain import causes_partitions as parts
 from diagnostics.explain import causes_time as times
 from diagnostics.explain.evidence import Evidence
-from diagnostics.explain.model import Finding
+from diagnostics.explain.model import Cause, Finding
 
 DETECTORS = (
     times.historical_replay,
@@ -24,16 +29,55 @@ DETECTORS = (
 )
 
 
+def _key(f: Finding) -> tuple:
+    """Severity, impact score, events, delay, confidence, then the finding's JSON (total)."""
+    events = float(f.impact.get("events_affected", 0))
+    delay = float(f.impact.get("delay_seconds", 0.0))
+    text = json.dumps(f.to_dict(), sort_keys=True, default=str)
+    return (-f.severity.rank, -f.score, -events, -delay, -f.confidence, f.cause.value, text)
+
+
+def _order(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=_key)
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
-    """``findings`` most important first."""
-    return sorted(
-        findings,
-        key=lambda f: (-f.severity.rank, -f.score, -f.confidence, f.cause.value),
-    )
+    """``findings`` most important first; a finding whose ``impact["consequence_of"]`` names
+    another present finding's cause comes right after that finding."""
+    present = {f.cause.value for f in findings}
+    follows = [f for f in findings if f.impact.get("consequence_of") in present]
+    roots = _order([f for f in findings if f not in follows])
+    ordered: list[Finding] = []
+    for root in roots:
+        ordered.append(root)
+        ordered += _order(
+            [f for f in follows if f.impact.get("consequence_of") == root.cause.value]
+        )
+    placed = {id(f) for f in ordered}
+    return ordered + _order([f for f in follows if id(f) not in placed])
+
+
+def _idle_follows_skew(found: list[Finding]) -> list[Finding]:
+    """Idle notices on the cold partitions of a skewed input follow from the skew."""
+    hot = next((f for f in found if f.cause is Cause.HOT_PARTITION), None)
+    if hot is None:
+        return found
+    out = []
+    for f in found:
+        idle = f.evidence.get("idle_partitions", []) if f.cause is Cause.IDLE_PARTITION else []
+        if idle and hot.evidence["hot_partition"] not in idle:
+            f = replace(
+                f,
+                impact={**f.impact, "consequence_of": Cause.HOT_PARTITION.value},
+                explanation=f.explanation + " These partitions get few events because one "
+                "partition gets most of them: the skew is the root cause.",
+            )
+        out.append(f)
+    return out
 
 
 def diagnose(evidence: Evidence) -> list[Finding]:
     """Every finding the evidence supports, ranked; a healthy job gets one info finding."""
-    found = [f for f in (detect(evidence) for detect in DETECTORS) if f is not None]
+    found = _idle_follows_skew([f for f in (detect(evidence) for detect in DETECTORS) if f])
     verdict = parts.healthy(evidence, found)
     return rank([*found, *([verdict] if verdict else [])])
