@@ -19,7 +19,17 @@ from collections.abc import Sequence
 from diagnostics import __version__
 from diagnostics.errors import OrderdocError
 
-COMMANDS: tuple[str, ...] = ("replay", "generate", "aggregate", "rules", "alerts", "app", "explain", "whatif", "demo")
+COMMANDS: tuple[str, ...] = (
+    "replay",
+    "generate",
+    "aggregate",
+    "rules",
+    "alerts",
+    "app",
+    "explain",
+    "whatif",
+    "demo",
+)
 
 
 class OneLineParser(argparse.ArgumentParser):
