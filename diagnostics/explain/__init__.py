@@ -16,6 +16,7 @@ import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import UsageError
 from diagnostics.explain.capture import from_capture
 from diagnostics.explain.evidence import Evidence, from_agg_dir, merge
 from diagnostics.explain.model import Cause, Finding, Report, Suggestion, SuggestionKind
@@ -52,8 +53,6 @@ def explain(
     from the logs. At least one source is needed. ``job`` restricts the aggregate tables to
     one job (an aggregate folder may hold several).
     """
-    from diagnostics.errors import UsageError
-
     if agg_dir is None and events is None:
         msg = "explain needs an aggregate folder or a capture (--events)"
         raise UsageError(msg)

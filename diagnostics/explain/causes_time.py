@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
@@ -349,10 +351,8 @@ def tolerance_too_loose(evidence: Evidence) -> Finding | None:
     )
 
 
-def sorted_quantile(values: Any, q: float) -> float:
+def sorted_quantile(values: np.ndarray, q: float) -> float:
     """The ``q`` quantile (higher method) of a numpy array."""
-    import numpy as np
-
     return float(np.quantile(values, q, method="higher"))
 
 
