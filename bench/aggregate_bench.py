@@ -92,9 +92,10 @@ def main() -> None:
         args.results.write_text(json.dumps(rows, indent=1) + "\n")
     print()
     print(
-        "| GB | files | records | engine | job s | JVM start-up s | × fastest peer | engines agree |"
+        "| GB | files | records | engine | job s | JVM start-up s | process CPU s "
+        "| × fastest peer | agree |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for gb in args.sizes:
         at = [r for r in rows if r["gb"] == gb]
         fastest = min((r["job_s"] for r in at if r["engine"] != "spark"), default=None)
