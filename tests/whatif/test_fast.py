@@ -127,3 +127,39 @@ def test_random_captures_match_the_engine(
     )  # fmt: skip
     engine, fast = engine_vs_fast(events, policy, parts)
     _assert_same(engine, fast, policy.describe())
+
+
+EXAMPLE_C = [  # spec §6 C: application, arrival, device
+    ("12:07", "12:07", "d1"), ("12:08", "12:08", "d2"), ("12:17", "12:11", "d1"),
+    ("12:08", "12:13", "d3"), ("12:19", "12:16", "d1"), ("12:12", "12:17", "d3"),
+    ("12:17", "12:18", "d2"), ("12:20", "12:19", "d2"), ("12:16", "12:21", "d3"),
+    ("12:23", "12:22", "d2"), ("12:22", "12:24", "d2"), ("12:21", "12:27", "d3"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("early", "over", "dropped", "adjusted"),
+    [
+        (True, (), {3}, {6, 9, 12}),  # C1 as configured
+        (False, (), set(), {4, 6, 9, 12}),  # C2 without an early-arrival policy
+        (True, ("device",), {3}, {12}),  # C3 OVER device
+    ],
+)
+def test_spec_example_c(early, over, dropped, adjusted) -> None:
+    events = pl.DataFrame(
+        {
+            "event_time": [f"2024-01-01T{a}:00Z" for a, _, _ in EXAMPLE_C],
+            "arrival_time": [f"2024-01-01T{b}:00Z" for _, b, _ in EXAMPLE_C],
+            "device": [d for _, _, d in EXAMPLE_C],
+        }
+    )
+    policy = OrderingPolicy(
+        timestamp_by="event_time", late_arrival_ns=5 * MINUTE, out_of_order_ns=2 * MINUTE,
+        early_policy=early, over=over,
+    )  # fmt: skip
+    prepared = prepare(events, "event_time", over, partitions=(0,))
+    result = evaluate(prepared, policy)
+    back = np.argsort(prepared.index)
+    numbers = np.arange(1, len(EXAMPLE_C) + 1)
+    assert set(numbers[result.dropped_mask[back]].tolist()) == dropped
+    assert set(numbers[result.adjusted_mask[back]].tolist()) == adjusted
