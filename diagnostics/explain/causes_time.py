@@ -141,6 +141,9 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
     if basis is not None:
         value = snippets.whole_seconds(basis)
         suggestions.append(snippets.late_tolerance(value))
+        over = _over_suggestion(evidence)
+        if over is not None:
+            suggestions.append(over)
         suggestions.append(snippets.ooo_tolerance(value))
     ooo = evidence.count(ErrorKind.OUT_OF_ORDER)
     lateness = _lateness_evidence(stats)
@@ -158,9 +161,11 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "observed lateness's p99.9 rounded up to a second. Raising only the late tolerance "
             "lets these events in behind punctual senders, where they become out of order, so "
             "the out-of-order tolerance is raised with it (the effective out-of-order tolerance "
-            "is min(late, out-of-order), §2). Apply both together. The watermark then waits that "
-            "much longer (§4): impact.fix_adds_output_delay_seconds is the cost, and "
-            "orderdoc whatif weighs it against the events kept."
+            "is min(late, out-of-order), §2), or, better where a sender column is in order within "
+            "itself, each sender gets its own timeline with OVER (no out-of-order adjustment, "
+            "and punctual senders are not held back, §4). The late tolerance makes a silent "
+            "timeline wait that much longer: impact.fix_adds_output_delay_seconds is the cost "
+            "without OVER, and orderdoc whatif weighs it against the events kept."
         ),
         evidence={
             **_common(stats, evidence.total_events),
