@@ -204,6 +204,8 @@ def run_aggregate(
     if files.metrics:
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
         steps.insert(3, ("metrics", metrics.transform(metrics_table), True))
+    else:  # no stale metrics from an earlier run into the same folder
+        shutil.rmtree(out / "metrics", ignore_errors=True)
     for name, frame, by_date in steps:
         progress(f"writing {name}")
         _write(frame, out / name, by_date=by_date)

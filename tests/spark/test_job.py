@@ -87,6 +87,9 @@ def test_garbage_and_huge_record_lose_nothing(spark, tmp_path: Path) -> None:
     (folder / "notes.md").write_text("not a log")
     files = expand_inputs([str(folder)])
     assert [Path(p).name for p in files.skipped] == ["notes.md"]
+    stale = tmp_path / "agg" / "metrics" / "date=2020-01-01"
+    stale.mkdir(parents=True)  # an earlier run's metrics must not survive a run without them
+    (stale / "part-0.parquet").write_bytes(b"old")
     result = run_aggregate(spark, files, tmp_path / "agg")
     summary = result.summary
     assert summary["records_total"] == summary["records_parsed"] + summary["records_quarantined"]
