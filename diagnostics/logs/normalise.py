@@ -6,8 +6,9 @@ Recognised record forms (spec §5):
   string) with ``DataErrorType`` or ``Type: InputPartitionNotProgressing``; our engine's
   output adds a top-level ``orderdoc`` object (``partition_id``, ``correlation_id``);
 * activity-log messages: ``message Time``, ``message``, ``type``, ``correlation ID``;
-* Log Analytics ``AzureDiagnostics`` CSV rows (``TimeGenerated``, ``ResourceId``, ``Level``,
-  ``properties_s``), passed in as a ``dict`` of column → text.
+* Log Analytics ``AzureDiagnostics`` rows (``TimeGenerated``, ``ResourceId``, ``Level``,
+  ``properties_s``): CSV rows passed in as a ``dict`` of column → text, or the objects of a
+  JSON export of the same query.
 
 Anything else, or a recognised record with a missing or mistyped field, is quarantined with
 a reason naming the field, its value and why. Kinds are normalised with
@@ -247,7 +248,8 @@ def normalise(
         if not isinstance(value, dict):
             msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"
             raise _Reject(msg)
-        if csv_row:
+        if csv_row or ("properties_s" in value and "properties" not in value):
+            # a Log Analytics row, from a CSV export or a JSON export of the same query
             return _resource_log(_csv_row(value), source_file, source_line)
         if "properties" in value:
             return _resource_log(value, source_file, source_line)

@@ -5,7 +5,7 @@ Shapes, detected from the content (and ``.csv`` in the name):
 * gzip (magic bytes) is decompressed first; a corrupt or truncated stream keeps what
   decompressed and adds one quarantined record saying where it broke;
 * a UTF-8 BOM is dropped; CRLF line ends are accepted;
-* **CSV** (a ``.csv`` name or a header with ``properties_s``): Log Analytics
+* **CSV** (a ``.csv`` name or a non-JSON header with ``properties_s``): Log Analytics
   ``AzureDiagnostics`` rows, quoted multi-line fields allowed, line = the row's first line;
 * **JSON Lines** when the first non-blank line is a complete JSON value: every non-blank line
   is one record; a line holding ``{"records": [...]}`` or a JSON array counts each element;
@@ -172,7 +172,8 @@ def read_records(data: bytes, name: str) -> Iterator[Outcome]:
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     head = data[:4096].split(b"\n", 1)[0]
-    if name.lower().removesuffix(".gz").endswith(".csv") or b"properties_s" in head:
+    csv_header = b"properties_s" in head and head.lstrip()[:1] not in (b"{", b"[")
+    if name.lower().removesuffix(".gz").endswith(".csv") or csv_header:
         yield from _decoded(data, name, csv_mode=True)
     elif _first_line_is_json(data):
         yield from _json_lines(data.split(b"\n"), name)

@@ -194,3 +194,19 @@ def test_idle_resource_log_counts_one() -> None:
     assert (outcome.kind, outcome.event_count, outcome.partition_id, outcome.idle_minutes) == (
         "InputPartitionNotProgressing", 1, 3, 5,
     )  # fmt: skip
+
+
+def test_log_analytics_json_export_rows(read) -> None:
+    row = {
+        "TimeGenerated": "2024-01-01T00:01:00Z",
+        "ResourceId": RID,
+        "Level": "Warning",
+        "properties_s": json.dumps(record()["properties"]),
+    }
+    parsed, bad = read(json.dumps([row, row | {"properties_s": ""}], indent=2).encode())
+    assert [(p.job, p.level, p.event_count, p.source_line) for p in parsed] == [
+        ("JOB1", "Warning", 3, 2)
+    ]
+    assert [q.reason for q in bad] == ["properties_s: empty"]
+    parsed, _ = read(line(row) + b"\n")
+    assert [p.kind for p in parsed] == ["LateInputEvent"]
