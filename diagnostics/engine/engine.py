@@ -27,6 +27,7 @@ from diagnostics.engine.release import (
     POS,
     Breakpoints,
     MergeSteps,
+    first_reach,
     first_tau,
     merge_release,
     merge_steps,
@@ -71,7 +72,7 @@ class StagedBatch:
     m_before: np.ndarray
     first_arrival: np.ndarray
     tau: int
-    points: dict[int, Breakpoints]
+    points: Breakpoints
     steps: MergeSteps | None
 
 
@@ -131,8 +132,7 @@ class OrderingEngine:
         self._m = np.empty(0, dtype=np.int64)
         self._fa = np.empty(0, dtype=np.int64)
         if not policy.over:
-            for i in range(len(self.partitions)):
-                self._new_timeline((i,), i)
+            self._new_timelines([(i,) for i in range(len(self.partitions))])
         self._tau: int | None = None
         self._next_id = 0
         self._pending = {k: np.empty(0, dtype=np.int64) for k in ("id", "t", "arr", "tl")}
@@ -151,13 +151,13 @@ class OrderingEngine:
         """Accepted events whose release time is not known yet."""
         return len(self._pending["id"])
 
-    def _new_timeline(self, key: tuple, part_idx: int) -> int:
-        tl = len(self._tl_part)
-        self._keys[key] = tl
-        self._tl_part.append(part_idx)
-        self._m = np.append(self._m, NEG)
-        self._fa = np.append(self._fa, POS)
-        return tl
+    def _new_timelines(self, keys: list[tuple]) -> None:
+        """Open timelines for ``keys`` (partition index first), ids in the order given."""
+        for key in keys:
+            self._keys[key] = len(self._tl_part)
+            self._tl_part.append(int(key[0]))
+        self._m = np.r_[self._m, np.full(len(keys), NEG, dtype=np.int64)]
+        self._fa = np.r_[self._fa, np.full(len(keys), POS, dtype=np.int64)]
 
     # -- input normalisation -------------------------------------------------------------
     def _normalise(self, batch: pl.DataFrame) -> pl.DataFrame:
@@ -167,7 +167,7 @@ class OrderingEngine:
         if clash:
             msg = f"input column '{clash[0]}' has the name of an outcome column; rename it"
             raise InputError(msg)
-        if cols.arrival not in batch.columns:
+        if cols.arrival not in batch.columns and cols.parsed_arrival not in batch.columns:
             msg = (
                 f"arrival column '{cols.arrival}' is missing (columns: {', '.join(batch.columns)})"
             )
@@ -253,10 +253,15 @@ class OrderingEngine:
             .select("__p", *names)
         )
         ids = []
+        fresh: list[tuple] = []
         for row in first_seen.iter_rows():
             key = tuple(row)
             tl = self._keys.get(key)
-            ids.append(self._new_timeline(key, row[0]) if tl is None else tl)
+            if tl is None:
+                tl = len(self._tl_part) + len(fresh)
+                fresh.append(key)
+            ids.append(tl)
+        self._new_timelines(fresh)
         mapping = first_seen.with_columns(pl.Series("__tl", ids, dtype=pl.Int64))
         joined = keys.join(mapping, on=["__p", *names], how="left", nulls_equal=False)
         return joined.sort("__i")["__tl"].fill_null(-1)
@@ -285,7 +290,8 @@ class OrderingEngine:
         if batch.height == 0:
             return StagedBatch(seq, self._empty_outcomes(), empty, empty, empty, empty,
                                self._m.copy(), self._fa.copy(),
-                               self._tau if self._tau is not None else NEG, {}, None)  # fmt: skip
+                               self._tau if self._tau is not None else NEG,
+                               Breakpoints.empty(), None)  # fmt: skip
         work = self._normalise(batch)
         arr_in = work["__arr"].to_numpy()
         order = np.argsort(arr_in, kind="stable")
@@ -308,10 +314,10 @@ class OrderingEngine:
         ids = self._next_id + order.astype(np.int64)
         self._next_id += batch.height
         accepted = ~cls["dropped"]
-        points: dict[int, Breakpoints] = {}
+        points = Breakpoints.empty()
         steps = None
         if self._own_timeline:
-            points = self._breakpoints(tl[eligible], arr[eligible], cls["m_after"][eligible])
+            points = Breakpoints.of(tl[eligible], arr[eligible], cls["m_after"][eligible])
         else:
             steps = merge_steps(
                 arr,
@@ -383,7 +389,7 @@ class OrderingEngine:
             m_before=self._m,
             first_arrival=self._fa,
             tau=self._tau if self._tau is not None else NEG,
-            points={},
+            points=Breakpoints.empty(),
             steps=steps,
             closing=True,
         )
@@ -457,22 +463,6 @@ class OrderingEngine:
             "wm": wm,
         }
 
-    @staticmethod
-    def _breakpoints(
-        tl: np.ndarray, arr: np.ndarray, m_after: np.ndarray
-    ) -> dict[int, Breakpoints]:
-        """Per timeline, the arrivals of its accepted-or-reordered events and M just after."""
-        if not len(tl):
-            return {}
-        by_tl = np.argsort(tl, kind="stable")
-        tl_sorted = tl[by_tl]
-        starts = np.flatnonzero(np.r_[True, tl_sorted[1:] != tl_sorted[:-1]])
-        ends = np.r_[starts[1:], len(tl_sorted)]
-        return {
-            int(tl_sorted[s]): Breakpoints(arr[by_tl[s:e]], m_after[by_tl[s:e]])
-            for s, e in zip(starts, ends, strict=True)
-        }
-
     def _resolve(
         self,
         ids: np.ndarray,
@@ -483,7 +473,7 @@ class OrderingEngine:
         m_before: np.ndarray,
         first_arrival: np.ndarray,
         tau: int,
-        points: dict[int, Breakpoints],
+        points: Breakpoints,
         steps: MergeSteps | None,
         closing: bool,
     ) -> pl.DataFrame:
@@ -492,22 +482,15 @@ class OrderingEngine:
         release = arr.copy()
         unknown = np.zeros(len(ids), dtype=bool)
         if self._own_timeline:
-            by_tl = np.argsort(tl, kind="stable")
-            tl_sorted = tl[by_tl]
-            starts = np.flatnonzero(np.r_[True, tl_sorted[1:] != tl_sorted[:-1]]) if len(tl) else []
-            ends = np.r_[starts[1:], len(tl_sorted)] if len(tl) else []
-            for s, e in zip(starts, ends, strict=True):
-                rows = by_tl[s:e]
-                g = int(tl_sorted[s])
-                cand = first_tau(
-                    t[rows],
-                    m_before=int(m_before[g]),
-                    first_arrival=int(first_arrival[g]),
-                    points=points.get(g, Breakpoints.empty()),
-                    **common,
-                )
-                unknown[rows] |= cand >= POS
-                release[rows] = np.maximum(release[rows], cand)
+            cand = first_tau(
+                t,
+                m_before=m_before[tl],
+                first_arrival=first_arrival[tl],
+                by_m=first_reach(points, tl, t + self._ooo),
+                **common,
+            )
+            unknown = cand >= POS
+            release = np.maximum(release, cand)
         else:
             assert steps is not None
             release = merge_release(t, arr, steps, late=self._late, closing=closing)

@@ -36,16 +36,45 @@ _TABLE_CELLS = 16_000_000
 
 @dataclass(frozen=True, slots=True)
 class Breakpoints:
-    """Where one timeline's M rose during a batch: arrival times and M just after, both sorted."""
+    """Where timelines' M rose during a batch: timeline ids, arrival times and M just after,
+    grouped by timeline in processing order (so M is non-decreasing within a timeline)."""
 
+    timeline: np.ndarray
     arrivals: np.ndarray
     running_max: np.ndarray
 
     @staticmethod
+    def of(timeline: np.ndarray, arrivals: np.ndarray, running_max: np.ndarray) -> Breakpoints:
+        """Group events given in processing order by timeline (stable)."""
+        order = np.argsort(timeline, kind="stable")
+        return Breakpoints(timeline[order], arrivals[order], running_max[order])
+
+    @staticmethod
     def empty() -> Breakpoints:
-        """No breakpoints (no accepted event on the timeline in the batch, or closing)."""
+        """No breakpoints (no accepted event in the batch, or closing)."""
         none = np.empty(0, dtype=np.int64)
-        return Breakpoints(none, none)
+        return Breakpoints(none, none, none)
+
+
+def first_reach(points: Breakpoints, timeline: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """For each (timeline, query): the arrival of the first breakpoint of that timeline whose
+    M reaches the query, or ``POS``. One lexicographic sort serves every timeline at once."""
+    size, count = len(points.timeline), len(timeline)
+    if not size or not count:
+        return np.full(count, POS, dtype=np.int64)
+    # queries sort before breakpoints of equal (timeline, value): M ≥ query counts
+    kind = np.r_[np.ones(size, np.int8), np.zeros(count, np.int8)]
+    order = np.lexsort((kind, np.r_[points.running_max, query], np.r_[points.timeline, timeline]))
+    is_point = order < size
+    position = np.where(is_point, np.arange(size + count), size + count)
+    following = np.minimum.accumulate(position[::-1])[::-1]
+    at = np.empty(count, dtype=np.int64)
+    at[order[~is_point] - size] = np.flatnonzero(~is_point)
+    nxt = following[at]
+    found = nxt < size + count
+    point = np.where(found, order[np.where(found, nxt, 0)], 0)
+    same = found & (points.timeline[point] == timeline)
+    return np.where(same, points.arrivals[point], POS)
 
 
 def first_tau(
@@ -53,37 +82,28 @@ def first_tau(
     *,
     late: int | None,
     ooo: int,
-    m_before: int,
-    first_arrival: int,
-    points: Breakpoints,
+    m_before: np.ndarray,
+    first_arrival: np.ndarray,
+    by_m: np.ndarray,
     tau: int,
     closing: bool,
 ) -> np.ndarray:
-    """For each timestamp in ``t``, the first τ at which one timeline's watermark reaches it.
+    """For each timestamp in ``t``, the first τ at which its timeline's watermark reaches it.
 
-    ``m_before`` is the timeline's M before the batch (``NEG`` if not started),
-    ``first_arrival`` its first accepted arrival (``POS`` if not started by ``tau``). Returns
-    ``POS`` where the answer is not yet known (or, when ``closing``, never comes).
+    Per element: ``m_before`` is the timeline's M before the batch (``NEG`` if not started),
+    ``first_arrival`` its first accepted arrival (``POS`` if not started by ``tau``), ``by_m``
+    the first arrival in the batch at which its M reaches ``t + ooo`` (:func:`first_reach`).
+    Returns ``POS`` where the answer is not yet known (or, when ``closing``, never comes).
     """
     if late is None:
         by_late = np.full(t.shape, POS, dtype=np.int64)
-        unstarted = np.full(t.shape, POS, dtype=np.int64)
+        unstarted = by_late
     else:
         by_late = t + late
         unstarted = by_late + UNSTARTED_ESTIMATE_NS
-    if first_arrival >= POS:
-        final = unstarted < POS if closing else unstarted <= tau
-        return np.where(final, unstarted, POS)
-    query = t + ooo
-    if len(points.arrivals):
-        idx = np.searchsorted(points.running_max, query, side="left")
-        padded = np.append(points.arrivals, POS)
-        by_m = padded[idx]
-    else:
-        by_m = np.full(t.shape, POS, dtype=np.int64)
-    by_m = np.where(m_before >= query, NEG, by_m)
+    by_m = np.where(m_before >= t + ooo, NEG, by_m)
     cand = np.maximum(first_arrival, np.minimum(by_late, by_m))
-    cand = np.where(unstarted < first_arrival, unstarted, cand)
+    cand = np.where((unstarted < first_arrival) | (first_arrival >= POS), unstarted, cand)
     if closing:
         return cand
     return np.where(cand <= tau, cand, POS)

@@ -1,7 +1,7 @@
 """What-if sweeps: replay a grid of ordering policies over one capture and pick one.
 
-Every setting is evaluated by :mod:`diagnostics.whatif.fast` (the engine's rules, tested
-against the engine event by event) on a capture parsed and sorted once per OVER key set.
+Every setting is evaluated by the engine itself (:mod:`diagnostics.whatif.evaluate`) on a
+capture parsed and sorted once per OVER key set.
 
 Pareto front: the settings no other setting beats on both *affected share* (adjusted +
 dropped, %) and *p95 output delay*; a setting whose events are never released has infinite
@@ -20,7 +20,7 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import PolicyError, UsageError
-from diagnostics.whatif.fast import LateStage, Prepared, evaluate, late_stage, prepare
+from diagnostics.whatif.evaluate import Prepared, evaluate, prepare
 
 #: The affected share (adjusted + dropped) a recommended setting may leave, in percent.
 BUDGET_PCT = 1.0
@@ -65,12 +65,11 @@ class SweepResult:
         return rows.row(0, named=True) if rows.height else None
 
 
-def _row(prepared: Prepared, policy: OrderingPolicy, stage: LateStage | None) -> dict:
-    result = evaluate(prepared, policy, stage)
-    delays = result.delays()
+def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
+    result = evaluate(prepared, policy)
+    delays = result.delays_s
     n = max(result.events, 1)
     points = np.quantile(delays, [0.5, 0.95, 1.0], method="higher") if delays.size else [None] * 3
-    kept = result.events - result.dropped
     return {
         "late_arrival_s": None
         if policy.late_arrival_ns is None
@@ -81,7 +80,7 @@ def _row(prepared: Prepared, policy: OrderingPolicy, stage: LateStage | None) ->
         "events": result.events,
         "adjusted": result.adjusted,
         "dropped": result.dropped,
-        "never_released": kept - int(delays.size),
+        "never_released": result.never_released,
         "pct_adjusted": 100 * result.adjusted / n,
         "pct_dropped": 100 * result.dropped / n,
         "delay_p50_s": None if points[0] is None else float(points[0]),
@@ -163,7 +162,6 @@ def sweep(
         )
         for pby in dict.fromkeys(partition_by_values):
             for late in dict.fromkeys(late_values):
-                stage: LateStage | None = None
                 for ooo in dict.fromkeys(ooo_values):
                     setting = replace(
                         policy,
@@ -173,10 +171,8 @@ def sweep(
                         over=over,
                     )
                     try:
-                        if stage is None:
-                            _check(setting, prepared)
-                            stage = late_stage(prepared, setting)
-                        rows.append(_row(prepared, setting, stage))
+                        _check(setting, prepared)
+                        rows.append(_row(prepared, setting))
                     except PolicyError as exc:
                         skipped.append(f"{setting.describe()}: {exc}")
     table = pl.DataFrame(rows, schema=SCHEMA, orient="row")

@@ -1,0 +1,109 @@
+"""One setting of a sweep, evaluated by the engine itself.
+
+There is one implementation of the ordering semantics (``diagnostics.engine``); a sweep
+only avoids repeating what does not depend on the setting. :func:`prepare` parses both
+times, resolves the partitions and sorts the capture into arrival order once; each setting
+is then a single-batch run of :class:`~diagnostics.engine.engine.OrderingEngine` on that
+prepared frame (no re-parsing, no output files, no output ranks), and :func:`evaluate`
+reduces its outcomes and releases to counts and output-delay percentiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.engine import OrderingEngine
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import partitions_in
+from diagnostics.errors import InputError
+from diagnostics.timestamps import to_utc
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A capture parsed and sorted once: only the columns the engine reads, in arrival order
+    (ties: input order), times already ``Datetime("ns", "UTC")``."""
+
+    frame: pl.DataFrame
+    partitions: tuple[int, ...]
+    columns: EventColumns
+
+    @property
+    def size(self) -> int:
+        """Number of events."""
+        return self.frame.height
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What one setting did to the capture."""
+
+    events: int
+    adjusted: int
+    dropped: int
+    never_released: int
+    delays_s: np.ndarray  # output delay (release − arrival) of every released event, seconds
+
+
+def prepare(
+    events: pl.DataFrame,
+    timestamp_by: str,
+    over: Sequence[str] = (),
+    *,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> Prepared:
+    """Parse and sort ``events`` once (errors name the column and row, like the engine's)."""
+    columns = columns or EventColumns()
+    for name, flag in ((columns.arrival, "arrival column"), (timestamp_by, "--timestamp-by")):
+        if name not in events.columns:
+            msg = f"{flag} '{name}' is missing (columns: {', '.join(events.columns)})"
+            raise InputError(msg)
+    for name in over:
+        if name not in events.columns:
+            msg = f"OVER column '{name}' is missing (columns: {', '.join(events.columns)})"
+            raise InputError(msg)
+    if events.height == 0:
+        msg = "the capture holds no events"
+        raise InputError(msg)
+    parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
+    arrival = to_utc(events[columns.arrival])
+    if arrival.null_count():
+        i = int(arrival.is_null().arg_true()[0])
+        msg = f"arrival column '{columns.arrival}', row {i + 1}: '{events[columns.arrival][i]}' is not a timestamp"
+        raise InputError(msg)
+    keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
+    frame = events.select(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias(columns.row), *keep
+    ).with_columns(
+        arrival.alias(columns.parsed_arrival),
+        to_utc(events[timestamp_by]).alias(timestamp_by),
+    )
+    frame = frame.sort(columns.parsed_arrival, columns.row, maintain_order=True)
+    return Prepared(frame.rechunk(), parts, columns)
+
+
+def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
+    """Run the engine on the prepared capture under ``policy`` (one batch, then close)."""
+    engine = OrderingEngine(policy, prepared.partitions, prepared.columns)
+    staged = engine.stage(prepared.frame)
+    releases = pl.concat([engine.commit(staged), engine.close()])
+    out = staged.outcomes
+    release = np.full(prepared.size, -1, dtype=np.int64)
+    known = releases.filter(pl.col("release_time").is_not_null())
+    release[known["event_id"].to_numpy()] = known["release_time"].dt.epoch("ns").to_numpy()
+    arrival = out["arrival"].dt.epoch("ns").to_numpy()
+    released = release >= 0
+    dropped = int(out["dropped"].sum())
+    return Evaluation(
+        events=prepared.size,
+        adjusted=int((out["status"] == "adjusted").sum()),
+        dropped=dropped,
+        never_released=prepared.size - dropped - int(released.sum()),
+        delays_s=(release[released] - arrival[released]) / 1e9,
+    )
