@@ -127,12 +127,12 @@ class OrderingEngine:
         self._early = policy.early_window_ns
         self._own_timeline = policy.partition_by or bool(policy.over)
         self._part_index = {p: i for i, p in enumerate(self.partitions)}
-        self._keys: dict[tuple, int] = {}
+        self._key_frame: pl.DataFrame | None = None  # OVER keys seen so far, with their ids
         self._tl_part: list[int] = []
         self._m = np.empty(0, dtype=np.int64)
         self._fa = np.empty(0, dtype=np.int64)
         if not policy.over:
-            self._new_timelines([(i,) for i in range(len(self.partitions))])
+            self._new_timelines(list(range(len(self.partitions))))
         self._tau: int | None = None
         self._next_id = 0
         self._pending = {k: np.empty(0, dtype=np.int64) for k in ("id", "t", "arr", "tl")}
@@ -151,13 +151,11 @@ class OrderingEngine:
         """Accepted events whose release time is not known yet."""
         return len(self._pending["id"])
 
-    def _new_timelines(self, keys: list[tuple]) -> None:
-        """Open timelines for ``keys`` (partition index first), ids in the order given."""
-        for key in keys:
-            self._keys[key] = len(self._tl_part)
-            self._tl_part.append(int(key[0]))
-        self._m = np.r_[self._m, np.full(len(keys), NEG, dtype=np.int64)]
-        self._fa = np.r_[self._fa, np.full(len(keys), POS, dtype=np.int64)]
+    def _new_timelines(self, part_indexes: list[int]) -> None:
+        """Open one timeline per entry (its partition index); ids follow in that order."""
+        self._tl_part.extend(int(p) for p in part_indexes)
+        self._m = np.r_[self._m, np.full(len(part_indexes), NEG, dtype=np.int64)]
+        self._fa = np.r_[self._fa, np.full(len(part_indexes), POS, dtype=np.int64)]
 
     # -- input normalisation -------------------------------------------------------------
     def _normalise(self, batch: pl.DataFrame) -> pl.DataFrame:
@@ -241,30 +239,35 @@ class OrderingEngine:
         keys = batch.select(
             *(pl.col(c).cast(pl.String).alias(n) for c, n in zip(over, names, strict=True)),
             pidx.alias("__p"),
-            arr.alias("__a"),
-            pl.int_range(batch.height, dtype=pl.Int64).alias("__i"),
         )
-        valid = keys.filter(pl.all_horizontal(pl.col(n).is_not_null() for n in names))
+        valid = keys.with_columns(arr.alias("__a"), pl.int_range(pl.len()).alias("__i")).filter(
+            pl.all_horizontal(pl.col(n).is_not_null() for n in names)
+        )
         # Timeline ids are assigned in processing order (arrival, then input order), so they do
         # not depend on how the input is split into batches.
-        first_seen = (
-            valid.sort("__a", "__i", maintain_order=True)
-            .unique(subset=["__p", *names], keep="first", maintain_order=True)
-            .select("__p", *names)
+        if not bool((arr.diff().drop_nulls() >= 0).all()):
+            valid = valid.sort("__a", "__i", maintain_order=True)
+        first_seen = valid.unique(subset=["__p", *names], keep="first", maintain_order=True)
+        first_seen = first_seen.select("__p", *names)
+        known = self._key_frame
+        if known is None:
+            fresh = first_seen
+        else:
+            fresh = first_seen.join(known, on=["__p", *names], how="anti", maintain_order="left")
+        start = len(self._tl_part)
+        fresh = fresh.with_columns(
+            pl.int_range(start, start + fresh.height, dtype=pl.Int64).alias("__tl")
         )
-        ids = []
-        fresh: list[tuple] = []
-        for row in first_seen.iter_rows():
-            key = tuple(row)
-            tl = self._keys.get(key)
-            if tl is None:
-                tl = len(self._tl_part) + len(fresh)
-                fresh.append(key)
-            ids.append(tl)
-        self._new_timelines(fresh)
-        mapping = first_seen.with_columns(pl.Series("__tl", ids, dtype=pl.Int64))
-        joined = keys.join(mapping, on=["__p", *names], how="left", nulls_equal=False)
-        return joined.sort("__i")["__tl"].fill_null(-1)
+        self._new_timelines(fresh["__p"].to_list())
+        self._key_frame = fresh if known is None else pl.concat([known, fresh])
+        joined = keys.join(
+            self._key_frame,
+            on=["__p", *names],
+            how="left",
+            nulls_equal=False,
+            maintain_order="left",
+        )
+        return joined["__tl"].fill_null(-1)
 
     # -- processing ----------------------------------------------------------------------
     def process(self, batch: pl.DataFrame) -> BatchResult:

@@ -58,23 +58,30 @@ class Breakpoints:
 
 def first_reach(points: Breakpoints, timeline: np.ndarray, query: np.ndarray) -> np.ndarray:
     """For each (timeline, query): the arrival of the first breakpoint of that timeline whose
-    M reaches the query, or ``POS``. One lexicographic sort serves every timeline at once."""
+    M reaches the query, or ``POS``.
+
+    A binary search inside each query's own timeline segment, vectorised over all queries
+    at once (one step of every search per iteration, about log2 of the longest segment).
+    """
     size, count = len(points.timeline), len(timeline)
     if not size or not count:
         return np.full(count, POS, dtype=np.int64)
-    # queries sort before breakpoints of equal (timeline, value): M ≥ query counts
-    kind = np.r_[np.ones(size, np.int8), np.zeros(count, np.int8)]
-    order = np.lexsort((kind, np.r_[points.running_max, query], np.r_[points.timeline, timeline]))
-    is_point = order < size
-    position = np.where(is_point, np.arange(size + count), size + count)
-    following = np.minimum.accumulate(position[::-1])[::-1]
-    at = np.empty(count, dtype=np.int64)
-    at[order[~is_point] - size] = np.flatnonzero(~is_point)
-    nxt = following[at]
-    found = nxt < size + count
-    point = np.where(found, order[np.where(found, nxt, 0)], 0)
-    same = found & (points.timeline[point] == timeline)
-    return np.where(same, points.arrivals[point], POS)
+    span = max(int(points.timeline.max()), int(timeline.max())) + 1
+    starts = np.zeros(span + 1, dtype=np.int64)
+    np.cumsum(np.bincount(points.timeline, minlength=span), out=starts[1:])
+    lo = starts[timeline]
+    hi = starts[timeline + 1]
+    end = hi.copy()
+    values = points.running_max
+    active = np.flatnonzero(lo < hi)
+    while active.size:
+        mid = (lo[active] + hi[active]) // 2
+        below = values[mid] < query[active]
+        lo[active] = np.where(below, mid + 1, lo[active])
+        hi[active] = np.where(below, hi[active], mid)
+        active = active[lo[active] < hi[active]]
+    found = lo < end
+    return np.where(found, points.arrivals[np.minimum(lo, size - 1)], POS)
 
 
 def first_tau(
