@@ -21,6 +21,7 @@ watermark at τ ≥ ``tau``; a larger one is not yet known and the event stays p
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,8 @@ NEG = -(2**62)
 POS = 2**62
 #: Cells of the (partitions × events) table merge_steps works on at once (128 MB).
 _TABLE_CELLS = 16_000_000
+#: Up to this many timelines, :func:`first_reach` searches timeline by timeline.
+_LOOP_TIMELINES = 2_048
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,9 @@ def first_reach(points: Breakpoints, timeline: np.ndarray, query: np.ndarray) ->
     span = max(int(points.timeline.max()), int(timeline.max())) + 1
     starts = np.zeros(span + 1, dtype=np.int64)
     np.cumsum(np.bincount(points.timeline, minlength=span), out=starts[1:])
+    groups = np.flatnonzero(np.bincount(timeline, minlength=span))
+    if len(groups) <= _LOOP_TIMELINES:
+        return _first_reach_per_timeline(points, timeline, query, starts)
     lo = starts[timeline]
     hi = starts[timeline + 1]
     end = hi.copy()
@@ -82,6 +88,26 @@ def first_reach(points: Breakpoints, timeline: np.ndarray, query: np.ndarray) ->
         active = active[lo[active] < hi[active]]
     found = lo < end
     return np.where(found, points.arrivals[np.minimum(lo, size - 1)], POS)
+
+
+def _first_reach_per_timeline(
+    points: Breakpoints, timeline: np.ndarray, query: np.ndarray, starts: np.ndarray
+) -> np.ndarray:
+    """:func:`first_reach` for few timelines: one ``searchsorted`` per timeline."""
+    out = np.full(len(timeline), POS, dtype=np.int64)
+    order = np.argsort(timeline, kind="stable")
+    grouped = timeline[order]
+    bounds = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1], True])
+    for first, last in itertools.pairwise(bounds):
+        g = int(grouped[first])
+        lo, hi = int(starts[g]), int(starts[g + 1])
+        if lo == hi:
+            continue
+        rows = order[first:last]
+        idx = np.searchsorted(points.running_max[lo:hi], query[rows], side="left")
+        hit = idx < hi - lo
+        out[rows] = np.where(hit, points.arrivals[lo + np.minimum(idx, hi - lo - 1)], POS)
+    return out
 
 
 def first_tau(

@@ -163,3 +163,20 @@ def test_merge_table_chunking_does_not_change_releases(rows, p):
     finally:
         release._TABLE_CELLS = saved
     assert whole.equals(chunked)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=events_strategy, p=policy_strategy)
+def test_both_substream_searches_agree(rows, p):
+    from diagnostics.engine import release
+
+    frame, policy, parts = build(rows, p)
+    saved = release._LOOP_TIMELINES
+    try:
+        release._LOOP_TIMELINES = 10**9  # one searchsorted per timeline
+        looped = replay(frame, policy, partitions=parts, batch_size=5).outcomes["release_time"]
+        release._LOOP_TIMELINES = 0  # the vectorised binary search over all timelines
+        vectorised = replay(frame, policy, partitions=parts, batch_size=5).outcomes["release_time"]
+    finally:
+        release._LOOP_TIMELINES = saved
+    assert looped.equals(vectorised)
