@@ -1,6 +1,6 @@
-"""Replaying the recommended setting with the engine itself, as a cross-check of the sweep's
-vectorised evaluator (they are tested equal event by event; this confirms it on the user's
-own data at the cost of one replay)."""
+"""Replaying the recommended setting end to end (``replay``: parsing, batches, output order),
+as a cross-check of the sweep's single-batch engine runs on the user's own data, at the cost
+of one replay."""
 
 from __future__ import annotations
 
