@@ -130,7 +130,9 @@ def replay(
         if committing is not None:
             take(committing.result())
     take(engine.close())
-    feed = pl.concat(frames)
+    del work  # the slim copy is no longer needed: keep the peak memory down
+    feed = pl.concat(frames, rechunk=False)
+    frames.clear()
     released = pl.Series("release_time", np.where(has_release, release, 0))
     released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
     feed = feed.with_columns(

@@ -109,32 +109,34 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
         return pl.DataFrame(schema={**_SCHEMA, "OutputWatermarkDelaySeconds": pl.Float64})
     policy = result.policy
     late, ooo = policy.effective_late_ns, policy.effective_ooo_ns
-    arrivals = out["arrival"].dt.epoch("ns")
-    tau0 = int(arrivals.min())  # type: ignore[arg-type]
-    tau_end = max(int(arrivals.max()), until or 0)  # type: ignore[arg-type]
+    arrivals = out["arrival"]
+    tau0 = int(arrivals.dt.epoch("ns").min())  # type: ignore[arg-type]
+    tau_end = max(int(arrivals.dt.epoch("ns").max()), until or 0)  # type: ignore[arg-type]
+    # Per partition, its accepted events in processing order (arrival, then input order);
+    # one partition at a time keeps the peak memory low.
     keep = ~out["dropped"].to_numpy()
-    arrival = arrivals.to_numpy()[keep]
-    part = out["partition"].to_numpy()[keep]
-    ts = out["system_timestamp"].dt.epoch("ns").to_numpy()[keep]
-    timeline = out["timeline"].to_numpy()[keep] if policy.over else None
-    if not bool(np.all(arrival[1:] >= arrival[:-1])):
-        order = np.argsort(arrival, kind="stable")  # processing order (ties: input order)
-        arrival, part, ts = arrival[order], part[order], ts[order]
-        timeline = None if timeline is None else timeline[order]
+    part_all = out["partition"].to_numpy()
+    arrival_all = arrivals.dt.epoch("ns").to_numpy()
+    ts_all = out["system_timestamp"].dt.epoch("ns").fill_null(0).to_numpy()
+    timeline_all = out["timeline"].fill_null(-1).to_numpy() if policy.over else None
     frames = []
     for p in result.partitions:
-        mine = part == p
-        arr, mine_ts = arrival[mine], ts[mine]
-        if timeline is not None:
-            m_after = _substream_minimum(arr, timeline[mine], mine_ts)
+        idx = np.flatnonzero(keep & (part_all == p))
+        arr = arrival_all[idx]
+        if not bool(np.all(arr[1:] >= arr[:-1])):
+            order = np.argsort(arr, kind="stable")
+            idx, arr = idx[order], arr[order]
+        mine_ts = ts_all[idx]
+        if timeline_all is not None:
+            m_after = _substream_minimum(arr, timeline_all[idx], mine_ts)
         else:
             m_after = np.maximum.accumulate(mine_ts) if len(mine_ts) else mine_ts
         minutes, delays = _timeline_delays(
             arr, m_after, tau0=tau0, tau_end=tau_end, late=late, ooo=ooo
         )
-        frames.append(pl.DataFrame({"m": minutes, "d": delays, "partition_id": p}))
-    samples = pl.concat(frames).with_columns(pl.col("partition_id").cast(pl.Int64))
-    per_partition = samples.group_by("m", "partition_id").agg(pl.col("d").max())
+        per_minute = pl.DataFrame({"m": minutes, "d": delays}).group_by("m").agg(pl.col("d").max())
+        frames.append(per_minute.with_columns(pl.lit(p, dtype=pl.Int64).alias("partition_id")))
+    per_partition = pl.concat(frames).select("m", "partition_id", "d")
     job = (
         per_partition.group_by("m")
         .agg(pl.col("d").max())

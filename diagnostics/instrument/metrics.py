@@ -46,26 +46,31 @@ def metrics_frame(
     """The ``metrics.parquet`` table, sorted by ``time`` then ``partition_id`` (job row first)."""
     if outcomes.height == 0:
         return pl.DataFrame(schema=METRICS_SCHEMA)
-    events = outcomes.select(
+    # Lazy, so the per-event columns are streamed through the group-bys, never held whole.
+    events = outcomes.lazy().select(
         ((pl.col("arrival").dt.cast_time_unit("ns").dt.epoch("ns") // MINUTE) * MINUTE).alias(
             "minute"
         ),
         pl.col("partition").cast(pl.Int64).alias("key"),
-        pl.col("late").fill_null(False).cast(pl.Int64).alias("LateInputEvents"),
-        pl.col("early").fill_null(False).cast(pl.Int64).alias("EarlyInputEvents"),
-        pl.col("out_of_order").fill_null(False).cast(pl.Int64).alias("DroppedOrAdjustedEvents"),
+        pl.col("late").fill_null(False).alias("LateInputEvents"),
+        pl.col("early").fill_null(False).alias("EarlyInputEvents"),
+        pl.col("out_of_order").fill_null(False).alias("DroppedOrAdjustedEvents"),
     )
     sums = [
         pl.len().cast(pl.Int64).alias("InputEvents"),
         *(pl.col(name).sum().cast(pl.Int64) for name in COUNT_COLUMNS[1:]),
     ]
-    per_partition = events.group_by(["minute", "key"]).agg(sums)
-    per_job = events.group_by("minute").agg(sums).with_columns(pl.lit(_JOB_KEY).alias("key"))
+    per_partition = events.group_by(["minute", "key"]).agg(sums).collect()
+    per_job = (
+        per_partition.group_by("minute")
+        .agg(pl.col(name).sum() for name in COUNT_COLUMNS)
+        .with_columns(pl.lit(_JOB_KEY).alias("key"))
+    )
     counts = pl.concat([per_partition, per_job.select(per_partition.columns)])
 
-    first, last = int(events["minute"].min()), int(events["minute"].max())  # type: ignore[arg-type]
+    first, last = int(per_partition["minute"].min()), int(per_partition["minute"].max())  # type: ignore[arg-type]
     minutes = pl.DataFrame({"minute": pl.int_range(first, last + 1, MINUTE, eager=True)})
-    keys = sorted(set(events["key"].unique().to_list()) | {int(p) for p in partitions or ()})
+    keys = sorted(set(per_partition["key"].unique().to_list()) | {int(p) for p in partitions or ()})
     grid = minutes.join(
         pl.DataFrame({"key": [_JOB_KEY, *keys]}, schema={"key": pl.Int64}), how="cross"
     )
