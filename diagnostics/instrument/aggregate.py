@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.errors import InputError
 from diagnostics.kinds import ErrorKind
 
@@ -32,27 +33,7 @@ KIND_FLAGS: tuple[tuple[ErrorKind, str], ...] = (
 )
 
 #: Columns the engine adds to the input's; everything else is payload (``ExampleEvents``).
-ENGINE_COLUMNS: frozenset[str] = frozenset(
-    {
-        "event_id",
-        "partition",
-        "timeline",
-        "application_time",
-        "arrival",
-        "system_timestamp",
-        "late",
-        "early",
-        "out_of_order",
-        "reordered",
-        "invalid_timestamp",
-        "invalid_key",
-        "dropped",
-        "status",
-        "watermark",
-        "release_time",
-        "output_rank",
-    }
-)
+ENGINE_COLUMNS: frozenset[str] = frozenset(OUTCOME_COLUMNS)
 
 _REQUIRED = ("event_id", "partition", "arrival", "application_time")
 

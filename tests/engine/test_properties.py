@@ -7,6 +7,7 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
 
@@ -68,22 +69,7 @@ def build(rows, p):
     return frame, policy, parts
 
 
-COMPARED = [
-    "timeline",
-    "event_id",
-    "system_timestamp",
-    "late",
-    "early",
-    "out_of_order",
-    "reordered",
-    "invalid_timestamp",
-    "invalid_key",
-    "dropped",
-    "status",
-    "watermark",
-    "release_time",
-    "output_rank",
-]
+COMPARED = list(OUTCOME_COLUMNS)  # every column the engine adds
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
