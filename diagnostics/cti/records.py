@@ -26,8 +26,8 @@ from diagnostics.cti.policy import INFINITY
 from diagnostics.durations import SECOND
 from diagnostics.instrument import timefmt
 from diagnostics.instrument.correlation import correlation_id
-from diagnostics.instrument.options import InstrumentOptions, LogFormat
-from diagnostics.instrument.records import CATEGORY, DATA_ERROR_LEVEL, OPERATION, data_error_message
+from diagnostics.instrument.options import InstrumentOptions
+from diagnostics.instrument.records import data_error_envelope, data_error_message
 from diagnostics.kinds import ErrorKind
 
 KIND = ErrorKind.CTI_VIOLATION.value
@@ -138,37 +138,18 @@ def _record(
         "cti_delay_ns": delay,
         "suggested_cti_delay_ns": suggest_cti_delay(members, delay),
     }
-    if options.log_format is LogFormat.ACTIVITY:
-        return {
-            "message Time": timefmt.activity_short(to_ns),
-            "error": None,
-            "message": (
-                f"First Occurred: {timefmt.first_occurred(to_ns)} | Resource Name: "
-                f"{options.job} | Message: {message} {brief}"
-            ),
-            "type": "DiagnosticMessage",
-            "correlation ID": correlation,
-            "orderdoc": extra,
-        }
-    return {
-        "time": timefmt.iso_ticks(to_ns),
-        "resourceId": options.resource_id,
-        "category": CATEGORY,
-        "operationName": OPERATION,
-        "level": DATA_ERROR_LEVEL,
-        "properties": {
-            "Source": options.source,
-            "Type": "DataError",
-            "DataErrorType": KIND,
-            "BriefMessage": brief,
-            "Message": f"{message} {brief}",
-            "ExampleEvents": _example(first, payload),
-            "FromTimestamp": timefmt.iso_ticks(from_ns),
-            "ToTimestamp": timefmt.iso_ticks(to_ns),
-            "EventCount": len(members),
-        },
-        "orderdoc": extra,
-    }
+    return data_error_envelope(
+        options,
+        kind=KIND,
+        brief=brief,
+        message=message,
+        example=_example(first, payload),
+        from_ns=from_ns,
+        to_ns=to_ns,
+        count=len(members),
+        correlation=correlation,
+        extra=extra,
+    )
 
 
 def suggest_cti_delay(violations: Iterable[CtiViolation], current_delay_ns: int) -> int:

@@ -99,12 +99,41 @@ def data_error_record(
         "window_end": timefmt.iso_ticks(window_start + options.error_window_ns),
         "correlation_id": correlation,
     }
+    return data_error_envelope(
+        options,
+        kind=kind,
+        brief=brief,
+        message=message,
+        example=example,
+        from_ns=row["from_ns"],
+        to_ns=row["to_ns"],
+        count=row["event_count"],
+        correlation=correlation,
+        extra=extra,
+    )
+
+
+def data_error_envelope(
+    options: InstrumentOptions,
+    *,
+    kind: str,
+    brief: str,
+    message: str,
+    example: str,
+    from_ns: int,
+    to_ns: int,
+    count: int,
+    correlation: str,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """One aggregated data error in ASA's resource-log envelope (or, with
+    ``--log-format activity``, as an activity-log message), orderdoc's extras beside it."""
     if options.log_format == "activity":
         return {
-            "message Time": timefmt.activity_short(row["to_ns"]),
+            "message Time": timefmt.activity_short(to_ns),
             "error": None,
             "message": (
-                f"First Occurred: {timefmt.first_occurred(row['to_ns'])} | Resource Name: "
+                f"First Occurred: {timefmt.first_occurred(to_ns)} | Resource Name: "
                 f"{options.job} | Message: {message} {brief}"
             ),
             "type": "DiagnosticMessage",
@@ -112,7 +141,7 @@ def data_error_record(
             "orderdoc": extra,
         }
     return {
-        "time": timefmt.iso_ticks(row["to_ns"]),
+        "time": timefmt.iso_ticks(to_ns),
         "resourceId": options.resource_id,
         "category": CATEGORY,
         "operationName": OPERATION,
@@ -124,9 +153,9 @@ def data_error_record(
             "BriefMessage": brief,
             "Message": f"{message} {brief}",
             "ExampleEvents": example,
-            "FromTimestamp": timefmt.iso_ticks(row["from_ns"]),
-            "ToTimestamp": timefmt.iso_ticks(row["to_ns"]),
-            "EventCount": row["event_count"],
+            "FromTimestamp": timefmt.iso_ticks(from_ns),
+            "ToTimestamp": timefmt.iso_ticks(to_ns),
+            "EventCount": count,
         },
         "orderdoc": extra,
     }
