@@ -20,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.inputs import BatchReader
+from diagnostics.engine.outcomes import empty_outcomes, outcome_frame
 from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS, Action, OrderingPolicy
 from diagnostics.engine.release import (
     NEG,
@@ -33,9 +35,9 @@ from diagnostics.engine.release import (
     merge_steps,
     running_max_by_partition,
 )
+from diagnostics.engine.timelines import Timelines
 from diagnostics.errors import EngineStateError, InputError
-from diagnostics.kinds import EventStatus
-from diagnostics.timestamps import UTC_NS, from_ns, iso, to_utc
+from diagnostics.timestamps import from_ns, iso
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,16 +76,6 @@ class StagedBatch:
     tau: int
     points: Breakpoints
     steps: MergeSteps | None
-
-
-STATUS_DTYPE = pl.Enum([s.value for s in EventStatus])
-_STATUS_VALUES = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)
-
-
-def _status(dropped: np.ndarray, adjusted: np.ndarray) -> pl.Series:
-    """The ``status`` column (an Enum of :class:`EventStatus`) from the two flags."""
-    codes = np.where(dropped, 2, np.where(adjusted, 1, 0)).astype(np.uint32)
-    return _STATUS_VALUES.gather(pl.Series(codes)).alias("status")
 
 
 def _releases_frame(ids: np.ndarray, times: np.ndarray) -> pl.DataFrame:
@@ -126,13 +118,10 @@ class OrderingEngine:
         self._ooo = policy.effective_ooo_ns
         self._early = policy.early_window_ns
         self._own_timeline = policy.partition_by or bool(policy.over)
-        self._part_index = {p: i for i, p in enumerate(self.partitions)}
-        self._key_frame: pl.DataFrame | None = None  # OVER keys seen so far, with their ids
-        self._tl_part: list[int] = []
-        self._m = np.empty(0, dtype=np.int64)
-        self._fa = np.empty(0, dtype=np.int64)
+        self._inputs = BatchReader(policy, self.columns, self.partitions)
+        self._tl = Timelines()
         if not policy.over:
-            self._new_timelines(list(range(len(self.partitions))))
+            self._tl.open(list(range(len(self.partitions))))
         self._tau: int | None = None
         self._next_id = 0
         self._pending = {k: np.empty(0, dtype=np.int64) for k in ("id", "t", "arr", "tl")}
@@ -151,123 +140,15 @@ class OrderingEngine:
         """Accepted events whose release time is not known yet."""
         return len(self._pending["id"])
 
-    def _new_timelines(self, part_indexes: list[int]) -> None:
-        """Open one timeline per entry (its partition index); ids follow in that order."""
-        self._tl_part.extend(int(p) for p in part_indexes)
-        self._m = np.r_[self._m, np.full(len(part_indexes), NEG, dtype=np.int64)]
-        self._fa = np.r_[self._fa, np.full(len(part_indexes), POS, dtype=np.int64)]
-
     # -- input normalisation -------------------------------------------------------------
     def _normalise(self, batch: pl.DataFrame) -> pl.DataFrame:
         """Typed working columns ``__arr``, ``__app`` (ns or null), ``__pidx``, ``__tl``."""
-        cols = self.columns
-        clash = [c for c in OUTCOME_COLUMNS if c in batch.columns]
-        if clash:
-            msg = f"input column '{clash[0]}' has the name of an outcome column; rename it"
-            raise InputError(msg)
-        if cols.arrival not in batch.columns and cols.parsed_arrival not in batch.columns:
-            msg = (
-                f"arrival column '{cols.arrival}' is missing (columns: {', '.join(batch.columns)})"
-            )
-            raise InputError(msg)
-        if cols.parsed_arrival in batch.columns:
-            arrival = batch[cols.parsed_arrival]
-        else:
-            arrival = to_utc(batch[cols.arrival])
-        bad = arrival.is_null()
-        if bad.any():
-            row = self._row_of(batch, int(bad.arg_true()[0]))
-            value = batch[cols.arrival][int(bad.arg_true()[0])]
-            msg = f"arrival column '{cols.arrival}', {row}: '{value}' is not a timestamp"
-            raise InputError(msg)
-        work = pl.DataFrame({"__arr": arrival.dt.epoch("ns")})
-        work = work.with_columns(self._partition_index(batch), self._application_ns(batch))
-        return work.with_columns(self._timeline_ids(batch, work["__pidx"], work["__arr"]))
+        work = self._inputs.read(batch, self._next_id)
+        over_ids = self._tl.ids(batch, self.policy.over, work["__pidx"], work["__arr"])
+        return work.with_columns(over_ids)
 
     def _row_of(self, batch: pl.DataFrame, i: int) -> str:
-        if self.columns.row in batch.columns:
-            return f"row {int(batch[self.columns.row][i]) + 1}"
-        return f"event {self._next_id + i + 1}"
-
-    def _partition_index(self, batch: pl.DataFrame) -> pl.Series:
-        name = self.columns.partition
-        if name is None or name not in batch.columns:
-            if len(self.partitions) != 1:
-                msg = f"partition column '{name}' is missing but {len(self.partitions)} partitions are declared"
-                raise InputError(msg)
-            return pl.Series("__pidx", np.zeros(batch.height, dtype=np.int64))
-        values = batch[name].cast(pl.Int64, strict=False)
-        bad = values.is_null()
-        if bad.any():
-            i = int(bad.arg_true()[0])
-            msg = f"partition column '{name}', {self._row_of(batch, i)}: '{batch[name][i]}' is not a partition number"
-            raise InputError(msg)
-        first, count = self.partitions[0], len(self.partitions)
-        if self.partitions[-1] - first == count - 1:  # contiguous ids: an offset, no lookup
-            mapped = values - first
-            mapped = mapped.set((mapped < 0) | (mapped >= count), None)
-        else:
-            mapped = values.replace_strict(self._part_index, default=None, return_dtype=pl.Int64)
-        unknown = mapped.is_null()
-        if unknown.any():
-            i = int(unknown.arg_true()[0])
-            msg = (
-                f"partition column '{name}', {self._row_of(batch, i)}: partition {values[i]} "
-                f"is not among the declared partitions {self.partitions[0]}..{self.partitions[-1]}"
-            )
-            raise InputError(msg)
-        return mapped.alias("__pidx")
-
-    def _application_ns(self, batch: pl.DataFrame) -> pl.Series:
-        col = self.policy.timestamp_by
-        if col is None:
-            return pl.Series("__app", [None] * batch.height, dtype=pl.Int64)
-        if col not in batch.columns:
-            msg = f"timestamp column '{col}' (--timestamp-by) is missing (columns: {', '.join(batch.columns)})"
-            raise InputError(msg)
-        return to_utc(batch[col]).dt.epoch("ns").alias("__app")
-
-    def _timeline_ids(self, batch: pl.DataFrame, pidx: pl.Series, arr: pl.Series) -> pl.Series:
-        over = self.policy.over
-        if not over:
-            return pidx.alias("__tl")
-        missing = [c for c in over if c not in batch.columns]
-        if missing:
-            msg = f"OVER column '{missing[0]}' is missing (columns: {', '.join(batch.columns)})"
-            raise InputError(msg)
-        names = [f"__k{i}" for i in range(len(over))]
-        keys = batch.select(
-            *(pl.col(c).cast(pl.String).alias(n) for c, n in zip(over, names, strict=True)),
-            pidx.alias("__p"),
-        )
-        valid = keys.with_columns(arr.alias("__a"), pl.int_range(pl.len()).alias("__i")).filter(
-            pl.all_horizontal(pl.col(n).is_not_null() for n in names)
-        )
-        # Timeline ids are assigned in processing order (arrival, then input order), so they do
-        # not depend on how the input is split into batches.
-        if not bool((arr.diff().drop_nulls() >= 0).all()):
-            valid = valid.sort("__a", "__i", maintain_order=True)
-        first_seen = valid.unique(subset=["__p", *names], keep="first", maintain_order=True)
-        first_seen = first_seen.select("__p", *names)
-        known = self._key_frame
-        if known is None:
-            fresh = first_seen
-        else:
-            fresh = first_seen.join(known, on=["__p", *names], how="anti", maintain_order="left")
-        start = len(self._tl_part)
-        fresh = fresh.with_columns(
-            pl.int_range(start, start + fresh.height, dtype=pl.Int64).alias("__tl")
-        )
-        self._new_timelines(fresh["__p"].to_list())
-        self._key_frame = fresh if known is None else pl.concat([known, fresh])
-        joined = keys.join(
-            self._key_frame,
-            on=["__p", *names],
-            how="left",
-            nulls_equal=False,
-            maintain_order="left",
-        )
-        return joined["__tl"].fill_null(-1)
+        return self._inputs.row_of(batch, i, self._next_id)
 
     # -- processing ----------------------------------------------------------------------
     def process(self, batch: pl.DataFrame) -> BatchResult:
@@ -291,8 +172,8 @@ class OrderingEngine:
         self._staged += 1
         empty = np.empty(0, np.int64)
         if batch.height == 0:
-            return StagedBatch(seq, self._empty_outcomes(), empty, empty, empty, empty,
-                               self._m.copy(), self._fa.copy(),
+            return StagedBatch(seq, empty_outcomes(), empty, empty, empty, empty,
+                               self._tl.m.copy(), self._tl.first_arrival.copy(),
                                self._tau if self._tau is not None else NEG,
                                Breakpoints.empty(), None)  # fmt: skip
         work = self._normalise(batch)
@@ -307,12 +188,12 @@ class OrderingEngine:
             )
             raise EngineStateError(msg)
         cls = self._classify(work, order, arr)
-        m_before_batch = self._m.copy()
+        m_before_batch = self._tl.m.copy()
         tau_before = self._tau if self._tau is not None else NEG
         eligible = cls["eligible"]
         tl = cls["tl"]
-        np.maximum.at(self._m, tl[eligible], cls["t_late"][eligible])
-        np.minimum.at(self._fa, tl[eligible], arr[eligible])
+        np.maximum.at(self._tl.m, tl[eligible], cls["t_late"][eligible])
+        np.minimum.at(self._tl.first_arrival, tl[eligible], arr[eligible])
         self._tau = int(arr[-1])
         ids = self._next_id + order.astype(np.int64)
         self._next_id += batch.height
@@ -332,13 +213,15 @@ class OrderingEngine:
             )
         return StagedBatch(
             seq=seq,
-            outcomes=self._events_frame(batch, work, order, cls),
+            outcomes=outcome_frame(
+                batch.height, self._next_id - batch.height, self.partitions, work, order, cls
+            ),
             ids=ids[accepted],
             t=cls["sys"][accepted],
             arr=arr[accepted],
             tl=tl[accepted],
             m_before=m_before_batch,
-            first_arrival=self._fa.copy(),
+            first_arrival=self._tl.first_arrival.copy(),
             tau=self._tau,
             points=points,
             steps=steps,
@@ -379,7 +262,7 @@ class OrderingEngine:
             steps = merge_steps(
                 np.empty(0, dtype=np.int64),
                 np.empty(0, dtype=np.int64),
-                m_before=self._m,
+                m_before=self._tl.m,
                 tau_before=self._tau if self._tau is not None else NEG,
                 late=self._late,
                 ooo=self._ooo,
@@ -389,8 +272,8 @@ class OrderingEngine:
             p["t"],
             p["arr"],
             p["tl"],
-            m_before=self._m,
-            first_arrival=self._fa,
+            m_before=self._tl.m,
+            first_arrival=self._tl.first_arrival,
             tau=self._tau if self._tau is not None else NEG,
             points=Breakpoints.empty(),
             steps=steps,
@@ -423,7 +306,9 @@ class OrderingEngine:
             # Substreams: one running maximum per (partition, key) timeline.
             safe_tl = np.where(tl >= 0, tl, 0)
             m0 = (
-                np.where(tl >= 0, self._m[safe_tl], NEG) if len(self._m) else np.full(tl.shape, NEG)
+                np.where(tl >= 0, self._tl.m[safe_tl], NEG)
+                if len(self._tl.m)
+                else np.full(tl.shape, NEG)
             )
             running = pl.DataFrame({"tl": tl, "v": values}).select(
                 pl.col("v").cum_max().over("tl").alias("after"),
@@ -435,7 +320,7 @@ class OrderingEngine:
             # Timelines are the partitions: a (partition × event) running-max table, which the
             # merge rule reuses for the minimum over partitions.
             m_before, m_after, lowest = running_max_by_partition(
-                tl, values, self._m, lowest=not self._own_timeline
+                tl, values, self._tl.m, lowest=not self._own_timeline
             )
         ooo_flag = eligible & (t_late < m_before - ooo)
         dropped = ~eligible | (ooo_flag & drop)
@@ -513,67 +398,3 @@ class OrderingEngine:
         }
         known = ~unknown
         return _releases_frame(ids[known], release[known])
-
-    # -- output --------------------------------------------------------------------------
-    def _events_frame(
-        self, batch: pl.DataFrame, work: pl.DataFrame, order: np.ndarray, cls: dict
-    ) -> pl.DataFrame:
-        """The outcome columns of the batch, in its given order."""
-        identity = bool(np.all(order[1:] > order[:-1]))
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(len(order))
-
-        def back(values: np.ndarray) -> np.ndarray:
-            return values if identity else values[inverse]
-
-        dropped = back(cls["dropped"])
-        adjusted = back((cls["late"] | cls["ooo"]) & ~cls["dropped"])
-        sys = pl.Series(back(cls["sys"]), dtype=pl.Int64)
-        wm = pl.Series(back(cls["wm"]), dtype=pl.Int64)
-        part_values = np.asarray(self.partitions, dtype=np.int64)[work["__pidx"].to_numpy()]
-        outcome = pl.DataFrame(
-            {
-                "event_id": pl.Series(self._next_id - batch.height + np.arange(batch.height)),
-                "partition": pl.Series(part_values, dtype=pl.Int64),
-                "timeline": pl.Series(back(cls["tl"]), dtype=pl.Int64),
-                "application_time": from_ns(work["__app"]),
-                "arrival": from_ns(work["__arr"]),
-                "system_timestamp": from_ns(pl.Series(sys).set(pl.Series(dropped), None)),
-                "late": back(cls["late"]),
-                "early": back(cls["early"]),
-                "out_of_order": back(cls["ooo"]),
-                "reordered": back(cls["reordered"]),
-                "invalid_timestamp": back(cls["invalid_ts"]),
-                "invalid_key": back(cls["invalid_key"]),
-                "dropped": dropped,
-                "status": _status(dropped, adjusted),
-                "watermark": from_ns(wm.set(wm >= POS, None)),
-                "release_time": pl.repeat(None, batch.height, dtype=UTC_NS, eager=True),
-                "output_rank": pl.repeat(None, batch.height, dtype=pl.Int64, eager=True),
-            }
-        )
-        outcome = outcome.with_columns(
-            pl.when(pl.col("timeline") < 0)
-            .then(None)
-            .otherwise(pl.col("timeline"))
-            .alias("timeline")
-        )
-        return outcome
-
-    @staticmethod
-    def _empty_outcomes() -> pl.DataFrame:
-        schema = {
-            "event_id": pl.Int64,
-            "partition": pl.Int64,
-            "timeline": pl.Int64,
-            "application_time": UTC_NS,
-            "arrival": UTC_NS,
-            "system_timestamp": UTC_NS,
-            **dict.fromkeys(("late", "early", "out_of_order", "reordered"), pl.Boolean),
-            **dict.fromkeys(("invalid_timestamp", "invalid_key", "dropped"), pl.Boolean),
-            "status": STATUS_DTYPE,
-            "watermark": UTC_NS,
-            "release_time": UTC_NS,
-            "output_rank": pl.Int64,
-        }
-        return pl.DataFrame(schema=schema)
