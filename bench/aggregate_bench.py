@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "asa-logs"
 RESULTS = HERE / "results" / "aggregate.json"
-ENGINES = ("spark", "polars", "duckdb")
+ENGINES = ("spark", "spark-native", "polars", "duckdb")
 AGREE_KEYS = ("records_total", "events_by_kind", "idle_partitions", "jobs")
 
 
@@ -80,7 +80,7 @@ def main() -> None:
             result = run_one(engine, chosen, HERE / "data" / f"out-{engine}")
             result |= {"gb": gb, "bytes": size, "files": len(chosen), "load_before": load}
             results[engine] = result
-            print(f"{gb:5.2f} GB {engine:7s} job {result['job_s']:8.1f}s  start-up "
+            print(f"{gb:5.2f} GB {engine:12s} job {result['job_s']:8.1f}s  start-up "
                   f"{result['startup_s']:6.1f}s  process CPU {result['process_cpu_s']:7.1f}s  "
                   f"load {load:4.1f}", flush=True)  # fmt: skip
         summaries = [{k: r["summary"][k] for k in AGREE_KEYS} for r in results.values()]
@@ -93,18 +93,18 @@ def main() -> None:
     print()
     print(
         "| GB | files | records | engine | job s | JVM start-up s | process CPU s "
-        "| × fastest peer | agree |"
+        "| × fastest peer | load | agree |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for gb in args.sizes:
         at = [r for r in rows if r["gb"] == gb]
-        fastest = min((r["job_s"] for r in at if r["engine"] != "spark"), default=None)
+        fastest = min((r["job_s"] for r in at if not r["engine"].startswith("spark")), default=None)
         for r in at:
             ratio = f"{r['job_s'] / fastest:.1f}" if fastest else "-"
-            startup = f"{r['startup_s']:.1f}" if r["engine"] == "spark" else "-"
+            startup = f"{r['startup_s']:.1f}" if r["engine"].startswith("spark") else "-"
             print(f"| {r['bytes'] / 1e9:.2f} | {r['files']} | {r['summary']['records_total']:,} | "
                   f"{r['engine']} | {r['job_s']:.1f} | {startup} | {r['process_cpu_s']:.1f} | {ratio} | "
-                  f"{r['agree']} |")  # fmt: skip
+                  f"{r['load_before']:.1f} | {r['agree']} |")  # fmt: skip
 
 
 if __name__ == "__main__":

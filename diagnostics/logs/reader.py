@@ -67,30 +67,36 @@ def _elements(value: object) -> list[object] | None:
     return None
 
 
+def read_line(line: bytes, name: str, number: int) -> Iterator[Outcome]:
+    """The outcomes of line ``number`` of a JSON Lines file (none for a blank line).
+
+    A line holding an array or a records wrapper gives one outcome per element.
+    """
+    if not line.strip():
+        return
+    try:
+        value = json.loads(line)
+    except UnicodeDecodeError as exc:
+        yield quarantine(name, number, f"invalid UTF-8 at byte offset {exc.start}", line)
+        return
+    except ValueError as exc:
+        reason = f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
+        yield quarantine(name, number, reason, line)
+        return
+    except RecursionError:
+        yield quarantine(name, number, "invalid JSON: nested too deeply", line)
+        return
+    elements = _elements(value)
+    if elements is None:
+        yield normalise(value, name, number, line)
+    else:
+        for element in elements:
+            yield normalise(element, name, number, json.dumps(element))
+
+
 def _json_lines(lines: list[bytes], name: str) -> Iterator[Outcome]:
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except UnicodeDecodeError as exc:
-            yield quarantine(name, number, f"invalid UTF-8 at byte offset {exc.start}", line)
-            continue
-        except ValueError as exc:
-            reason = (
-                f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
-            )
-            yield quarantine(name, number, reason, line)
-            continue
-        except RecursionError:
-            yield quarantine(name, number, "invalid JSON: nested too deeply", line)
-            continue
-        elements = _elements(value)
-        if elements is None:
-            yield normalise(value, name, number, line)
-        else:
-            for element in elements:
-                yield normalise(element, name, number, json.dumps(element))
+        yield from read_line(line, name, number)
 
 
 def _document(text: str, name: str, start: int) -> Iterator[Outcome]:
@@ -164,8 +170,12 @@ def _first_line_is_json(data: bytes) -> bool:
     return True
 
 
-def read_records(data: bytes, name: str) -> Iterator[Outcome]:
-    """Every record of the file ``name`` whose bytes are ``data``, as outcomes in file order."""
+def prepare(data: bytes, name: str) -> tuple[bytes, str | None, str]:
+    """How :func:`read_records` reads ``data``: (bytes after gunzip and BOM, gzip error, shape).
+
+    ``shape`` is ``"csv"``, ``"lines"`` (JSON Lines: every line on its own, numbered from 1 by
+    ``data.split(b"\\n")``) or ``"document"`` (a whole-file JSON document or anything else).
+    """
     gzip_error = None
     if data[:2] == b"\x1f\x8b":
         data, gzip_error = gunzip(data)
@@ -174,14 +184,28 @@ def read_records(data: bytes, name: str) -> Iterator[Outcome]:
     head = data[:4096].split(b"\n", 1)[0]
     csv_header = b"properties_s" in head and head.lstrip()[:1] not in (b"{", b"[")
     if name.lower().removesuffix(".gz").endswith(".csv") or csv_header:
+        return data, gzip_error, "csv"
+    if _first_line_is_json(data):
+        return data, gzip_error, "lines"
+    return data, gzip_error, "document"
+
+
+def gzip_quarantine(data: bytes, name: str, gzip_error: str) -> Quarantined:
+    """The record that stands for the unreadable end of a corrupt or truncated gzip file."""
+    return quarantine(name, data.count(b"\n") + 1, gzip_error, data[-256:])
+
+
+def read_records(data: bytes, name: str) -> Iterator[Outcome]:
+    """Every record of the file ``name`` whose bytes are ``data``, as outcomes in file order."""
+    data, gzip_error, shape = prepare(data, name)
+    if shape == "csv":
         yield from _decoded(data, name, csv_mode=True)
-    elif _first_line_is_json(data):
+    elif shape == "lines":
         yield from _json_lines(data.split(b"\n"), name)
     else:
         yield from _decoded(data, name, csv_mode=False)
     if gzip_error is not None:
-        line = data.count(b"\n") + 1
-        yield quarantine(name, line, gzip_error, data[-256:])
+        yield gzip_quarantine(data, name, gzip_error)
 
 
 def _decoded(data: bytes, name: str, *, csv_mode: bool) -> Iterator[Outcome]:

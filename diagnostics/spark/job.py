@@ -3,6 +3,7 @@
 Data flow (nothing of the data is collected to the driver; only the summary's aggregates)::
 
     binaryFile(path, content) --mapInArrow(parse)--> parsed (one row per record)
+        (or, opted in, diagnostics.spark.fastpath: native JSON Lines, Python for the rest)
     parsed --data_errors--> data_errors --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
     parsed --quarantined--> quarantine
@@ -26,11 +27,15 @@ from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import metrics_file_batches, parse_file_batches
 from diagnostics.logs.inputs import InputFiles
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
-from diagnostics.spark import schemas
+from diagnostics.spark import fastpath, schemas
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
 TABLES = ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine")
 _ISO = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
+#: Opt-in (``--conf spark.orderdoc.nativeJsonLines=true``): parse JSON Lines natively
+#: (:mod:`diagnostics.spark.fastpath`). Off by default: measured slower than the Python
+#: parser on the benchmark machine (docs/performance.md).
+NATIVE_JSON_CONF = "spark.orderdoc.nativeJsonLines"
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,28 @@ def read_files(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
 def parse_records(files: DataFrame) -> DataFrame:
     """Every record of every file, parsed or quarantined (schema :data:`schemas.PARSED`)."""
     return files.mapInArrow(parse_file_batches, schemas.PARSED)
+
+
+def stage_records(spark: SparkSession, files: DataFrame, staging: Path) -> DataFrame:
+    """Every record of ``files`` (schema :data:`schemas.PARSED`), staged as Parquet under ``staging``.
+
+    JSON Lines are parsed natively where :func:`fastpath.native` accepts a line; the lines it
+    keeps, and files of every other shape, are parsed by the Python parser (same results).
+    """
+    lines = staging / "lines"
+    kept = staging / "kept"
+    files.mapInArrow(fastpath.split_file_batches, fastpath.LINES).transform(
+        fastpath.native
+    ).write.mode("overwrite").parquet(str(lines))
+    staged = spark.read.schema(fastpath.LINES).parquet(str(lines))
+    staged.filter(F.col("line").isNotNull()).select(*fastpath.KEPT.names).mapInArrow(
+        fastpath.reparse_line_batches, schemas.PARSED
+    ).write.mode("overwrite").parquet(str(kept))
+    return (
+        staged.filter(F.col("line").isNull())
+        .drop("line")
+        .unionByName(spark.read.schema(schemas.PARSED).parquet(str(kept)))
+    )
 
 
 def parse_metrics(files: DataFrame) -> DataFrame:
@@ -187,10 +214,12 @@ def run_aggregate(
     staging = out / "parsed.tmp"
     if files.logs:
         progress(f"parsing {len(files.logs)} log file(s)")
-        read_files(spark, files.logs).transform(parse_records).write.mode("overwrite").parquet(
-            str(staging)
-        )
-        parsed = spark.read.schema(schemas.PARSED).parquet(str(staging))
+        logs = read_files(spark, files.logs)
+        if spark.conf.get(NATIVE_JSON_CONF, "false").lower() == "true":
+            parsed = stage_records(spark, logs, staging)
+        else:
+            logs.transform(parse_records).write.mode("overwrite").parquet(str(staging))
+            parsed = spark.read.schema(schemas.PARSED).parquet(str(staging))
     else:
         parsed = spark.createDataFrame([], schemas.PARSED)
     errors = parsed.transform(data_errors)
