@@ -17,6 +17,7 @@ a reason naming the field, its value and why. Kinds are normalised with
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -31,6 +32,9 @@ _JOB = re.compile(r"/STREAMINGJOBS/([^/]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
 _CSV_TIME = ("TimeGenerated [UTC]", "TimeGenerated", "time")
 _CSV_RESOURCE = ("ResourceId", "_ResourceId", "resourceId")
+
+
+_INT64_MAX = 2**63 - 1
 
 
 class _Reject(Exception):
@@ -75,20 +79,45 @@ def _count(value: object, field: str) -> int | None:
         if not _DIGITS.fullmatch(value):
             msg = f"{field}: {value[:40]!r} is not a non-negative integer"
             raise _Reject(msg)
-        return int(value)
+        return _in_range(int(value), field)
     if value < 0:
         msg = f"{field}: {value} is negative"
         raise _Reject(msg)
+    return _in_range(value, field)
+
+
+def _in_range(value: int, field: str) -> int:
+    """Counts and partition numbers are stored as Int64: larger values are quarantined."""
+    if value > _INT64_MAX:
+        msg = f"{field}: {str(value)[:40]} is larger than a 64-bit integer"
+        raise _Reject(msg)
     return value
+
+
+def _storable(record: DataError) -> DataError:
+    """Quarantine what no table can store instead of failing when the tables are written:
+    text that is not valid UTF-8 (a lone surrogate from a JSON escape such as ``\\ud800``)
+    and numbers beyond a 64-bit integer (e.g. parsed from a message text)."""
+    for item in dataclasses.fields(record):
+        value = getattr(record, item.name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                msg = f"{item.name}: text with an unpaired surrogate ({exc.reason})"
+                raise _Reject(msg) from exc
+        elif isinstance(value, int) and not isinstance(value, bool):
+            _in_range(value, item.name)
+    return record
 
 
 def _partition(value: object, field: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
+        return _in_range(value, field)
     if isinstance(value, str) and _DIGITS.fullmatch(value):
-        return int(value)
+        return _in_range(int(value), field)
     msg = f"{field}: {str(value)[:40]!r} is not a partition number"
     raise _Reject(msg)
 
@@ -250,11 +279,11 @@ def normalise(
             raise _Reject(msg)
         if csv_row or ("properties_s" in value and "properties" not in value):
             # a Log Analytics row, from a CSV export or a JSON export of the same query
-            return _resource_log(_csv_row(value), source_file, source_line)
+            return _storable(_resource_log(_csv_row(value), source_file, source_line))
         if "properties" in value:
-            return _resource_log(value, source_file, source_line)
+            return _storable(_resource_log(value, source_file, source_line))
         if "message" in value and ("message Time" in value or "type" in value):
-            return _activity_log(value, source_file, source_line)
+            return _storable(_activity_log(value, source_file, source_line))
         keys = ", ".join(sorted(str(key) for key in value)[:5])
         raise _Reject(f"not a diagnostic record: no properties or message (keys: {keys})")
     except _Reject as exc:

@@ -210,3 +210,40 @@ def test_log_analytics_json_export_rows(read) -> None:
     assert [q.reason for q in bad] == ["properties_s: empty"]
     parsed, _ = read(line(row) + b"\n")
     assert [p.kind for p in parsed] == ["LateInputEvent"]
+
+
+def test_out_of_range_numbers_and_lone_surrogates_are_quarantined(read, tmp_path) -> None:
+    """Values no table can store are quarantined with a reason, never a crash."""
+    from diagnostics.logs.aggregate import aggregate_files
+
+    huge = record()
+    huge["properties"]["EventCount"] = 2**64
+    surrogate = record()
+    surrogate["properties"]["Source"] = "in\ud800"
+    idle = {
+        "time": "2024-01-01T00:01:00Z",
+        "resourceId": RID,
+        "properties": {
+            "Source": "in",
+            "Type": "InputPartitionNotProgressing",
+            "Message": f"Input Partition [{2**70}] does not have additional data for more than "
+            "[5] minute(s). Partition will not progress until either events arrive or late "
+            "arrival threshold is met.",
+        },
+    }
+    lines = [line(huge), line(surrogate), line(idle), line(record())]
+    parsed, quarantined = read(b"\n".join(lines), "x.json")
+    reasons = [q.reason for q in quarantined]
+    assert [q.source_line for q in quarantined] == [1, 2, 3]
+    assert "properties.EventCount" in reasons[0]
+    assert "larger than a 64-bit integer" in reasons[0]
+    assert "unpaired surrogate" in reasons[1]
+    assert "larger than a 64-bit integer" in reasons[2]
+    assert len(parsed) == 1
+    # and the whole pipeline writes its tables with them quarantined
+    path = tmp_path / "x.json"
+    path.write_bytes(b"\n".join(lines))
+    tables = aggregate_files([str(path)])
+    assert tables.summary["records_quarantined"] == 3
+    assert tables.summary["records_parsed"] == 1
+    tables.quarantine.write_parquet(tmp_path / "q.parquet")
