@@ -209,3 +209,15 @@ def report(path: str, sig: str) -> insight.ReportView:
         policy=ctx.settings.policy,
         columns=ctx.settings.columns,
     )
+
+
+def report_or_error(agg: store.Aggregate) -> insight.ReportView | None:
+    """The explainer's report for ``agg``, or ``None`` after saying in the page why not
+    (a page never shows a traceback)."""
+    try:
+        return report(*key(agg))
+    except OrderdocError as exc:
+        st.error(f"The explainer could not read this folder: {exc}")
+    except Exception as exc:  # a bug elsewhere must not show a traceback here
+        st.error(f"The explainer failed on this folder (a bug; {type(exc).__name__}: {exc}).")
+    return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from diagnostics.appdata import figures, insight, lateness
-from diagnostics.errors import OrderdocError
 from screens import cache
 from screens.common import chart, severity
 
@@ -72,13 +71,8 @@ def render() -> None:
     if problem is not None:
         st.warning(f"Findings are not available in this installation: {problem}.")
         return
-    try:
-        report = cache.report(*cache.key(agg))
-    except OrderdocError as exc:
-        st.error(f"The explainer could not read this folder: {exc}")
-        return
-    except Exception as exc:  # a bug elsewhere must not show a traceback here
-        st.error(f"The explainer failed on this folder (a bug; {type(exc).__name__}: {exc}).")
+    report = cache.report_or_error(agg)
+    if report is None:
         return
     sources = ", ".join(report.sources) or "the aggregate tables"
     st.caption(f"From {sources}" + (f" · policy: {report.policy}" if report.policy else ""))

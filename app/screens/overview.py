@@ -6,7 +6,6 @@ import streamlit as st
 
 from diagnostics.appdata import figures, insight
 from diagnostics.appdata.alerts import alert_markers
-from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
 from diagnostics.rules import AlertState
 from screens import cache
@@ -93,13 +92,8 @@ def _top_finding() -> None:
         return
     agg, _ = cache.current()
     assert agg is not None
-    try:
-        report = cache.report(*cache.key(agg))
-    except OrderdocError as exc:
-        st.error(f"The explainer could not read this folder: {exc}")
-        return
-    except Exception as exc:  # a bug elsewhere must not show a traceback here
-        st.error(f"The explainer failed on this folder (a bug; {type(exc).__name__}: {exc}).")
+    report = cache.report_or_error(agg)
+    if report is None:
         return
     if not report.findings:
         return
