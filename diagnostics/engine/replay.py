@@ -61,6 +61,26 @@ def declared_partitions(count: int) -> tuple[int, ...]:
     return tuple(range(count))
 
 
+def arrival_times(events: pl.DataFrame, columns: EventColumns) -> pl.Series:
+    """The capture's arrival times as ``Datetime("ns", "UTC")``; an :class:`InputError` names
+    the missing column, an empty capture, or the first row whose arrival is not a time."""
+    if columns.arrival not in events.columns:
+        msg = (
+            f"arrival column '{columns.arrival}' is missing (columns: {', '.join(events.columns)})"
+        )
+        raise InputError(msg)
+    if events.height == 0:
+        msg = "the capture holds no events"
+        raise InputError(msg)
+    arrival = to_utc(events[columns.arrival])
+    bad = arrival.is_null()
+    if bad.any():
+        i = int(bad.arg_true()[0])
+        msg = f"arrival column '{columns.arrival}', row {i + 1}: '{events[columns.arrival][i]}' is not a timestamp"
+        raise InputError(msg)
+    return arrival
+
+
 def replay(
     events: pl.DataFrame,
     policy: OrderingPolicy,
@@ -76,21 +96,8 @@ def replay(
     ``batch_size``; the result does not depend on ``batch_size``.
     """
     columns = columns or EventColumns()
-    if columns.arrival not in events.columns:
-        msg = (
-            f"arrival column '{columns.arrival}' is missing (columns: {', '.join(events.columns)})"
-        )
-        raise InputError(msg)
-    if events.height == 0:
-        msg = "the capture holds no events"
-        raise InputError(msg)
+    arrival = arrival_times(events, columns)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
-    arrival = to_utc(events[columns.arrival])
-    bad = arrival.is_null()
-    if bad.any():
-        i = int(bad.arg_true()[0])
-        msg = f"arrival column '{columns.arrival}', row {i + 1}: '{events[columns.arrival][i]}' is not a timestamp"
-        raise InputError(msg)
     total = events.height
     arrival_ns = arrival.dt.epoch("ns").to_numpy()
     perm = np.argsort(arrival_ns, kind="stable")

@@ -19,7 +19,7 @@ import polars as pl
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.engine.replay import partitions_in
+from diagnostics.engine.replay import arrival_times, partitions_in
 from diagnostics.errors import InputError
 from diagnostics.timestamps import to_utc
 
@@ -60,23 +60,12 @@ def prepare(
 ) -> Prepared:
     """Parse and sort ``events`` once (errors name the column and row, like the engine's)."""
     columns = columns or EventColumns()
-    for name, flag in ((columns.arrival, "arrival column"), (timestamp_by, "--timestamp-by")):
+    arrival = arrival_times(events, columns)
+    for name, flag in ((timestamp_by, "--timestamp-by"), *((c, "OVER column") for c in over)):
         if name not in events.columns:
             msg = f"{flag} '{name}' is missing (columns: {', '.join(events.columns)})"
             raise InputError(msg)
-    for name in over:
-        if name not in events.columns:
-            msg = f"OVER column '{name}' is missing (columns: {', '.join(events.columns)})"
-            raise InputError(msg)
-    if events.height == 0:
-        msg = "the capture holds no events"
-        raise InputError(msg)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
-    arrival = to_utc(events[columns.arrival])
-    if arrival.null_count():
-        i = int(arrival.is_null().arg_true()[0])
-        msg = f"arrival column '{columns.arrival}', row {i + 1}: '{events[columns.arrival][i]}' is not a timestamp"
-        raise InputError(msg)
     keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
     frame = events.select(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(columns.row), *keep
