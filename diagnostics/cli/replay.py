@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from diagnostics.cli.policy_args import (
@@ -94,12 +95,18 @@ def run(args: argparse.Namespace) -> int:
         return cti_cli.run(args)
     out = prepare_out(args.out)
     result = run_replay(args)
-    result.outcomes.write_parquet(out / "outcomes.parquet", compression="lz4")
     written = ["outcomes.parquet"]
-    if not args.outcomes_only:
-        instrument_cli.write_outputs(args, result, out)
-        written += [instrument_cli.DIAGNOSTICS_FILE, instrument_cli.METRICS_FILE]
-    summary = summarize(result)
+    # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
+    # diagnostics and the summary are computed from the same frame in this one.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
+        writing = pool.submit(
+            result.outcomes.write_parquet, out / "outcomes.parquet", compression="lz4"
+        )
+        if not args.outcomes_only:
+            instrument_cli.write_outputs(args, result, out)
+            written += [instrument_cli.DIAGNOSTICS_FILE, instrument_cli.METRICS_FILE]
+        summary = summarize(result)
+        writing.result()
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -15,8 +15,9 @@ import numpy as np
 import polars as pl
 
 from diagnostics.engine.columns import EventColumns
-from diagnostics.engine.engine import OrderingEngine
+from diagnostics.engine.engine import OrderingEngine, StagedBatch
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.release import NEG
 from diagnostics.errors import InputError
 from diagnostics.timestamps import to_utc
 
@@ -111,15 +112,7 @@ def replay(
         work = work[perm]
     engine = OrderingEngine(policy, parts, columns)
     frames: list[pl.DataFrame] = []
-    release = np.full(total, -1, dtype=np.int64)
-    has_release = np.zeros(total, dtype=bool)
-
-    def take(releases: pl.DataFrame) -> None:
-        ids = releases["event_id"].to_numpy()
-        times = releases["release_time"]
-        known = times.is_not_null().to_numpy()
-        release[ids[known]] = times.dt.epoch("ns").to_numpy()[known]
-        has_release[ids[known]] = True
+    collected = _Releases(total)
 
     step = max(1, batch_size)
     # Two-stage pipeline: batch k+1 is classified while batch k's releases are resolved in a
@@ -130,21 +123,18 @@ def replay(
             staged = engine.stage(work.slice(start, step))
             frames.append(staged.outcomes)
             if committing is not None:
-                take(committing.result())
-            committing = pool.submit(engine.commit, staged)
+                committing.result()
+            committing = pool.submit(collected.commit, engine, staged)
             if progress is not None:
                 progress(min(start + step, total), total)
         if committing is not None:
-            take(committing.result())
-    take(engine.close())
+            committing.result()
+    collected.take(engine.close())
     del work  # the slim copy is no longer needed: keep the peak memory down
     feed = pl.concat(frames, rechunk=False)
     frames.clear()
-    released = pl.Series("release_time", np.where(has_release, release, 0))
-    released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
     feed = feed.with_columns(
-        released.set(pl.Series(~has_release), None).alias("release_time"),
-        _output_rank(release, has_release, feed["system_timestamp"]),
+        collected.release_times(), collected.output_rank(feed["system_timestamp"])
     )
     if total and not bool(np.all(perm[1:] > perm[:-1])):
         inverse = np.empty_like(perm)
@@ -157,15 +147,62 @@ def replay(
     return ReplayResult(outcomes, policy, parts, columns)
 
 
-def _output_rank(
-    release: np.ndarray, has_release: np.ndarray, system_timestamp: pl.Series
-) -> pl.Series:
-    """Output position of each released event (arrays in feed = arrival order): by release
-    time, then System.Timestamp, then arrival order (spec §4)."""
-    released = np.flatnonzero(has_release)
-    sys_ns = system_timestamp.dt.epoch("ns").to_numpy()[released]
-    order = np.lexsort((released, sys_ns, release[released]))
-    rank = np.full(len(release), -1, dtype=np.int64)
-    rank[released[order]] = np.arange(len(released))
-    series = pl.Series("output_rank", rank)
-    return series.set(series < 0, None)
+class _Releases:
+    """Release times and output ranks of a replay's events, by feed (= arrival order) position.
+
+    Output order (spec §4) is release time, then System.Timestamp, then arrival order. It is
+    ranked commit by commit, in the commit worker: every release a commit makes known is at
+    or before that batch's last arrival, and every later one strictly after it (see
+    :mod:`diagnostics.engine.release`), so the ranks of one commit follow those of the
+    previous ones. Should a commit ever break that order, the ranks are recomputed over all
+    events at the end (the result is the same either way).
+    """
+
+    def __init__(self, total: int) -> None:
+        self.release = np.zeros(total, dtype=np.int64)
+        self.known = np.zeros(total, dtype=bool)
+        self.rank = np.full(total, -1, dtype=np.int64)
+        self.sys = np.zeros(total, dtype=np.int64)
+        self.ranked = 0
+        self.latest: int | None = None
+        self.in_order = True
+
+    def commit(self, engine: OrderingEngine, staged: StagedBatch) -> None:
+        """Commit ``staged`` (in the worker thread) and record what it releases."""
+        self.sys[staged.ids] = staged.t
+        self.take(engine.commit(staged))
+
+    def take(self, releases: pl.DataFrame) -> None:
+        """Record released events (``event_id``, ``release_time``; null: never released)."""
+        times = releases["release_time"]
+        known = times.is_not_null().to_numpy()
+        ids = releases["event_id"].to_numpy()[known]
+        if not len(ids):
+            return
+        release = times.dt.epoch("ns").to_numpy()[known]
+        self.release[ids] = release
+        self.known[ids] = True
+        if self.latest is not None and int(release.min()) <= self.latest:
+            self.in_order = False
+        self.latest = max(int(release.max()), self.latest if self.latest is not None else NEG)
+        order = np.lexsort((ids, self.sys[ids], release))
+        self.rank[ids[order]] = np.arange(self.ranked, self.ranked + len(ids))
+        self.ranked += len(ids)
+
+    def release_times(self) -> pl.Series:
+        """``release_time`` (UTC, null where never released), by feed position."""
+        series = pl.Series("release_time", np.where(self.known, self.release, 0))
+        series = series.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+        return series.set(pl.Series(~self.known), None)
+
+    def output_rank(self, system_timestamp: pl.Series) -> pl.Series:
+        """``output_rank`` by feed position (null where never released)."""
+        rank = self.rank
+        if not self.in_order:
+            released = np.flatnonzero(self.known)
+            sys_ns = system_timestamp.dt.epoch("ns").to_numpy()[released]
+            order = np.lexsort((released, sys_ns, self.release[released]))
+            rank = np.full(len(self.known), -1, dtype=np.int64)
+            rank[released[order]] = np.arange(len(released))
+        series = pl.Series("output_rank", rank)
+        return series.set(series < 0, None)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.policy import Action, OrderingPolicy
-from diagnostics.engine.replay import replay
+from diagnostics.engine.replay import _Releases, replay
 
 from .reference import reference
 
@@ -166,3 +166,32 @@ def test_both_substream_searches_agree(rows, p):
     finally:
         release._LOOP_TIMELINES = saved
     assert looped.equals(vectorised)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=events_strategy, p=policy_strategy, batch=st.integers(1, 25))
+def test_output_rank_is_release_then_system_timestamp_then_arrival(rows, p, batch):
+    """Ranked commit by commit, the order equals one global sort by its definition (§4)."""
+    frame, policy, parts = build(rows, p)
+    out = replay(frame, policy, partitions=parts, batch_size=batch).outcomes
+    released = out.filter(pl.col("release_time").is_not_null())
+    expected = released.sort(
+        "release_time", "system_timestamp", "arrival", "event_id", maintain_order=True
+    )["event_id"].to_list()
+    assert released.sort("output_rank")["event_id"].to_list() == expected
+
+
+def test_output_rank_falls_back_to_a_global_sort_when_commits_overlap():
+    """Commits whose release times interleave (never produced by the engine) still rank by
+    the definition: the collector notices and sorts everything at the end."""
+    releases = _Releases(4)
+    releases.sys[:] = [10, 5, 7, 1]
+    for ids, times in (([0, 1], [100, 100]), ([2, 3], [100, 90])):
+        releases.take(
+            pl.DataFrame({"event_id": ids, "release_time": times}).with_columns(
+                pl.col("release_time").cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+            )
+        )
+    sys_ts = pl.Series([10, 5, 7, 1]).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    # (release, sys, id): 3 (90, 1), 1 (100, 5), 2 (100, 7), 0 (100, 10)
+    assert releases.output_rank(sys_ts).to_list() == [3, 1, 2, 0]
