@@ -115,21 +115,28 @@ def replay(
     collected = _Releases(total)
 
     step = max(1, batch_size)
-    # Two-stage pipeline: batch k+1 is classified while batch k's releases are resolved in a
-    # worker thread (numpy and polars release the GIL), in order.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-release") as pool:
+    # Three-stage pipeline (numpy and polars release the GIL): batch k+1 is classified here
+    # while batch k's releases are resolved in one worker thread and batch k-1's are ranked
+    # in another; each stage keeps the batch order.
+    with (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-release") as pool,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-rank") as ranker,
+    ):
         committing: Future[pl.DataFrame] | None = None
+        ranking: list[Future[None]] = []
         for start in range(0, max(total, 1), step):
             staged = engine.stage(work.slice(start, step))
             frames.append(staged.outcomes)
             if committing is not None:
-                committing.result()
+                ranking.append(ranker.submit(collected.take, committing.result()))
             committing = pool.submit(collected.commit, engine, staged)
             if progress is not None:
                 progress(min(start + step, total), total)
         if committing is not None:
-            committing.result()
-    collected.take(engine.close())
+            ranking.append(ranker.submit(collected.take, committing.result()))
+        ranking.append(ranker.submit(collected.take, engine.close()))
+        for done in ranking:
+            done.result()
     del work  # the slim copy is no longer needed: keep the peak memory down
     feed = pl.concat(frames, rechunk=False)
     frames.clear()
@@ -151,7 +158,7 @@ class _Releases:
     """Release times and output ranks of a replay's events, by feed (= arrival order) position.
 
     Output order (spec §4) is release time, then System.Timestamp, then arrival order. It is
-    ranked commit by commit, in the commit worker: every release a commit makes known is at
+    ranked commit by commit, in a worker thread: every release a commit makes known is at
     or before that batch's last arrival, and every later one strictly after it (see
     :mod:`diagnostics.engine.release`), so the ranks of one commit follow those of the
     previous ones. Should a commit ever break that order, the ranks are recomputed over all
@@ -167,10 +174,10 @@ class _Releases:
         self.latest: int | None = None
         self.in_order = True
 
-    def commit(self, engine: OrderingEngine, staged: StagedBatch) -> None:
-        """Commit ``staged`` (in the worker thread) and record what it releases."""
+    def commit(self, engine: OrderingEngine, staged: StagedBatch) -> pl.DataFrame:
+        """Commit ``staged`` (in the worker thread): the releases, for :meth:`take`."""
         self.sys[staged.ids] = staged.t
-        self.take(engine.commit(staged))
+        return engine.commit(staged)
 
     def take(self, releases: pl.DataFrame) -> None:
         """Record released events (``event_id``, ``release_time``; null: never released)."""
@@ -185,7 +192,7 @@ class _Releases:
         if self.latest is not None and int(release.min()) <= self.latest:
             self.in_order = False
         self.latest = max(int(release.max()), self.latest if self.latest is not None else NEG)
-        order = np.lexsort((ids, self.sys[ids], release))
+        order = _release_order(ids, self.sys[ids], release)
         self.rank[ids[order]] = np.arange(self.ranked, self.ranked + len(ids))
         self.ranked += len(ids)
 
@@ -206,3 +213,21 @@ class _Releases:
             rank[released[order]] = np.arange(len(released))
         series = pl.Series("output_rank", rank)
         return series.set(series < 0, None)
+
+
+def _release_order(ids: np.ndarray, sys_ns: np.ndarray, release: np.ndarray) -> np.ndarray:
+    """The permutation that sorts events by (release, System.Timestamp, id).
+
+    Usually release times rise with System.Timestamp, so one sort by System.Timestamp (ids,
+    ascending, break its ties) is the answer; that is checked, and a three-key sort is the
+    fallback.
+    """
+    if len(ids) > 1 and bool(np.all(ids[1:] > ids[:-1])):
+        order = np.argsort(sys_ns)
+        by_sys = sys_ns[order]
+        if not bool(np.all(by_sys[1:] > by_sys[:-1])):
+            order = np.argsort(sys_ns, kind="stable")  # equal timestamps: ids stay in order
+        by_release = release[order]
+        if bool(np.all(by_release[1:] >= by_release[:-1])):
+            return order
+    return np.lexsort((ids, sys_ns, release))

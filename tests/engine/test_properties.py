@@ -3,13 +3,14 @@ and agreement with a literal event-by-event reading of the spec."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.policy import Action, OrderingPolicy
-from diagnostics.engine.replay import _Releases, replay
+from diagnostics.engine.replay import _release_order, _Releases, replay
 
 from .reference import reference
 
@@ -195,3 +196,22 @@ def test_output_rank_falls_back_to_a_global_sort_when_commits_overlap():
     sys_ts = pl.Series([10, 5, 7, 1]).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
     # (release, sys, id): 3 (90, 1), 1 (100, 5), 2 (100, 7), 0 (100, 10)
     assert releases.output_rank(sys_ts).to_list() == [3, 1, 2, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=0, max_size=40),
+    st.booleans(),
+)
+def test_release_order_is_the_three_key_sort(pairs, shuffled):
+    """The shortcut (one sort by System.Timestamp when release times follow it) and the
+    fallback both give the (release, System.Timestamp, id) order, ties included."""
+    sys_ns = np.array([s for s, _ in pairs], dtype=np.int64)
+    release = np.array([r for _, r in pairs], dtype=np.int64)
+    if not shuffled:  # release times that rise with System.Timestamp: the shortcut applies
+        release = np.sort(release)[np.argsort(np.argsort(sys_ns, kind="stable"))]
+    ids = np.arange(len(pairs), dtype=np.int64) * 3
+    if shuffled:
+        ids = ids[::-1].copy()
+    expected = np.lexsort((ids, sys_ns, release))
+    assert _release_order(ids, sys_ns, release).tolist() == expected.tolist()
