@@ -15,11 +15,12 @@ its state between batches. Invariants (guarded by property tests):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import polars as pl
 
+from diagnostics.engine.batches import BatchResult, StagedBatch, releases_frame
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.inputs import BatchReader
 from diagnostics.engine.outcomes import empty_outcomes, outcome_frame
@@ -37,54 +38,7 @@ from diagnostics.engine.release import (
 )
 from diagnostics.engine.timelines import Timelines
 from diagnostics.errors import EngineStateError, InputError
-from diagnostics.timestamps import from_ns, iso
-
-
-@dataclass(frozen=True, slots=True)
-class BatchResult:
-    """What one batch produced.
-
-    ``outcomes``: the outcome columns of the batch's rows, in the order given
-    (``release_time`` is null here; releases arrive in ``releases``). ``releases``: events
-    (of this or earlier batches) whose release time became known, ``event_id`` and
-    ``release_time``. ``events`` is the batch itself with the outcome columns added.
-    """
-
-    batch: pl.DataFrame
-    outcomes: pl.DataFrame
-    releases: pl.DataFrame
-
-    @property
-    def events(self) -> pl.DataFrame:
-        """The batch's rows, input columns kept, outcome columns added."""
-        return self.batch.hstack(self.outcomes)
-
-
-@dataclass(frozen=True, slots=True)
-class StagedBatch:
-    """A classified batch waiting for :meth:`OrderingEngine.commit`: its outcome columns, its
-    accepted events, and snapshots of the state the release search needs."""
-
-    seq: int
-    outcomes: pl.DataFrame
-    ids: np.ndarray
-    t: np.ndarray
-    arr: np.ndarray
-    tl: np.ndarray
-    m_before: np.ndarray
-    first_arrival: np.ndarray
-    tau: int
-    points: Breakpoints
-    steps: MergeSteps | None
-
-
-def _releases_frame(ids: np.ndarray, times: np.ndarray) -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "event_id": pl.Series(ids, dtype=pl.Int64),
-            "release_time": from_ns(pl.Series(times, dtype=pl.Int64)),
-        }
-    )
+from diagnostics.timestamps import iso
 
 
 class OrderingEngine:
@@ -172,7 +126,7 @@ class OrderingEngine:
         self._staged += 1
         empty = np.empty(0, np.int64)
         if batch.height == 0:
-            return StagedBatch(seq, empty_outcomes(), empty, empty, empty, empty,
+            return StagedBatch(seq, empty_outcomes, empty, empty, empty, empty,
                                self._tl.m.copy(), self._tl.first_arrival.copy(),
                                self._tau if self._tau is not None else NEG,
                                Breakpoints.empty(), None)  # fmt: skip
@@ -213,8 +167,14 @@ class OrderingEngine:
             )
         return StagedBatch(
             seq=seq,
-            outcomes=outcome_frame(
-                batch.height, self._next_id - batch.height, self.partitions, work, order, cls
+            build_outcomes=partial(
+                outcome_frame,
+                batch.height,
+                self._next_id - batch.height,
+                self.partitions,
+                work,
+                order,
+                cls,
             ),
             ids=ids[accepted],
             t=cls["sys"][accepted],
@@ -385,7 +345,7 @@ class OrderingEngine:
             unknown = release >= POS
         if closing:
             self._pending = {k: v[:0] for k, v in self._pending.items()}
-            frame = _releases_frame(ids, release)
+            frame = releases_frame(ids, release)
             never = pl.Series(unknown)
             return frame.with_columns(
                 pl.when(never).then(None).otherwise(pl.col("release_time")).alias("release_time")
@@ -397,4 +357,4 @@ class OrderingEngine:
             "tl": tl[unknown],
         }
         known = ~unknown
-        return _releases_frame(ids[known], release[known])
+        return releases_frame(ids[known], release[known])

@@ -111,13 +111,13 @@ def replay(
     if total and not bool(np.all(perm[1:] > perm[:-1])):
         work = work[perm]
     engine = OrderingEngine(policy, parts, columns)
-    frames: list[pl.DataFrame] = []
+    frames: list[Future[pl.DataFrame]] = []
     collected = _Releases(total)
 
     step = max(1, batch_size)
     # Three-stage pipeline (numpy and polars release the GIL): batch k+1 is classified here
-    # while batch k's releases are resolved in one worker thread and batch k-1's are ranked
-    # in another; each stage keeps the batch order.
+    # while batch k's releases are resolved in one worker thread, and batch k-1's releases
+    # are ranked and its outcome columns built in another; each stage keeps the batch order.
     with (
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-release") as pool,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-rank") as ranker,
@@ -126,7 +126,7 @@ def replay(
         ranking: list[Future[None]] = []
         for start in range(0, max(total, 1), step):
             staged = engine.stage(work.slice(start, step))
-            frames.append(staged.outcomes)
+            frames.append(ranker.submit(_outcomes_of, staged))
             if committing is not None:
                 ranking.append(ranker.submit(collected.take, committing.result()))
             committing = pool.submit(collected.commit, engine, staged)
@@ -138,7 +138,7 @@ def replay(
         for done in ranking:
             done.result()
     del work  # the slim copy is no longer needed: keep the peak memory down
-    feed = pl.concat(frames, rechunk=False)
+    feed = pl.concat([built.result() for built in frames], rechunk=False)
     frames.clear()
     feed = feed.with_columns(
         collected.release_times(), collected.output_rank(feed["system_timestamp"])
@@ -152,6 +152,10 @@ def replay(
         how="horizontal",
     )
     return ReplayResult(outcomes, policy, parts, columns)
+
+
+def _outcomes_of(staged: StagedBatch) -> pl.DataFrame:
+    return staged.outcomes
 
 
 class _Releases:
