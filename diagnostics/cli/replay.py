@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     # diagnostics and the summary are computed from the same frame in this one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
         writing = pool.submit(
-            result.outcomes.write_parquet, out / "outcomes.parquet", compression="lz4"
+            result.outcomes.write_parquet, out / "outcomes.parquet", compression="snappy"
         )
         if not args.outcomes_only:
             instrument_cli.write_outputs(args, result, out)

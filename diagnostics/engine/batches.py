@@ -48,7 +48,7 @@ class StagedBatch:
     first_arrival: np.ndarray
     tau: int
     points: Breakpoints
-    steps: MergeSteps | None
+    build_steps: Callable[[], MergeSteps] | None
     built: list[pl.DataFrame] = field(default_factory=list)
 
     @property

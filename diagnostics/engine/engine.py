@@ -30,6 +30,7 @@ from diagnostics.engine.release import (
     POS,
     Breakpoints,
     MergeSteps,
+    batch_merge_steps,
     first_reach,
     first_tau,
     merge_release,
@@ -153,13 +154,16 @@ class OrderingEngine:
         self._next_id += batch.height
         accepted = ~cls["dropped"]
         points = Breakpoints.empty()
-        steps = None
+        build_steps = None
         if self._own_timeline:
             points = Breakpoints.of(tl[eligible], arr[eligible], cls["m_after"][eligible])
-        else:
-            steps = merge_steps(
+        else:  # tabulated by commit, which may run in another thread
+            build_steps = partial(
+                batch_merge_steps,
                 arr,
-                cls["lowest"],
+                tl,
+                cls["m_before"],
+                cls["m_after"],
                 m_before=m_before_batch,
                 tau_before=tau_before,
                 late=self._late,
@@ -184,7 +188,7 @@ class OrderingEngine:
             first_arrival=self._tl.first_arrival.copy(),
             tau=self._tau,
             points=points,
-            steps=steps,
+            build_steps=build_steps,
         )
 
     def commit(self, staged: StagedBatch) -> pl.DataFrame:
@@ -203,7 +207,7 @@ class OrderingEngine:
             first_arrival=staged.first_arrival,
             tau=staged.tau,
             points=staged.points,
-            steps=staged.steps,
+            steps=None if staged.build_steps is None else staged.build_steps(),
             closing=False,
         )
 
@@ -261,7 +265,6 @@ class OrderingEngine:
         t_late = np.where(late_flag, arr - (late or 0), app)
         eligible = ok & ~(late_flag & drop)
         values = np.where(eligible, t_late, NEG)
-        lowest = None
         if self.policy.over:
             # Substreams: one running maximum per (partition, key) timeline.
             safe_tl = np.where(tl >= 0, tl, 0)
@@ -276,12 +279,8 @@ class OrderingEngine:
             )
             m_before = np.maximum(m0, running["before"].to_numpy())
             m_after = np.maximum(m0, running["after"].to_numpy())
-        else:
-            # Timelines are the partitions: a (partition × event) running-max table, which the
-            # merge rule reuses for the minimum over partitions.
-            m_before, m_after, lowest = running_max_by_partition(
-                tl, values, self._tl.m, lowest=not self._own_timeline
-            )
+        else:  # timelines are the partitions
+            m_before, m_after = running_max_by_partition(tl, values, self._tl.m)
         ooo_flag = eligible & (t_late < m_before - ooo)
         dropped = ~eligible | (ooo_flag & drop)
         sys = np.where(ooo_flag, m_before - ooo, t_late)
@@ -307,7 +306,7 @@ class OrderingEngine:
             "t_late": t_late,
             "sys": sys,
             "m_after": m_after,
-            "lowest": lowest,
+            "m_before": m_before,
             "wm": wm,
         }
 

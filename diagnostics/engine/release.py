@@ -31,7 +31,7 @@ from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS
 #: −∞ and +∞ for int64 nanoseconds, far enough from the limits that tolerances never overflow.
 NEG = -(2**62)
 POS = 2**62
-#: Cells of the (partitions × events) table merge_steps works on at once (128 MB).
+#: Cells of the (partitions × events) table lowest_after works on at once (128 MB).
 _TABLE_CELLS = 16_000_000
 #: Up to this many timelines, :func:`first_reach` searches timeline by timeline.
 _LOOP_TIMELINES = 2_048
@@ -158,36 +158,81 @@ class MergeSteps:
 
 
 def running_max_by_partition(
-    partition: np.ndarray, values: np.ndarray, m_before: np.ndarray, *, lowest: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """M of each event's own partition just before and just after it, in processing order,
-    and (if ``lowest``) the minimum over all partitions of M after each event.
+    partition: np.ndarray, values: np.ndarray, m_before: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """M of each event's own partition just before and just after it, in processing order.
 
     ``values`` holds each event's late-adjusted timestamp where it may raise M (``NEG``
-    elsewhere); ``m_before[g]`` is partition g's M before the batch. Works on a
-    (partitions × chunk) table, one running maximum per row, carried from chunk to chunk.
+    elsewhere); ``m_before[g]`` is partition g's M before the batch. One running maximum per
+    partition, over that partition's events (grouped by a stable sort).
     """
-    n, parts = len(partition), len(m_before)
+    n = len(partition)
     before = np.empty(n, dtype=np.int64)
     after = np.empty(n, dtype=np.int64)
-    low = np.empty(n, dtype=np.int64) if lowest else None
+    if not n:
+        return before, after
+    keys = partition.astype(np.int16) if len(m_before) < 2**15 else partition
+    order = np.argsort(keys, kind="stable")
+    grouped, grouped_values = partition[order], values[order]
+    cuts = np.flatnonzero(grouped[1:] != grouped[:-1]) + 1
+    acc = np.empty(n, dtype=np.int64)
+    prev = np.empty(n, dtype=np.int64)
+    for start, stop in zip(np.r_[0, cuts].tolist(), np.r_[cuts, n].tolist(), strict=True):
+        carry = m_before[grouped[start]]
+        np.maximum.accumulate(grouped_values[start:stop], out=acc[start:stop])
+        np.maximum(acc[start:stop], carry, out=acc[start:stop])
+        prev[start] = carry
+        prev[start + 1 : stop] = acc[start : stop - 1]
+    before[order] = prev
+    after[order] = acc
+    return before, after
+
+
+def lowest_after(
+    partition: np.ndarray, before: np.ndarray, after: np.ndarray, m_before: np.ndarray
+) -> np.ndarray:
+    """The minimum over all partitions of M just after each event (processing order).
+
+    Only events that raise their own partition's M (``after > before``) can change it, so a
+    (partitions × such events) table of running maxima, worked on in chunks, gives it at
+    each of them; every event takes the value at the last one at or before it.
+    """
+    parts = len(m_before)
+    rise = np.flatnonzero(after > before)
+    low_at = np.empty(len(rise) + 1, dtype=np.int64)
     carry = m_before.astype(np.int64).copy()
+    low_at[0] = carry.min() if parts else NEG
     chunk = max(1, _TABLE_CELLS // max(parts, 1))
-    for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
+    for start in range(0, len(rise), chunk):
+        stop = min(len(rise), start + chunk)
         size = stop - start
-        cols = np.arange(size)
         table = np.full((parts, size + 1), NEG, dtype=np.int64)
         table[:, 0] = carry
-        table[partition[start:stop], cols + 1] = values[start:stop]
+        events = rise[start:stop]
+        table[partition[events], np.arange(1, size + 1)] = after[events]
         np.maximum.accumulate(table, axis=1, out=table)
-        rows = partition[start:stop]
-        before[start:stop] = table[rows, cols]
-        after[start:stop] = table[rows, cols + 1]
-        if low is not None:
-            table[:, 1:].min(axis=0, out=low[start:stop])
+        table[:, 1:].min(axis=0, out=low_at[start + 1 : stop + 1])
         carry = table[:, -1].copy()
-    return before, after, low
+    seen = np.zeros(len(partition), dtype=np.int64)
+    seen[rise] = 1
+    np.cumsum(seen, out=seen)
+    return low_at[seen]
+
+
+def batch_merge_steps(
+    arr: np.ndarray,
+    partition: np.ndarray,
+    before: np.ndarray,
+    after: np.ndarray,
+    *,
+    m_before: np.ndarray,
+    tau_before: int,
+    late: int | None,
+    ooo: int,
+) -> MergeSteps:
+    """:func:`merge_steps` of a classified batch, from its per-event M before and after."""
+    lowest = lowest_after(partition, before, after, m_before)
+    return merge_steps(arr, lowest, m_before=m_before, tau_before=tau_before, late=late, ooo=ooo)
 
 
 def merge_steps(
@@ -202,7 +247,7 @@ def merge_steps(
     """Tabulate W at every distinct arrival of a batch (``arr`` sorted, processing order).
 
     ``lowest_after[i]`` is the minimum over partitions of M just after event i (from
-    :func:`running_max_by_partition`); ``m_before`` the partitions' M before the batch.
+    :func:`lowest_after`); ``m_before`` the partitions' M before the batch.
     """
     n = len(arr)
     last = np.flatnonzero(np.r_[arr[1:] != arr[:-1], True]) if n else np.empty(0, np.int64)
