@@ -277,9 +277,10 @@ def merge_release(
     The first τ with W(τ) ≥ t is either the first step k whose W reaches t, or earlier,
     inside the segment before it, where W grows as τ − late (τ − 5 s − late while a
     partition is unstarted): at c = t + late (+ 5 s). After the last step only c remains,
-    known once the input is closed.
+    known once the input is closed. Sorted ``t`` makes the search much faster (numpy's
+    binary search then starts from the previous answer).
     """
-    k = _search_sorted_queries(steps.watermark, t)
+    k = np.searchsorted(steps.watermark, t, side="left")
     before = np.maximum(k - 1, 0)
     if late is None:
         crossing = np.full(t.shape, POS, dtype=np.int64)
@@ -291,15 +292,3 @@ def merge_release(
     beyond = k > last
     release = np.where(beyond, crossing if closing else POS, release)
     return np.where(release >= POS, POS, np.maximum(arr, release))
-
-
-def _search_sorted_queries(table: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(table, queries, side="left")``, searching the queries in sorted
-    order: numpy's binary search starts from the previous answer, so sorted queries walk
-    the table once instead of jumping around it (measured 1.7x faster at 1M events)."""
-    if len(queries) < 1024:
-        return np.searchsorted(table, queries, side="left")
-    order = np.argsort(queries)
-    found = np.empty(len(queries), dtype=np.intp)
-    found[order] = np.searchsorted(table, queries[order], side="left")
-    return found

@@ -222,11 +222,16 @@ class _Releases:
 def _release_order(ids: np.ndarray, sys_ns: np.ndarray, release: np.ndarray) -> np.ndarray:
     """The permutation that sorts events by (release, System.Timestamp, id).
 
-    Usually release times rise with System.Timestamp, so one sort by System.Timestamp (ids,
-    ascending, break its ties) is the answer; that is checked, and a three-key sort is the
-    fallback.
+    Usually release times rise with System.Timestamp, so the events are already in order
+    (the engine hands the merge rule's releases over by System.Timestamp) or one sort by
+    System.Timestamp (ids, ascending, break its ties) is the answer; both are checked, and a
+    three-key sort is the fallback.
     """
-    if len(ids) > 1 and bool(np.all(ids[1:] > ids[:-1])):
+    if len(ids) < 2:
+        return np.arange(len(ids))
+    if bool(np.all(sys_ns[1:] > sys_ns[:-1])) and bool(np.all(release[1:] >= release[:-1])):
+        return np.arange(len(ids))
+    if bool(np.all(ids[1:] > ids[:-1])):
         order = np.argsort(sys_ns)
         by_sys = sys_ns[order]
         if not bool(np.all(by_sys[1:] > by_sys[:-1])):
