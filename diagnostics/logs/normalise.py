@@ -17,14 +17,14 @@ a reason naming the field, its value and why. Kinds are normalised with
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
+import functools
 import json
 import re
 
 from diagnostics.kinds import ErrorKind, normalise_kind
 from diagnostics.logs import messages
-from diagnostics.logs.records import DataError, Quarantined, quarantine
+from diagnostics.logs.records import DATA_ERROR_COLUMNS, DataError, Quarantined, quarantine
 from diagnostics.logs.times import parse_log_time
 
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
@@ -35,6 +35,9 @@ _CSV_RESOURCE = ("ResourceId", "_ResourceId", "resourceId")
 
 
 _INT64_MAX = 2**63 - 1
+#: A parsed record as a plain tuple, in :data:`DATA_ERROR_COLUMNS` order (the fields of
+#: :class:`DataError`): what the readers build Arrow batches from without a dataclass per row.
+Row = tuple
 
 
 class _Reject(Exception):
@@ -94,21 +97,33 @@ def _in_range(value: int, field: str) -> int:
     return value
 
 
-def _storable(record: DataError) -> DataError:
+def _storable(row: Row) -> Row:
     """Quarantine what no table can store instead of failing when the tables are written:
     text that is not valid UTF-8 (a lone surrogate from a JSON escape such as ``\\ud800``)
     and numbers beyond a 64-bit integer (e.g. parsed from a message text)."""
-    for item in dataclasses.fields(record):
-        value = getattr(record, item.name)
+    job, source, partition, kind, count, *_, idle, level, correlation, file, line = row
+    try:  # one encode of all text fields (None renders as "None"), the usual case
+        f"{job}{source}{kind}{level}{correlation}{file}".encode()
+    except UnicodeEncodeError:
+        pass
+    else:
+        if (
+            (partition is None or partition <= _INT64_MAX)
+            and count <= _INT64_MAX
+            and (idle is None or idle <= _INT64_MAX)
+            and line <= _INT64_MAX
+        ):
+            return row
+    for name, value in zip(DATA_ERROR_COLUMNS, row, strict=True):  # which field, in order
         if isinstance(value, str):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                msg = f"{item.name}: text with an unpaired surrogate ({exc.reason})"
+                msg = f"{name}: text with an unpaired surrogate ({exc.reason})"
                 raise _Reject(msg) from exc
         elif isinstance(value, int) and not isinstance(value, bool):
-            _in_range(value, item.name)
-    return record
+            _in_range(value, name)
+    return row
 
 
 def _partition(value: object, field: str) -> int | None:
@@ -122,6 +137,7 @@ def _partition(value: object, field: str) -> int | None:
     raise _Reject(msg)
 
 
+@functools.lru_cache(maxsize=4096)
 def _job_from_resource(resource_id: str | None) -> str | None:
     if not resource_id:
         return None
@@ -138,7 +154,7 @@ def _example(*texts: str | None) -> messages.ExampleTimes | None:
     return None
 
 
-def _resource_log(obj: dict, source_file: str, source_line: int) -> DataError:
+def _resource_log(obj: dict, source_file: str, source_line: int) -> Row:
     props = obj.get("properties")
     if isinstance(props, str):
         try:
@@ -194,58 +210,52 @@ def _resource_log(obj: dict, source_file: str, source_line: int) -> DataError:
     example = _example(brief, message)
     correlation = _opt_str(obj, "correlationId") or _opt_str(extras, "correlation_id", "orderdoc.")
     resource_id = _opt_str(obj, "resourceId")
-    return DataError(
-        job=_job_from_resource(resource_id) or _opt_str(obj, "Resource"),
-        source=source,
-        partition_id=partition,
-        kind=kind,
-        event_count=count,
-        record_time=record_time,
-        from_time=from_time,
-        to_time=to_time,
-        example_application_time=example.application_time if example else None,
-        example_arrival_time=example.arrival_time if example else None,
-        lateness_seconds=example.lateness_seconds if example else None,
-        idle_minutes=idle_minutes,
-        level=_opt_str(obj, "level"),
-        correlation_id=correlation,
-        source_file=source_file,
-        source_line=source_line,
+    return (
+        _job_from_resource(resource_id) or _opt_str(obj, "Resource"),
+        source,
+        partition,
+        kind,
+        count,
+        record_time,
+        from_time,
+        to_time,
+        example.application_time if example else None,
+        example.arrival_time if example else None,
+        example.lateness_seconds if example else None,
+        idle_minutes,
+        _opt_str(obj, "level"),
+        correlation,
+        source_file,
+        source_line,
     )
 
 
-def _activity_log(obj: dict, source_file: str, source_line: int) -> DataError:
+def _activity_log(obj: dict, source_file: str, source_line: int) -> Row:
     text = _opt_str(obj, "message") or ""
     record_type = _opt_str(obj, "type")
     record_time = _time(obj.get("message Time"), "message Time", required=True)
-    common = {
-        "job": messages.parse_resource_name(text),
-        "level": _opt_str(obj, "level"),
-        "correlation_id": _opt_str(obj, "correlation ID"),
-        "source_file": source_file,
-        "source_line": source_line,
-        "record_time": record_time,
-    }
+    job = messages.parse_resource_name(text)
+    level = _opt_str(obj, "level")
+    correlation = _opt_str(obj, "correlation ID")
     idle = messages.parse_idle(text)
     if record_type == _IDLE or idle is not None:
-        return DataError(
-            source=None, partition_id=idle.partition_id if idle else None, kind=_IDLE,
-            event_count=1, from_time=None, to_time=None, example_application_time=None,
-            example_arrival_time=None, lateness_seconds=None,
-            idle_minutes=idle.minutes if idle else None, **common,
+        return (
+            job, None, idle.partition_id if idle else None, _IDLE, 1, record_time, None, None,
+            None, None, None, idle.minutes if idle else None, level, correlation, source_file,
+            source_line,
         )  # fmt: skip
     aggregate = messages.parse_aggregate(text)
     if aggregate is None:
         msg = f"message: activity-log record of type {record_type!r} has no data-error text"
         raise _Reject(msg)
     example = _example(text)
-    return DataError(
-        source=aggregate.source, partition_id=None, kind=normalise_kind(aggregate.kind),
-        event_count=aggregate.count, from_time=aggregate.from_time, to_time=aggregate.to_time,
-        example_application_time=example.application_time if example else None,
-        example_arrival_time=example.arrival_time if example else None,
-        lateness_seconds=example.lateness_seconds if example else None,
-        idle_minutes=None, **common,
+    return (
+        job, aggregate.source, None, normalise_kind(aggregate.kind), aggregate.count,
+        record_time, aggregate.from_time, aggregate.to_time,
+        example.application_time if example else None,
+        example.arrival_time if example else None,
+        example.lateness_seconds if example else None,
+        None, level, correlation, source_file, source_line,
     )  # fmt: skip
 
 
@@ -265,14 +275,10 @@ def _csv_row(row: dict[str, str]) -> dict:
     }
 
 
-def normalise(
+def normalise_row(
     value: object, source_file: str, source_line: int, raw: bytes | str, *, csv_row: bool = False
-) -> DataError | Quarantined:
-    """Normalise one decoded record, or quarantine it with a reason (never raises).
-
-    ``value`` is the decoded JSON value (or, with ``csv_row``, a dict of CSV column → text);
-    ``raw`` is the record's original text, kept (truncated) if it is quarantined.
-    """
+) -> Row | Quarantined:
+    """As :func:`normalise`, with a parsed record as a plain :data:`Row` (the fast form)."""
     try:
         if not isinstance(value, dict):
             msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"
@@ -290,3 +296,15 @@ def normalise(
         return quarantine(source_file, source_line, exc.reason, raw)
     except RecursionError:
         return quarantine(source_file, source_line, "record nested too deeply", raw)
+
+
+def normalise(
+    value: object, source_file: str, source_line: int, raw: bytes | str, *, csv_row: bool = False
+) -> DataError | Quarantined:
+    """Normalise one decoded record, or quarantine it with a reason (never raises).
+
+    ``value`` is the decoded JSON value (or, with ``csv_row``, a dict of CSV column → text);
+    ``raw`` is the record's original text, kept (truncated) if it is quarantined.
+    """
+    outcome = normalise_row(value, source_file, source_line, raw, csv_row=csv_row)
+    return DataError(*outcome) if isinstance(outcome, tuple) else outcome

@@ -24,12 +24,14 @@ import io
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from diagnostics.logs.normalise import normalise
+from diagnostics.logs.normalise import Row, normalise, normalise_row
 from diagnostics.logs.records import DataError, Quarantined, quarantine
 
 Outcome = DataError | Quarantined
+#: :func:`~diagnostics.logs.normalise.normalise` or its row form ``normalise_row``.
+Normaliser = Callable[..., Outcome | Row]
 
 _BOM = b"\xef\xbb\xbf"
 _WRAPPER = re.compile(r'\s*\{\s*"records"\s*:\s*\[')
@@ -67,15 +69,35 @@ def _elements(value: object) -> list[object] | None:
     return None
 
 
-def read_line(line: bytes, name: str, number: int) -> Iterator[Outcome]:
+def _loads(line: bytes) -> object:
+    """``json.loads(line)``, with a shortcut for the usual line: strict UTF-8 holding one object.
+
+    Anything the shortcut does not accept outright is decoded by ``json.loads`` itself, so
+    values and errors are exactly its own.
+    """
+    if line[:1] == b"{":
+        try:
+            text = line.decode()
+            value, end = _DECODER.raw_decode(text)
+        except (ValueError, RecursionError):  # invalid UTF-8 is a ValueError too
+            return json.loads(line)
+        if end == len(text) or not text[end:].strip(" \t\n\r"):
+            return value
+    return json.loads(line)
+
+
+def read_line(
+    line: bytes, name: str, number: int, make: Normaliser = normalise
+) -> Iterator[Outcome]:
     """The outcomes of line ``number`` of a JSON Lines file (none for a blank line).
 
-    A line holding an array or a records wrapper gives one outcome per element.
+    A line holding an array or a records wrapper gives one outcome per element; ``make``
+    normalises each decoded record (the row form gives plain tuples for parsed records).
     """
     if not line.strip():
         return
     try:
-        value = json.loads(line)
+        value = _loads(line)
     except UnicodeDecodeError as exc:
         yield quarantine(name, number, f"invalid UTF-8 at byte offset {exc.start}", line)
         return
@@ -88,18 +110,18 @@ def read_line(line: bytes, name: str, number: int) -> Iterator[Outcome]:
         return
     elements = _elements(value)
     if elements is None:
-        yield normalise(value, name, number, line)
+        yield make(value, name, number, line)
     else:
         for element in elements:
-            yield normalise(element, name, number, json.dumps(element))
+            yield make(element, name, number, json.dumps(element))
 
 
-def _json_lines(lines: list[bytes], name: str) -> Iterator[Outcome]:
+def _json_lines(lines: list[bytes], name: str, make: Normaliser) -> Iterator[Outcome]:
     for number, line in enumerate(lines, start=1):
-        yield from read_line(line, name, number)
+        yield from read_line(line, name, number, make)
 
 
-def _document(text: str, name: str, start: int) -> Iterator[Outcome]:
+def _document(text: str, name: str, start: int, make: Normaliser) -> Iterator[Outcome]:
     """Elements of the array whose ``[`` is at ``start`` (a bare array or a wrapper's)."""
     pos = start + 1
     line = text.count("\n", 0, pos) + 1
@@ -116,7 +138,7 @@ def _document(text: str, name: str, start: int) -> Iterator[Outcome]:
             reason = f"invalid JSON in document element: {getattr(exc, 'msg', exc)}"
             yield quarantine(name, line, reason, text[pos:])
             return
-        yield normalise(value, name, line, text[pos:end])
+        yield make(value, name, line, text[pos:end])
         pos = _WS.match(text, end).end()
         if pos < len(text) and text[pos] == ",":
             pos += 1
@@ -129,7 +151,7 @@ def _document(text: str, name: str, start: int) -> Iterator[Outcome]:
         return
 
 
-def _csv_rows(text: str, name: str) -> Iterator[Outcome]:
+def _csv_rows(text: str, name: str, make: Normaliser) -> Iterator[Outcome]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -155,7 +177,7 @@ def _csv_rows(text: str, name: str) -> Iterator[Outcome]:
             reason = f"CSV row has {len(row)} fields, the header {len(header)}"
             yield quarantine(name, start, reason, raw)
         else:
-            yield normalise(dict(zip(header, row, strict=True)), name, start, raw, csv_row=True)
+            yield make(dict(zip(header, row, strict=True)), name, start, raw, csv_row=True)
         start = reader.line_num + 1
 
 
@@ -197,18 +219,28 @@ def gzip_quarantine(data: bytes, name: str, gzip_error: str) -> Quarantined:
 
 def read_records(data: bytes, name: str) -> Iterator[Outcome]:
     """Every record of the file ``name`` whose bytes are ``data``, as outcomes in file order."""
+    return _read(data, name, normalise)
+
+
+def read_rows(data: bytes, name: str) -> Iterator[Row | Quarantined]:
+    """As :func:`read_records`, with each parsed record as a plain row (a tuple of the
+    :class:`DataError` fields in order): the same outcomes without a dataclass per record."""
+    return _read(data, name, normalise_row)  # type: ignore[return-value]
+
+
+def _read(data: bytes, name: str, make: Normaliser) -> Iterator[Outcome]:
     data, gzip_error, shape = prepare(data, name)
     if shape == "csv":
-        yield from _decoded(data, name, csv_mode=True)
+        yield from _decoded(data, name, make, csv_mode=True)
     elif shape == "lines":
-        yield from _json_lines(data.split(b"\n"), name)
+        yield from _json_lines(data.split(b"\n"), name, make)
     else:
-        yield from _decoded(data, name, csv_mode=False)
+        yield from _decoded(data, name, make, csv_mode=False)
     if gzip_error is not None:
         yield gzip_quarantine(data, name, gzip_error)
 
 
-def _decoded(data: bytes, name: str, *, csv_mode: bool) -> Iterator[Outcome]:
+def _decoded(data: bytes, name: str, make: Normaliser, *, csv_mode: bool) -> Iterator[Outcome]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -217,24 +249,24 @@ def _decoded(data: bytes, name: str, *, csv_mode: bool) -> Iterator[Outcome]:
         yield quarantine(name, line, reason, data)
         return
     if csv_mode:
-        yield from _csv_rows(text, name)
+        yield from _csv_rows(text, name, make)
         return
     stripped = text.lstrip()
     if stripped.startswith("["):
-        yield from _document(text, name, text.index("["))
+        yield from _document(text, name, text.index("["), make)
         return
     wrapper = _WRAPPER.match(text)
     if wrapper:
-        yield from _document(text, name, wrapper.end() - 1)
+        yield from _document(text, name, wrapper.end() - 1, make)
         return
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        yield from _json_lines(data.split(b"\n"), name)
+        yield from _json_lines(data.split(b"\n"), name, make)
         return
     elements = _elements(value)
     if elements is None:
-        yield normalise(value, name, 1, text)
+        yield make(value, name, 1, text)
     else:
         for element in elements:
-            yield normalise(element, name, 1, json.dumps(element))
+            yield make(element, name, 1, json.dumps(element))

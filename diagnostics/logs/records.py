@@ -9,12 +9,11 @@ construction. :func:`to_arrow` turns a sequence of outcomes into one Arrow batch
 from __future__ import annotations
 
 import datetime as dt
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
-
-from diagnostics.logs.times import to_micros
 
 #: Raw text kept for a quarantined record, in UTF-8 bytes (the full length is in raw_bytes).
 RAW_LIMIT_BYTES = 64 * 1024
@@ -49,6 +48,13 @@ PARSED_SCHEMA = pa.schema(
 #: Columns of a parsed data error, in table order (``date`` is derived from record_time).
 DATA_ERROR_COLUMNS: tuple[str, ...] = tuple(PARSED_SCHEMA.names[:16])
 QUARANTINE_COLUMNS: tuple[str, ...] = ("source_file", "source_line", "reason", "raw", "raw_bytes")
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MICROSECOND = dt.timedelta(microseconds=1)
+_DATA_ERROR_FIELDS = operator.attrgetter(*DATA_ERROR_COLUMNS)
+_QUARANTINE_FIELDS = operator.attrgetter(*QUARANTINE_COLUMNS)
+_PARSED_TAIL = (None, None, None)  # reason, raw, raw_bytes of a parsed record
+_QUARANTINE_HEAD = (None,) * (len(DATA_ERROR_COLUMNS) - 2)  # up to source_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,32 +102,27 @@ def quarantine(source_file: str, source_line: int, reason: str, raw: bytes | str
     return Quarantined(source_file, source_line, reason, kept, len(data))
 
 
-def to_arrow(outcomes: Sequence[DataError | Quarantined]) -> pa.RecordBatch:
-    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order."""
-    columns: dict[str, list[object]] = {name: [] for name in PARSED_SCHEMA.names}
-    data_names = DATA_ERROR_COLUMNS
+def to_arrow(outcomes: Sequence[DataError | Quarantined | tuple]) -> pa.RecordBatch:
+    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order.
+
+    A parsed record is a :class:`DataError` or a plain tuple of its fields in order (the row
+    form of :func:`diagnostics.logs.reader.read_rows`).
+    """
+    rows = []
     for item in outcomes:
-        if isinstance(item, DataError):
-            for name in data_names:
-                columns[name].append(getattr(item, name))
-            columns["reason"].append(None)
-            columns["raw"].append(None)
-            columns["raw_bytes"].append(None)
+        if type(item) is tuple:
+            rows.append(item + _PARSED_TAIL)
+        elif isinstance(item, DataError):
+            rows.append(_DATA_ERROR_FIELDS(item) + _PARSED_TAIL)
         else:
-            for name in data_names:
-                columns[name].append(None)
-            columns["source_file"][-1] = item.source_file
-            columns["source_line"][-1] = item.source_line
-            columns["reason"].append(item.reason)
-            columns["raw"].append(item.raw)
-            columns["raw_bytes"].append(item.raw_bytes)
+            rows.append(_QUARANTINE_HEAD + _QUARANTINE_FIELDS(item))
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(PARSED_SCHEMA)
     arrays = []
-    for field in PARSED_SCHEMA:
-        values = columns[field.name]
+    for field, values in zip(PARSED_SCHEMA, columns, strict=True):
         if pa.types.is_timestamp(field.type):
             # aware datetimes are slow to convert one by one; epoch microseconds are not
-            micros = pa.array([to_micros(v) for v in values], pa.int64())  # type: ignore[arg-type]
-            arrays.append(micros.cast(field.type))
+            micros = [None if v is None else (v - _EPOCH) // _MICROSECOND for v in values]
+            arrays.append(pa.array(micros, pa.int64()).cast(field.type))
         else:
             arrays.append(pa.array(values, type=field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=PARSED_SCHEMA)

@@ -27,6 +27,8 @@ _US = re.compile(
     re.IGNORECASE,
 )
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_UTC = dt.UTC
+_FROMISO = dt.datetime.fromisoformat
 
 
 def _micros(fraction: str | None) -> int:
@@ -48,12 +50,21 @@ def parse_log_time(value: object) -> dt.datetime | None:
     if not isinstance(value, str):
         return None
     text = value.strip()
-    if len(text) >= 19 and text[4] == "-" and text[10] in "T " and text[-1:] in "Z0123456789":
-        try:  # fast path: Python's own ISO parser (truncates beyond microseconds, as we do)
-            parsed = dt.datetime.fromisoformat(text)
-            if parsed.tzinfo is None:
-                return parsed.replace(tzinfo=dt.UTC)
-            return parsed.astimezone(dt.UTC)
+    if len(text) >= 19 and text[4] == "-" and text[10] in "T ":
+        # fast paths: Python's own ISO parser (truncates beyond microseconds, as we do)
+        last = text[-1]
+        try:
+            if last == "Z":
+                parsed = _FROMISO(text)
+                return parsed if parsed.tzinfo is _UTC else parsed.astimezone(_UTC)
+            if last in "0123456789":
+                try:  # naive means UTC; a text that has an offset does not parse with a second
+                    return _FROMISO(text + "+00:00")
+                except ValueError:
+                    parsed = _FROMISO(text)
+                if parsed.tzinfo is None:
+                    return parsed.replace(tzinfo=_UTC)
+                return parsed.astimezone(_UTC)
         except (ValueError, OverflowError):
             pass
     match = _ISO.match(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -121,3 +122,57 @@ def test_structured_garbage_never_raises(envelope: dict, props: dict, as_string:
     if isinstance(outcome, DataError):
         assert outcome.event_count >= 0
         assert outcome.record_time.utcoffset().total_seconds() == 0
+
+
+json_fragment = st.sampled_from(
+    [b"{", b"}", b'"a"', b":", b"1", b",", b" ", b"\r", b"\t", b"\x00", b"\xed\xa0\x80",
+     b"\xff", b"\\ud800", b'"', b"[", b"]", b"NaN", b"1e999", b"\xc3\xa9", b"null", b"\\"]
+)  # fmt: skip
+
+
+def _decoded(load, line: bytes) -> tuple[str, str]:
+    try:
+        return "value", repr(load(line))
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    line=st.lists(json_fragment, max_size=12).map(lambda parts: b"{" + b"".join(parts))
+    | st.binary(max_size=24)
+    | json_values.map(lambda v: json.dumps({"v": v}, ensure_ascii=False).encode())
+)
+def test_line_decoding_shortcut_is_json_loads(line: bytes) -> None:
+    """The reader's shortcut for ordinary lines gives exactly json.loads' value or error."""
+    from diagnostics.logs.reader import _loads
+
+    assert _decoded(_loads, line) == _decoded(json.loads, line)
+
+
+iso_time = st.builds(
+    lambda when, sep, fraction, zone: when.isoformat(sep=sep).split(".")[0] + fraction + zone,
+    st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30)),
+    st.sampled_from(["T", " "]),
+    st.sampled_from(["", ".5", ".123456", ".1234567", ",25"]),
+    st.sampled_from(["", "Z", "z", "+00:00", "+01:00", "-0130", " UTC", "+14:00", "-12:00"]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=iso_time)
+def test_iso_fast_paths_agree_with_the_general_parser(text: str) -> None:
+    """parse_log_time's fromisoformat shortcuts give what the regular-expression path gives."""
+    from diagnostics.logs import times
+
+    match = times._ISO.match(text)
+    assert match is not None
+    year, month, day, hour, minute, second, frac, off = match.groups()
+    try:
+        expected = dt.datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second),
+            times._micros(frac), tzinfo=dt.UTC,
+        ) - times._offset(off)  # fmt: skip
+    except (ValueError, OverflowError):
+        expected = None
+    assert times.parse_log_time(text) == expected
