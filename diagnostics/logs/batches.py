@@ -40,14 +40,14 @@ def parse_file(data: bytes, name: str) -> Iterator[pa.RecordBatch]:
         yield to_arrow(chunk)
 
 
-def parse_file_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body: rows of (``path``, ``content``) in, parsed records out."""
+def parse_path_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` body: rows of local file ``path`` in, parsed records out (each file is
+    read here, by the worker, instead of being shipped to it as one value)."""
     for batch in batches:
-        paths = batch.column("path").to_pylist()
-        contents = batch.column("content")
-        for index, path in enumerate(paths):
-            data = contents[index].as_py() or b""
-            yield from parse_file(data, local_name(path))
+        for path in batch.column("path").to_pylist():
+            with open(path, "rb") as handle:
+                data = handle.read()
+            yield from parse_file(data, path)
 
 
 def metrics_file_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

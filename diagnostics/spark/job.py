@@ -2,12 +2,17 @@
 
 Data flow (nothing of the data is collected to the driver; only the summary's aggregates)::
 
-    binaryFile(path, content) --mapInArrow(parse)--> parsed (one row per record)
-        (or, opted in, diagnostics.spark.fastpath: native JSON Lines, Python for the rest)
+    paths --mapInArrow(read, parse)--> parsed (one row per record, kept on disk by the first
+        write: persist(DISK_ONLY); or, opted in, binaryFile(path, content) and the native
+        JSON Lines path of diagnostics.spark.fastpath, staged as Parquet)
     parsed --data_errors--> data_errors --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
+                                        --summarise--> summary.json (kinds, jobs, partitions)
     parsed --quarantined--> quarantine
     binaryFile(metrics.parquet) --mapInArrow--> metrics
+
+The summary's counts and time range are observed while data_errors and quarantine are
+written (``DataFrame.observe``), not computed by extra passes over the records.
 
 Table definitions are those of :mod:`diagnostics.logs.aggregate` (the polars reference).
 """
@@ -20,11 +25,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from diagnostics.kinds import ErrorKind
-from diagnostics.logs.batches import metrics_file_batches, parse_file_batches
+from diagnostics.logs.batches import metrics_file_batches, parse_path_batches
 from diagnostics.logs.inputs import InputFiles
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
 from diagnostics.spark import fastpath, schemas
@@ -52,9 +58,15 @@ def read_files(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     return spark.read.format("binaryFile").load(list(paths)).select("path", "content")
 
 
+def list_files(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """One row per file: its ``path`` (the files are read by the tasks that parse them)."""
+    return spark.createDataFrame([(path,) for path in paths], schemas.PATHS)
+
+
 def parse_records(files: DataFrame) -> DataFrame:
-    """Every record of every file, parsed or quarantined (schema :data:`schemas.PARSED`)."""
-    return files.mapInArrow(parse_file_batches, schemas.PARSED)
+    """Every record of every file of ``files`` (a ``path`` column), parsed or quarantined
+    (schema :data:`schemas.PARSED`)."""
+    return files.mapInArrow(parse_path_batches, schemas.PARSED)
 
 
 def stage_records(spark: SparkSession, files: DataFrame, staging: Path) -> DataFrame:
@@ -163,33 +175,44 @@ def metrics_table(metrics: DataFrame) -> DataFrame:
     return metrics.drop("source_file").transform(with_date("minute"))
 
 
-def summarise(parsed: DataFrame, errors: DataFrame) -> dict:
-    """``summary.json`` from small aggregates (a row per kind, partition and job at most)."""
-    counts = parsed.agg(
-        F.count(F.lit(1)).alias("total"),
-        F.count("reason").alias("quarantined"),
-    ).first()
-    total = int(counts["total"])
-    bad = int(counts["quarantined"])
-    by_kind = {
-        row["kind"]: int(row["n"])
-        for row in errors.groupBy("kind").agg(F.sum("event_count").alias("n")).collect()
-    }
-    idle = errors.filter((F.col("kind") == IDLE_KIND) & F.col("partition_id").isNotNull())
-    partitions = sorted(int(r[0]) for r in idle.select("partition_id").distinct().collect())
-    jobs = sorted(r[0] for r in errors.select("job").distinct().collect() if r[0] is not None)
-    span = errors.agg(
-        F.date_format(F.min(F.coalesce("from_time", "record_time")), _ISO).alias("from"),
-        F.date_format(F.max(F.coalesce("to_time", "record_time")), _ISO).alias("to"),
-    ).first()
+def observed(observation: Observation, **metrics: Column) -> Callable[[DataFrame], DataFrame]:
+    """The frame unchanged, with ``metrics`` (aggregates) collected into ``observation``
+    by whatever action runs it (here: the table write)."""
+
+    def step(df: DataFrame) -> DataFrame:
+        return df.observe(observation, *(value.alias(name) for name, value in metrics.items()))
+
+    return step
+
+
+def error_metrics() -> dict[str, Column]:
+    """What the summary needs of data_errors: its row count and the time range covered."""
     return {
-        "records_total": total,
-        "records_parsed": total - bad,
-        "records_quarantined": bad,
+        "records": F.count(F.lit(1)),
+        "from": F.date_format(F.min(F.coalesce("from_time", "record_time")), _ISO),
+        "to": F.date_format(F.max(F.coalesce("to_time", "record_time")), _ISO),
+    }
+
+
+def summarise(errors: DataFrame, errors_seen: dict, quarantined: int) -> dict:
+    """``summary.json`` from one small aggregate of ``errors`` (a row per kind, job and idle
+    partition), the metrics observed while data_errors was written and the quarantined count."""
+    idle_partition = F.when(F.col("kind") == IDLE_KIND, F.col("partition_id")).alias("idle")
+    groups = (
+        errors.groupBy("kind", "job", idle_partition).agg(F.sum("event_count").alias("n")).collect()
+    )
+    by_kind: dict[str, int] = {}
+    for row in groups:
+        by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + int(row["n"])
+    parsed = int(errors_seen["records"])
+    return {
+        "records_total": parsed + quarantined,
+        "records_parsed": parsed,
+        "records_quarantined": quarantined,
         "events_by_kind": dict(sorted(by_kind.items())),
-        "idle_partitions": partitions,
-        "jobs": jobs,
-        "time_range": {"from": span["from"], "to": span["to"]},
+        "idle_partitions": sorted({int(r["idle"]) for r in groups if r["idle"] is not None}),
+        "jobs": sorted({r["job"] for r in groups if r["job"] is not None}),
+        "time_range": {"from": errors_seen["from"], "to": errors_seen["to"]},
     }
 
 
@@ -212,37 +235,41 @@ def run_aggregate(
     """
     out.mkdir(parents=True, exist_ok=True)
     staging = out / "parsed.tmp"
-    if files.logs:
-        progress(f"parsing {len(files.logs)} log file(s)")
-        logs = read_files(spark, files.logs)
-        if spark.conf.get(NATIVE_JSON_CONF, "false").lower() == "true":
-            parsed = stage_records(spark, logs, staging)
-        else:
-            logs.transform(parse_records).write.mode("overwrite").parquet(str(staging))
-            parsed = spark.read.schema(schemas.PARSED).parquet(str(staging))
-    else:
+    parsing = ""
+    if not files.logs:
         parsed = spark.createDataFrame([], schemas.PARSED)
+    elif spark.conf.get(NATIVE_JSON_CONF, "false").lower() == "true":
+        progress(f"parsing {len(files.logs)} log file(s)")
+        parsed = stage_records(spark, read_files(spark, files.logs), staging)
+    else:  # parsed while data_errors is written, kept on disk for the other tables
+        parsed = list_files(spark, files.logs).transform(parse_records)
+        parsed = parsed.persist(StorageLevel.DISK_ONLY)
+        parsing = f" (parsing {len(files.logs)} log file(s))"
     errors = parsed.transform(data_errors)
-    written = []
+    errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
     steps: list[tuple[str, DataFrame, bool]] = [
-        ("data_errors", errors, True),
+        ("data_errors", errors.transform(observed(errors_seen, **error_metrics())), True),
+        ("quarantine", parsed.transform(quarantined).transform(
+            observed(quarantine_seen, records=F.count(F.lit(1)))), False),
         ("error_rollup", errors.transform(rollup), True),
         ("partition_idle", errors.transform(idle_episodes), True),
-        ("quarantine", parsed.transform(quarantined), False),
-    ]
+    ]  # fmt: skip
     if files.metrics:
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
-        steps.insert(3, ("metrics", metrics.transform(metrics_table), True))
+        steps.append(("metrics", metrics.transform(metrics_table), True))
     else:  # no stale metrics from an earlier run into the same folder
         shutil.rmtree(out / "metrics", ignore_errors=True)
-    for name, frame, by_date in steps:
-        progress(f"writing {name}")
-        _write(frame, out / name, by_date=by_date)
-        written.append(name)
-    progress("summarising")
-    summary = summarise(parsed, errors)
+    try:
+        for name, frame, by_date in steps:
+            progress(f"writing {name}{parsing if name == 'data_errors' else ''}")
+            _write(frame, out / name, by_date=by_date)
+        progress("summarising")
+        summary = summarise(errors, errors_seen.get, int(quarantine_seen.get["records"]))
+    finally:
+        parsed.unpersist()
     summary["files_read"] = len(files.logs) + len(files.metrics)
     summary["files_skipped"] = list(files.skipped)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     shutil.rmtree(staging, ignore_errors=True)
-    return AggregateResult(out=out, tables=tuple(written), summary=summary)
+    written = tuple(name for name in TABLES if name in {step[0] for step in steps})
+    return AggregateResult(out=out, tables=written, summary=summary)

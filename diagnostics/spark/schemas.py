@@ -20,6 +20,9 @@ def _fields(spec: list[tuple[str, object]]) -> StructType:
     return StructType([StructField(name, kind, True) for name, kind in spec])  # type: ignore[arg-type]
 
 
+#: The files a job reads: local paths, as the driver listed them (read by the parsing tasks).
+PATHS = StructType([StructField("path", StringType(), False)])
+
 PARSED = _fields(
     [
         ("job", StringType()),

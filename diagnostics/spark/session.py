@@ -24,12 +24,14 @@ DEFAULT_MASTER = "local[*]"
 MIN_JAVA = 17
 
 #: Settings every run uses: UTC session time, Parquet timestamps as microseconds, small Arrow
-#: batches (a row of the file listing is a whole file).
+#: batches (a row of the file listing is a whole file), and no distributed listing job for
+#: the input paths (the driver has already listed them: each path is one file).
 BASE_CONF: tuple[tuple[str, str], ...] = (
     ("spark.sql.session.timeZone", "UTC"),
     ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),
     ("spark.sql.execution.arrow.maxRecordsPerBatch", "16"),
     ("spark.sql.sources.partitionOverwriteMode", "static"),
+    ("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000"),
 )
 _MASTER = re.compile(
     r"^(local(\[(\*|\d+)(,\d+)?\])?|spark://.+|yarn|k8s://.+|local-cluster\[.+\])$"
