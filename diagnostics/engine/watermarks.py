@@ -113,22 +113,28 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
     tau0 = int(arrivals.dt.epoch("ns").min())  # type: ignore[arg-type]
     tau_end = max(int(arrivals.dt.epoch("ns").max()), until or 0)  # type: ignore[arg-type]
     # Per partition, its accepted events in processing order (arrival, then input order);
-    # one partition at a time keeps the peak memory low.
-    keep = ~out["dropped"].to_numpy()
-    part_all = out["partition"].to_numpy()
-    arrival_all = arrivals.dt.epoch("ns").to_numpy()
-    ts_all = out["system_timestamp"].dt.epoch("ns").fill_null(0).to_numpy()
-    timeline_all = out["timeline"].fill_null(-1).to_numpy() if policy.over else None
+    # one partition at a time (a filter per partition) keeps the peak memory low.
+    columns = [
+        pl.col("arrival").dt.epoch("ns").alias("a"),
+        pl.col("system_timestamp").dt.epoch("ns").alias("t"),
+    ]
+    if policy.over:
+        columns.append(pl.col("timeline").fill_null(-1).alias("tl"))
+    accepted = out.lazy().filter(~pl.col("dropped"))
     frames = []
     for p in result.partitions:
-        idx = np.flatnonzero(keep & (part_all == p))
-        arr = arrival_all[idx]
+        mine = accepted.filter(pl.col("partition") == p).select(columns).collect()
+        arr = mine["a"].to_numpy()
+        order = None
         if not bool(np.all(arr[1:] >= arr[:-1])):
             order = np.argsort(arr, kind="stable")
-            idx, arr = idx[order], arr[order]
-        mine_ts = ts_all[idx]
-        if timeline_all is not None:
-            m_after = _substream_minimum(arr, timeline_all[idx], mine_ts)
+            arr = arr[order]
+        mine_ts = mine["t"].to_numpy()
+        mine_ts = mine_ts if order is None else mine_ts[order]
+        if policy.over:
+            timelines = mine["tl"].to_numpy()
+            timelines = timelines if order is None else timelines[order]
+            m_after = _substream_minimum(arr, timelines, mine_ts)
         else:
             m_after = np.maximum.accumulate(mine_ts) if len(mine_ts) else mine_ts
         minutes, delays = _timeline_delays(

@@ -102,7 +102,7 @@ def write_outputs(args: argparse.Namespace, run: Any, out_dir: Path) -> Instrume
         options,
         policy_text=f"{policy_text}|{policy!r}",
         partitions=tuple(run.partitions),
-        watermark_delay=engine_watermark_delay(run),
+        watermark_delay=lambda: engine_watermark_delay(run),
     )
     out_dir = Path(out_dir)
     write_diagnostics(out_dir / DIAGNOSTICS_FILE, result.records)

@@ -15,12 +15,12 @@ import polars as pl
 _NULL = np.iinfo(np.int64).min
 
 
-def _column_bytes(outcomes: pl.DataFrame, name: str) -> bytes:
+def _column_bytes(outcomes: pl.DataFrame, name: str) -> memoryview:
     series = outcomes.get_column(name)
     if series.dtype.is_temporal():
         series = series.dt.cast_time_unit("ns").dt.epoch("ns")
     values = series.cast(pl.Int64).fill_null(_NULL).to_numpy()
-    return np.ascontiguousarray(values, dtype="<i8").tobytes()
+    return memoryview(np.ascontiguousarray(values, dtype="<i8")).cast("B")
 
 
 def input_digest(outcomes: pl.DataFrame) -> str:

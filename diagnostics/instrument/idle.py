@@ -29,13 +29,23 @@ _SCHEMA = {
 }
 
 
+#: Up to this many partitions, gaps are found partition by partition (less memory than a sort).
+_LOOP_PARTITIONS = 64
+
+
 def idle_gaps(
-    arrival_ns: np.ndarray, partition: np.ndarray, partitions: Sequence[int] | None = None
+    arrival_ns: np.ndarray,
+    partition: np.ndarray,
+    partitions: Sequence[int] | None = None,
+    *,
+    longer_than: int | None = None,
 ) -> pl.DataFrame:
     """Every idle gap of every partition: columns ``partition``, ``start_ns``, ``end_ns``.
 
     ``partitions`` are the declared partitions; the partitions present in the data are always
-    included too. Zero-length gaps are kept (they never yield a notice).
+    included too. Zero-length gaps are kept (they never yield a notice). With
+    ``longer_than``, gaps between two arrivals of a partition are kept only if longer than
+    that (the leading, trailing and whole-run gaps are always kept).
     """
     arrival = np.asarray(arrival_ns, dtype=np.int64)
     part = np.asarray(partition, dtype=np.int64)
@@ -45,6 +55,55 @@ def idle_gaps(
             schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64}
         )
     first, last = int(arrival.min()), int(arrival.max())
+    low, high = int(part.min()), int(part.max())
+    if high - low < 2**16:
+        present = np.flatnonzero(np.bincount(part - low)) + low
+    else:
+        present = np.unique(part)
+    if len(present) <= _LOOP_PARTITIONS:
+        small = part.astype(np.int16) if low >= -(2**15) and high < 2**15 else part
+        pieces = [
+            _partition_gaps(np.compress(small == p, arrival), int(p), longer_than) for p in present
+        ]
+    else:
+        pieces = [_sorted_gaps(arrival, part, longer_than)]
+    heads = np.array([piece[3] for piece in pieces if piece[3] is not None], dtype=np.int64)
+    tails = np.array([piece[4] for piece in pieces if piece[4] is not None], dtype=np.int64)
+    if len(pieces) == 1 and pieces[0][3] is None:  # the sorted path: heads and tails inside
+        heads, tails = pieces[0][5], pieces[0][6]
+    silent = np.array(sorted(declared - set(present.tolist())), dtype=np.int64)
+    gaps_p = np.concatenate((present, *[piece[0] for piece in pieces], present, silent))
+    gaps_s = np.concatenate(
+        (np.full(present.size, first), *[piece[1] for piece in pieces], tails,
+         np.full(silent.size, first))
+    )  # fmt: skip
+    gaps_e = np.concatenate(
+        (heads, *[piece[2] for piece in pieces], np.full(present.size, last),
+         np.full(silent.size, last))
+    )  # fmt: skip
+    return pl.DataFrame(
+        {"partition": gaps_p, "start_ns": gaps_s, "end_ns": gaps_e},
+        schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+
+
+def _keep(starts: np.ndarray, ends: np.ndarray, longer_than: int | None) -> np.ndarray:
+    return np.ones(len(starts), dtype=bool) if longer_than is None else ends - starts > longer_than
+
+
+def _partition_gaps(arrival: np.ndarray, p: int, longer_than: int | None) -> tuple:
+    """One partition's inner gaps (partition, starts, ends), first and last arrival."""
+    if not bool(np.all(arrival[1:] >= arrival[:-1])):
+        arrival = np.sort(arrival)
+    starts, ends = arrival[:-1], arrival[1:]
+    keep = _keep(starts, ends, longer_than)
+    starts, ends = starts[keep], ends[keep]
+    return (np.full(len(starts), p, dtype=np.int64), starts, ends, arrival[0], arrival[-1])
+
+
+def _sorted_gaps(arrival: np.ndarray, part: np.ndarray, longer_than: int | None) -> tuple:
+    """All partitions' inner gaps at once, by a sort (many partitions); the fourth and fifth
+    items are None, the sixth and seventh each partition's first and last arrival."""
     if part.min() >= 0 and part.max() < 2**15 and bool(np.all(arrival[1:] >= arrival[:-1])):
         # already in arrival order: a stable (radix) sort by a small partition id suffices
         order = np.argsort(part.astype(np.int16), kind="stable")
@@ -54,25 +113,11 @@ def idle_gaps(
     boundary = np.flatnonzero(np.diff(part_sorted)) + 1
     heads = np.concatenate(([0], boundary))
     tails = np.concatenate((boundary - 1, [part_sorted.size - 1]))
-    present = part_sorted[heads]
-    # Gaps between consecutive arrivals of the same partition.
     same = part_sorted[1:] == part_sorted[:-1]
-    inner_p = part_sorted[1:][same]
-    inner_s = arr_sorted[:-1][same]
-    inner_e = arr_sorted[1:][same]
-    # Leading and trailing gaps of partitions with data; whole-run gaps of silent ones.
-    silent = np.array(sorted(declared - set(present.tolist())), dtype=np.int64)
-    gaps_p = np.concatenate((present, inner_p, present, silent))
-    gaps_s = np.concatenate(
-        (np.full(present.size, first), inner_s, arr_sorted[tails], np.full(silent.size, first))
-    )
-    gaps_e = np.concatenate(
-        (arr_sorted[heads], inner_e, np.full(present.size, last), np.full(silent.size, last))
-    )
-    return pl.DataFrame(
-        {"partition": gaps_p, "start_ns": gaps_s, "end_ns": gaps_e},
-        schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
-    )
+    starts, ends = arr_sorted[:-1][same], arr_sorted[1:][same]
+    keep = _keep(starts, ends, longer_than)
+    inner_p = part_sorted[1:][same][keep]
+    return (inner_p, starts[keep], ends[keep], None, None, arr_sorted[heads], arr_sorted[tails])
 
 
 def idle_notices(
@@ -87,7 +132,7 @@ def idle_notices(
     next arrival or the replay's end), ``notice_index`` (k), ``notice_ns`` (``s + k·I``),
     ``idle_minutes`` (whole minutes of ``k·I``).
     """
-    gaps = idle_gaps(arrival_ns, partition, partitions)
+    gaps = idle_gaps(arrival_ns, partition, partitions, longer_than=interval_ns)
     starts = gaps["start_ns"].to_numpy()
     ends = gaps["end_ns"].to_numpy()
     length = ends - starts

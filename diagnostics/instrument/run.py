@@ -9,7 +9,8 @@ errors come before notices, then kind order, then partition.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def instrument(
     *,
     policy_text: str,
     partitions: Sequence[int] | None = None,
-    watermark_delay: pl.DataFrame | None = None,
+    watermark_delay: pl.DataFrame | Callable[[], pl.DataFrame | None] | None = None,
 ) -> Instrumented:
     """Diagnostics records, idle notices and per-minute metrics of one replay.
 
@@ -53,24 +54,34 @@ def instrument(
     ``application_time`` and the five flag columns at least). ``policy_text`` is any canonical
     rendering of the ordering policy (it only feeds the correlation ID). ``partitions`` are the
     declared partitions (default: those present). ``watermark_delay`` is the engine's per-minute
-    watermark-delay frame.
+    watermark-delay frame, or a function that computes it.
+
+    The independent parts (input digest, idle notices, watermark delay, error aggregates) are
+    computed on two worker threads; the result does not depend on their timing.
     """
-    cid = correlation_id(input_digest(outcomes), policy_text)
-    keys = resolve_key_columns(outcomes, options.key_columns)
-    aggregates = aggregate_errors(outcomes, options.error_window_ns, keys)
-    examples = example_payloads(outcomes, aggregates["example_event_id"].to_list())
-    ranked: list[tuple[int, int, int, Mapping[str, Any]]] = []
-    for seq, row in enumerate(aggregates.iter_rows(named=True)):
-        example = examples.get(row["example_event_id"], "[]")
-        record = data_error_record(row, example, options, cid, keys)
-        ranked.append((row["to_ns"], 0, seq, record))
-    arrival = outcomes["arrival"].dt.cast_time_unit("ns").dt.epoch("ns").to_numpy()
-    partition = outcomes["partition"].cast(pl.Int64).to_numpy()
-    notices = idle_notices(arrival, partition, options.idle_notice_ns, partitions)
-    for seq, row in enumerate(notices.iter_rows(named=True)):
-        ranked.append((row["notice_ns"], 1, seq, notice_record(row, options, cid)))
-    ranked.sort(key=lambda item: item[:3])
-    metrics = metrics_frame(outcomes, options.job, partitions, watermark_delay)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="orderdoc-instrument") as pool:
+        delay = pool.submit(watermark_delay) if callable(watermark_delay) else None
+        digest = pool.submit(input_digest, outcomes)
+        notices_job = pool.submit(_notices, outcomes, options, partitions)
+        keys = resolve_key_columns(outcomes, options.key_columns)
+        aggregates = aggregate_errors(outcomes, options.error_window_ns, keys)
+        examples = example_payloads(outcomes, aggregates["example_event_id"].to_list())
+        cid = correlation_id(digest.result(), policy_text)
+        ranked: list[tuple[int, int, int, Mapping[str, Any]]] = []
+        for seq, row in enumerate(aggregates.iter_rows(named=True)):
+            example = examples.get(row["example_event_id"], "[]")
+            record = data_error_record(row, example, options, cid, keys)
+            ranked.append((row["to_ns"], 0, seq, record))
+        notices = notices_job.result()
+        for seq, row in enumerate(notices.iter_rows(named=True)):
+            ranked.append((row["notice_ns"], 1, seq, notice_record(row, options, cid)))
+        ranked.sort(key=lambda item: item[:3])
+        if callable(watermark_delay):
+            assert delay is not None
+            frame = delay.result()
+        else:
+            frame = watermark_delay
+        metrics = metrics_frame(outcomes, options.job, partitions, frame)
     return Instrumented(
         records=tuple(item[3] for item in ranked),
         metrics=metrics,
@@ -78,6 +89,14 @@ def instrument(
         notices=notices,
         correlation_id=cid,
     )
+
+
+def _notices(
+    outcomes: pl.DataFrame, options: InstrumentOptions, partitions: Sequence[int] | None
+) -> pl.DataFrame:
+    arrival = outcomes["arrival"].dt.cast_time_unit("ns").dt.epoch("ns").to_numpy()
+    partition = outcomes["partition"].cast(pl.Int64).to_numpy()
+    return idle_notices(arrival, partition, options.idle_notice_ns, partitions)
 
 
 def _atomic_write(path: Path, write: Any) -> None:

@@ -130,3 +130,24 @@ def test_resource_notice_record():
         "threshold is met.",
     }
     assert record["orderdoc"]["idle_seconds"] == 300.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=arrivals(), interval_s=st.sampled_from([30, 60, 300]), shuffle=st.booleans())
+def test_partition_loop_and_sort_find_the_same_notices(data, interval_s, shuffle):
+    """Few partitions are scanned one by one, many by one sort: same notices either way
+    (also for input not in arrival order)."""
+    import diagnostics.instrument.idle as idle
+
+    arrival, partition = np.array(data[0]), np.array(data[1])
+    if shuffle:
+        order = np.random.default_rng(len(arrival)).permutation(len(arrival))
+        arrival, partition = arrival[order], partition[order]
+    interval = interval_s * SECOND
+    looped = idle.idle_notices(arrival, partition, interval, (5,))
+    saved, idle._LOOP_PARTITIONS = idle._LOOP_PARTITIONS, 0
+    try:
+        sorted_ = idle.idle_notices(arrival, partition, interval, (5,))
+    finally:
+        idle._LOOP_PARTITIONS = saved
+    assert looped.equals(sorted_)
