@@ -20,6 +20,7 @@ Table definitions are those of :mod:`diagnostics.logs.aggregate` (the polars ref
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ _ISO = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
 #: (:mod:`diagnostics.spark.fastpath`). Off by default: measured slower than the Python
 #: parser on the benchmark machine (docs/performance.md).
 NATIVE_JSON_CONF = "spark.orderdoc.nativeJsonLines"
+#: Input bytes per parsing task (Spark's file sources split by 128 MB; parsing is slower).
+SPLIT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,11 @@ def read_files(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
 
 
 def list_files(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    """One row per file: its ``path`` (the files are read by the tasks that parse them)."""
-    return spark.createDataFrame([(path,) for path in paths], schemas.PATHS)
+    """One row per file: its ``path`` (the files are read by the tasks that parse them),
+    spread over one partition per :data:`SPLIT_BYTES` of input (a task per partition)."""
+    size = sum(os.path.getsize(path) for path in paths)
+    tasks = max(1, min(len(paths), -(-size // SPLIT_BYTES)))
+    return spark.createDataFrame([(path,) for path in paths], schemas.PATHS).repartition(tasks)
 
 
 def parse_records(files: DataFrame) -> DataFrame:
