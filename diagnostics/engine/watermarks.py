@@ -85,12 +85,16 @@ def _timeline_delays(
     points = [ends - 1, np.array([tau_end], dtype=np.int64)]
     values = [at_times(ends, "left"), at_times(np.array([tau_end], dtype=np.int64), "right")]
     if len(arr):
-        # just before each distinct arrival, M is the value after the previous event
+        # just before each distinct arrival, M is the value after the previous event; only
+        # arrivals that raise M end a rise of the delay (at the others it keeps growing up
+        # to a later point of the same minute: the next such arrival or the minute's end)
         change = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
-        inside = (arr[change] > tau0) & (arr[change] <= tau_end)
-        change = change[inside]
-        a = arr[change]
         m = np.where(change > 0, m_after[np.maximum(change - 1, 0)], NEG)
+        raises = m_after[np.r_[change[1:] - 1, len(arr) - 1]] > m
+        change, m = change[raises], m[raises]
+        inside = (arr[change] > tau0) & (arr[change] <= tau_end)
+        change, m = change[inside], m[inside]
+        a = arr[change]
         points.append(a - 1)
         values.append(np.where(m > NEG, cap(a - m + ooo), unstarted(a)))
     times = np.concatenate(points)
