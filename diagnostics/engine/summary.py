@@ -53,14 +53,22 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         "out_of_order": format_duration(policy.out_of_order_ns),
         "action": policy.action.value,
         "partitions": list(result.partitions),
-        "timelines": int(out["timeline"].n_unique() - out["timeline"].null_count())
-        if out.height
-        else 0,
+        "timelines": _distinct(out["timeline"]),
         "counts": {k: int(v) for k, v in counts.items()},
         "output_delay_seconds": delays,
         "arrival_from": None if out.is_empty() else arrival.min().isoformat(),  # type: ignore[union-attr]
         "arrival_to": None if out.is_empty() else arrival.max().isoformat(),  # type: ignore[union-attr]
     }
+
+
+def _distinct(ids: pl.Series) -> int:
+    """How many distinct non-null ids (timeline ids are small non-negative integers)."""
+    values = ids.drop_nulls()
+    if values.is_empty():
+        return 0
+    if int(values.min()) >= 0 and int(values.max()) < 2**24:  # type: ignore[arg-type]
+        return int(np.count_nonzero(np.bincount(values.to_numpy())))
+    return values.n_unique()
 
 
 def _pct(part: int, whole: int) -> str:
