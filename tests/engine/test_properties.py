@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import _release_order, _Releases, replay
+from diagnostics.engine.summary import summarize
 
 from .reference import reference
 
@@ -215,3 +216,15 @@ def test_release_order_is_the_three_key_sort(pairs, shuffled):
         ids = ids[::-1].copy()
     expected = np.lexsort((ids, sys_ns, release))
     assert _release_order(ids, sys_ns, release).tolist() == expected.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=events_strategy, p=policy_strategy)
+def test_summary_counts_timelines_and_outcomes(rows, p):
+    frame, policy, parts = build(rows, p)
+    result = replay(frame, policy, partitions=parts)
+    out = result.outcomes
+    summary = summarize(result)
+    assert summary["timelines"] == out["timeline"].drop_nulls().n_unique()
+    assert summary["counts"]["events"] == len(rows)
+    assert summary["counts"]["dropped"] == out["dropped"].sum()
