@@ -140,9 +140,7 @@ def replay(
     del work  # the slim copy is no longer needed: keep the peak memory down
     feed = pl.concat([built.result() for built in frames], rechunk=False)
     frames.clear()
-    feed = feed.with_columns(
-        collected.release_times(), collected.output_rank(feed["system_timestamp"])
-    )
+    feed = feed.with_columns(collected.release_times(), collected.output_rank())
     if total and not bool(np.all(perm[1:] > perm[:-1])):
         inverse = np.empty_like(perm)
         inverse[perm] = np.arange(total)
@@ -206,13 +204,12 @@ class _Releases:
         series = series.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
         return series.set(pl.Series(~self.known), None)
 
-    def output_rank(self, system_timestamp: pl.Series) -> pl.Series:
+    def output_rank(self) -> pl.Series:
         """``output_rank`` by feed position (null where never released)."""
         rank = self.rank
         if not self.in_order:
             released = np.flatnonzero(self.known)
-            sys_ns = system_timestamp.dt.epoch("ns").to_numpy()[released]
-            order = np.lexsort((released, sys_ns, self.release[released]))
+            order = np.lexsort((released, self.sys[released], self.release[released]))
             rank = np.full(len(self.known), -1, dtype=np.int64)
             rank[released[order]] = np.arange(len(released))
         series = pl.Series("output_rank", rank)
