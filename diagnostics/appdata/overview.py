@@ -148,6 +148,16 @@ def errors_over_time(agg: Aggregate, max_buckets: int = 300) -> tuple[pl.DataFra
     base = frame.select(
         utc(pl.col("minute")).alias("time"), "kind", "event_count", "records"
     ).filter(pl.col("kind") != IDLE_KIND)
+    table, bucket = _rollup_per_bucket(agg, base, "kind", ("event_count", "records"), max_buckets)
+    return (empty, bucket) if table is None else (table, bucket)
+
+
+def _rollup_per_bucket(
+    agg: Aggregate, base: pl.LazyFrame, key: str, sums: tuple[str, ...], max_buckets: int
+) -> tuple[pl.DataFrame | None, str]:
+    """Sums of ``sums`` per time bucket and ``key`` of an ``error_rollup`` selection with a
+    ``time`` column, sorted by time then key, and the bucket width chosen for its span
+    (``None`` and ``"1m"`` when the selection is empty)."""
     bounds = collect(
         base.select(pl.col("time").min().alias("lo"), pl.col("time").max().alias("hi")),
         agg,
@@ -155,16 +165,16 @@ def errors_over_time(agg: Aggregate, max_buckets: int = 300) -> tuple[pl.DataFra
     )
     lo, hi = bounds.row(0)
     if lo is None:
-        return empty, "1m"
+        return None, "1m"
     bucket = choose_bucket(lo, hi, max_buckets)
     table = collect(
-        base.group_by(pl.col("time").dt.truncate(bucket), "kind").agg(
-            pl.col("event_count").sum().cast(pl.Int64), pl.col("records").sum().cast(pl.Int64)
+        base.group_by(pl.col("time").dt.truncate(bucket), key).agg(
+            pl.col(name).sum().cast(pl.Int64) for name in sums
         ),
         agg,
         "error_rollup",
-    ).sort("time", "kind")
-    return table, bucket
+    )
+    return table.sort("time", key), bucket
 
 
 def kind_totals(over_time: pl.DataFrame) -> pl.DataFrame:
@@ -195,21 +205,8 @@ def kinds_by_partition(
         .alias("partition"),
         "event_count",
     )
-    bounds = collect(
-        base.select(pl.col("time").min(), pl.col("time").max().alias("hi")), agg, "error_rollup"
-    )
-    lo, hi = bounds.row(0)
-    if lo is None:
-        return empty, "1m"
-    bucket = choose_bucket(lo, hi, max_buckets)
-    table = collect(
-        base.group_by(pl.col("time").dt.truncate(bucket), "partition").agg(
-            pl.col("event_count").sum().cast(pl.Int64)
-        ),
-        agg,
-        "error_rollup",
-    )
-    return table.sort("time", "partition"), bucket
+    table, bucket = _rollup_per_bucket(agg, base, "partition", ("event_count",), max_buckets)
+    return (empty, bucket) if table is None else (table, bucket)
 
 
 def input_events_by_partition(agg: Aggregate) -> pl.DataFrame:
