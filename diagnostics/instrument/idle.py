@@ -67,20 +67,17 @@ def idle_gaps(
         ]
     else:
         pieces = [_sorted_gaps(arrival, part, longer_than)]
-    heads = np.array([piece[3] for piece in pieces if piece[3] is not None], dtype=np.int64)
-    tails = np.array([piece[4] for piece in pieces if piece[4] is not None], dtype=np.int64)
-    if len(pieces) == 1 and pieces[0][3] is None:  # the sorted path: heads and tails inside
-        heads, tails = pieces[0][5], pieces[0][6]
+    inner_p, inner_s, inner_e, heads, tails = (
+        np.concatenate([piece[i] for piece in pieces]) for i in range(5)
+    )
     silent = np.array(sorted(declared - set(present.tolist())), dtype=np.int64)
-    gaps_p = np.concatenate((present, *[piece[0] for piece in pieces], present, silent))
+    gaps_p = np.concatenate((present, inner_p, present, silent))
     gaps_s = np.concatenate(
-        (np.full(present.size, first), *[piece[1] for piece in pieces], tails,
-         np.full(silent.size, first))
-    )  # fmt: skip
+        (np.full(present.size, first), inner_s, tails, np.full(silent.size, first))
+    )
     gaps_e = np.concatenate(
-        (heads, *[piece[2] for piece in pieces], np.full(present.size, last),
-         np.full(silent.size, last))
-    )  # fmt: skip
+        (heads, inner_e, np.full(present.size, last), np.full(silent.size, last))
+    )
     return pl.DataFrame(
         {"partition": gaps_p, "start_ns": gaps_s, "end_ns": gaps_e},
         schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
@@ -91,19 +88,24 @@ def _keep(starts: np.ndarray, ends: np.ndarray, longer_than: int | None) -> np.n
     return np.ones(len(starts), dtype=bool) if longer_than is None else ends - starts > longer_than
 
 
-def _partition_gaps(arrival: np.ndarray, p: int, longer_than: int | None) -> tuple:
-    """One partition's inner gaps (partition, starts, ends), first and last arrival."""
+#: Inner gaps (partition, start, end), then each partition's first and last arrival.
+_Gaps = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _partition_gaps(arrival: np.ndarray, p: int, longer_than: int | None) -> _Gaps:
+    """One partition's inner gaps, first and last arrival."""
     if not bool(np.all(arrival[1:] >= arrival[:-1])):
         arrival = np.sort(arrival)
     starts, ends = arrival[:-1], arrival[1:]
     keep = _keep(starts, ends, longer_than)
     starts, ends = starts[keep], ends[keep]
-    return (np.full(len(starts), p, dtype=np.int64), starts, ends, arrival[0], arrival[-1])
+    partition = np.full(len(starts), p, dtype=np.int64)
+    return partition, starts, ends, arrival[:1], arrival[-1:]
 
 
-def _sorted_gaps(arrival: np.ndarray, part: np.ndarray, longer_than: int | None) -> tuple:
-    """All partitions' inner gaps at once, by a sort (many partitions); the fourth and fifth
-    items are None, the sixth and seventh each partition's first and last arrival."""
+def _sorted_gaps(arrival: np.ndarray, part: np.ndarray, longer_than: int | None) -> _Gaps:
+    """All partitions' inner gaps, first and last arrivals at once, by a sort (many
+    partitions); partitions in increasing order."""
     if part.min() >= 0 and part.max() < 2**15 and bool(np.all(arrival[1:] >= arrival[:-1])):
         # already in arrival order: a stable (radix) sort by a small partition id suffices
         order = np.argsort(part.astype(np.int16), kind="stable")
@@ -117,7 +119,7 @@ def _sorted_gaps(arrival: np.ndarray, part: np.ndarray, longer_than: int | None)
     starts, ends = arr_sorted[:-1][same], arr_sorted[1:][same]
     keep = _keep(starts, ends, longer_than)
     inner_p = part_sorted[1:][same][keep]
-    return (inner_p, starts[keep], ends[keep], None, None, arr_sorted[heads], arr_sorted[tails])
+    return inner_p, starts[keep], ends[keep], arr_sorted[heads], arr_sorted[tails]
 
 
 def idle_notices(
