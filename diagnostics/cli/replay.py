@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -16,7 +15,7 @@ from diagnostics.cli.policy_args import (
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
-from diagnostics.cti import cli as cti_cli
+from diagnostics.cli.values import out_folder
 from diagnostics.engine.events_io import read_events
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
@@ -32,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Replay an event capture (CSV, JSON Lines or Parquet, .gz accepted) under an Azure "
             "Stream Analytics ordering policy and write DIR/outcomes.parquet: every event with "
-            "its System.Timestamp, flags, watermark and release time."
+            "its System.Timestamp, flags, watermark and release time. StreamInsight's CTIs: "
+            "'orderdoc cti' (the former 'replay --cti-*' flags still work until 0.2)."
         ),
     )
     parser.add_argument("events", metavar="EVENTS", help="the event capture")
@@ -40,7 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column_arguments(parser)
     add_policy_arguments(parser)
     instrument_cli.add_arguments(parser)
-    cti_cli.add_arguments(parser)
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -79,21 +78,9 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
         progress.finish()
 
 
-def prepare_out(path: str) -> Path:
-    """Create the output folder (an existing file there is an error)."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        msg = f"--out {path}: exists and is not a folder"
-        raise InputError(msg)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
-    if cti_cli.wants_cti(args):
-        return cti_cli.run(args)
-    out = prepare_out(args.out)
+    out = out_folder(args.out, create=True)
     result = run_replay(args)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
