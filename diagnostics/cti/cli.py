@@ -152,7 +152,7 @@ def window_from_args(args: argparse.Namespace) -> HoppingWindow | None:
 def columns_from_args(args: argparse.Namespace, frame: pl.DataFrame) -> CtiColumns:
     """Start/end/edge/arrival columns; a missing default arrival column means no arrivals."""
     start = args.start_col or getattr(args, "timestamp_by", None) or "start_time"
-    arrival = getattr(args, "arrival_col", DEFAULT_ARRIVAL)
+    arrival = getattr(args, "arrival_col", None) or DEFAULT_ARRIVAL
     if arrival not in frame.columns:
         if arrival != DEFAULT_ARRIVAL:
             msg = f"--arrival-col {arrival}: no such column in {args.events}"
