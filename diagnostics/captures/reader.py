@@ -70,7 +70,8 @@ class Capture:
 
     def describe(self) -> list[str]:
         """The same as lines of text."""
-        lines = [f"input       {self.source} ({self.kind}, {self.events.height:,} events)"]
+        n = self.events.height
+        lines = [f"input       {self.source} ({self.kind}, {n:,} event{'s' if n != 1 else ''})"]
         lines += [f"  {c.describe()}" for c in self.choices]
         lines += [f"  renamed {r.describe()}" for r in self.renames]
         lines += [f"  {note}" for note in self.notes]
