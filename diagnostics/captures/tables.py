@@ -97,7 +97,7 @@ def read_table(source: Path | bytes, name: str) -> tuple[pl.DataFrame, tuple[Ren
             if isinstance(source, bytes):
                 raw = gzip.decompress(source) if gz else source
                 return pl.read_parquet(io.BytesIO(raw)), ()
-            return pl.read_parquet(gzip.open(source) if gz else source), ()
+            return pl.read_parquet(gzip.decompress(source.read_bytes()) if gz else source), ()
         data = source if isinstance(source, bytes) else source.read_bytes()
         if gz or data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
