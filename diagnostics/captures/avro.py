@@ -157,6 +157,27 @@ def _body(value: object) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _body_fields(bodies: list[dict[str, Any]]) -> pl.DataFrame:
+    """The bodies' top-level fields as columns (nested objects as structs). A field whose
+    values do not share one type (an object here, a number there) is kept as text (JSON for
+    objects and numbers), so no value is lost."""
+    names = list(dict.fromkeys(k for b in bodies for k in b))
+    columns = []
+    for name in names:
+        values = [b.get(name) for b in bodies]
+        try:
+            columns.append(pl.Series(name, values, strict=True))
+        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
+            columns.append(pl.Series(name, [_text(v) for v in values], dtype=pl.String))
+    return pl.DataFrame(columns) if columns else pl.DataFrame()
+
+
 def _arrival_ms(record: dict[str, Any]) -> int | None:
     system = record.get("SystemProperties") or {}
     enqueued = system.get(ENQUEUED_MS)
@@ -250,14 +271,11 @@ def read_capture_files(files: Sequence[CaptureFile]) -> AvroTable:
             "Offset": pl.Series([None if o is None else str(o) for o in meta["Offset"]], dtype=pl.String),
         }
     )  # fmt: skip
-    body = (
-        pl.from_dicts(bodies, infer_schema_length=None, strict=False)
-        if any(bodies)
-        else pl.DataFrame()
+    fields, renames = rename_taken(
+        _body_fields(bodies), (*CAPTURE_COLUMNS, *PROPERTY_COLUMNS), RenameReason.CAPTURE
     )
-    body, renames = rename_taken(body, (*CAPTURE_COLUMNS, *PROPERTY_COLUMNS), RenameReason.CAPTURE)
     tail = pl.DataFrame({name: pl.Series(meta[name], dtype=pl.String) for name in PROPERTY_COLUMNS})
-    parts = [head] + ([body] if body.width else []) + [tail]
+    parts = [head] + ([fields] if fields.width else []) + [tail]
     return AvroTable(
         frame=pl.concat(parts, how="horizontal"),
         renames=renames,

@@ -94,7 +94,7 @@ def write_capture_folder(
         for (start,), window in group.group_by(
             (pl.col("ms") // (window_s * 1000)).alias("w"), maintain_order=True
         ):
-            t = dt.datetime.fromtimestamp(int(start) * window_s, tz=dt.UTC)  # type: ignore[arg-type]
+            t = dt.datetime.fromtimestamp(int(start) * window_s, tz=dt.UTC)
             path = out / namespace / eventhub / str(p) / t.strftime("%Y/%m/%d/%H/%M/%S.avro")
             bodies = [
                 json.dumps(rows[i], default=str, separators=(",", ":")).encode()

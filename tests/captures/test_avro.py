@@ -106,6 +106,15 @@ def test_bodies_that_are_not_json_objects_are_invalid_timestamps_not_crashes(
     )
 
 
+def test_body_fields_of_mixed_types_are_kept_as_text(tmp_path: Path) -> None:
+    bodies = [body(v={"x": 1}, n=1), body(v=2, n="two"), body(n=3.5)]
+    records = [capture_record(i, b, ms("00:00:01"), "") for i, b in enumerate(bodies)]
+    write_avro(tmp_path / "c" / "n" / "h" / "0" / "2024/01/01/00/00/00.avro", records)
+    events = read_capture(tmp_path / "c").events
+    assert events["v"].to_list() == ['{"x": 1}', "2", None]
+    assert events["n"].to_list() == ["1", "two", "3.5"]
+
+
 def test_body_fields_named_like_capture_columns_are_renamed(tmp_path: Path) -> None:
     records = [capture_record(0, body(PartitionId="mine", late=1, ts="x"), ms("00:00:01"), "")]
     root = tmp_path / "c"
