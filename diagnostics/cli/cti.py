@@ -46,7 +46,7 @@ CTI_FLAGS = (
     "--end-col",
     "--edge-col",
 )
-#: ``orderdoc replay`` flags for ASA's watermarks: no meaning for CTIs.
+#: ``orderdoc replay`` flags for ASA's watermarks, partitions and outputs: none used by CTIs.
 ASA_FLAGS = (
     "--late-arrival",
     "--out-of-order",
@@ -55,6 +55,7 @@ ASA_FLAGS = (
     "--partitions",
     "--over",
     "--partition-col",
+    "--capture-path-format",
     "--idle-notice",
     "--no-early-policy",
     "--outcomes-only",
@@ -99,7 +100,7 @@ def command_argv(argv: Sequence[str]) -> list[str]:
     ignored = [f for f in ASA_FLAGS if f in flags]
     if ignored:
         msg = (
-            f"{', '.join(ignored)}: ASA watermark settings, no meaning for CTIs; "
+            f"{', '.join(ignored)}: ASA replay settings, not used by a CTI replay; "
             "remove them (docs/cti.md)"
         )
         raise UsageError(msg)

@@ -287,6 +287,7 @@ ASA_ONLY = [
     ["--partitions", "4"],
     ["--over", "id"],
     ["--partition-col", "id"],
+    ["--capture-path-format", "{PartitionId}"],
     ["--idle-notice", "1m"],
     ["--no-early-policy"],
     ["--outcomes-only"],
@@ -306,8 +307,8 @@ def test_asa_flags_are_rejected_in_cti_mode(
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        f"orderdoc {command}: error: {flag[0]}: ASA watermark settings, no meaning for CTIs; "
-        "remove them (docs/cti.md)"
+        f"orderdoc {command}: error: {flag[0]}: ASA replay settings, not used by a CTI "
+        "replay; remove them (docs/cti.md)"
     ]
     assert not (tmp_path / "o").exists()
 
