@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -14,6 +13,7 @@ from diagnostics.cli.policy_args import (
     duration_arg,
     late_arg,
 )
+from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 
 
@@ -107,10 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.timestamp_by:
         msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        msg = f"--out {args.out}: exists and is not a folder"
-        raise UsageError(msg)
+    out = out_folder(args.out)
     capture = capture_from_args(args)
     pby = args.partition_by_values or ([False, True] if args.over_values else [False])
     over_values = [tuple(capture.column(c) for c in over) for over in args.over_values]
