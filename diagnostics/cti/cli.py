@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     negative duration); no flag of ``replay`` starts with a digit, so this is safe.
     ``--cti-delay=-1tick`` works either way.
     """
-    parser._negative_number_matcher = _NEGATIVE_VALUE  # type: ignore[attr-defined]
+    parser._negative_number_matcher = _NEGATIVE_VALUE
     group = parser.add_argument_group(
         "StreamInsight CTI mode (application-time advancement, docs/cti.md)"
     )

@@ -52,7 +52,7 @@ def read_events(path: str | Path) -> pl.DataFrame:
     kind, gz = _kind(path)
     try:
         if kind == "parquet":
-            return pl.read_parquet(gzip.open(path) if gz else path)
+            return pl.read_parquet(gzip.decompress(path.read_bytes()) if gz else path)
         data = gzip.decompress(path.read_bytes()) if gz else path.read_bytes()
     except (OSError, EOFError, pl.exceptions.PolarsError) as exc:
         msg = f"{path}: cannot be read as {kind}{' (gzip)' if gz else ''}: {exc}"

@@ -49,7 +49,7 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
         raise InputError(msg)
     low, high = values.min(), values.max()
     if high - low < 65_536:  # type: ignore[operator]
-        seen = np.flatnonzero(np.bincount(values.to_numpy() - low))  # type: ignore[operator]
+        seen = np.flatnonzero(np.bincount(values.to_numpy() - low))
         return tuple(int(v) + int(low) for v in seen)  # type: ignore[arg-type]
     return tuple(int(v) for v in values.unique().sort())
 
