@@ -8,11 +8,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
     columns_from_args,
-    policy_from_args,
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     add_column_arguments(parser)
     add_policy_arguments(parser)
+    add_job_arguments(parser)
     instrument_cli.add_arguments(parser)
     cti_cli.add_arguments(parser)
     parser.add_argument(
@@ -57,16 +58,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run_replay(args: argparse.Namespace) -> ReplayResult:
-    """Read the capture and replay it as the flags say (shared with other commands)."""
+def run_replay(args: argparse.Namespace, resolved: Resolved | None = None) -> ReplayResult:
+    """Read the capture and replay it as the flags (and ``--job-definition``) say."""
+    resolved = resolved or resolve_policy(args)
     events = read_events(args.events)
     columns = columns_from_args(args)
-    partitions = declared_partitions(args.partitions) if args.partitions else None
+    partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     progress = ProgressLine("replay")
     try:
         return replay(
             events,
-            policy_from_args(args),
+            resolved.policy,
             partitions=partitions,
             columns=columns,
             batch_size=args.batch_size,
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if cti_cli.wants_cti(args):
         return cti_cli.run(args)
     out = prepare_out(args.out)
-    result = run_replay(args)
+    resolved = resolve_policy(args)
+    result = run_replay(args, resolved)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
     # diagnostics and the summary are computed from the same frame in this one.
@@ -111,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
+        if resolved.job is not None:
+            sys.stdout.write(f"policy: {resolved.describe()}\n")
         sys.stdout.write(format_summary(summary) + "\n")
         sys.stdout.write(f"wrote {', '.join(str(out / name) for name in written)}\n")
     return 0

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     pby = args.partition_by_values or ([False, True] if args.over_values else [False])
     base = OrderingPolicy(
         timestamp_by=args.timestamp_by,
-        action=Action(args.action),
+        action=Action(getattr(args, "action", Action.ADJUST.value)),
         early_policy=not args.no_early_policy,
     )
     try:
