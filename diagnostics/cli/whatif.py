@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
@@ -84,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="COL[,COL]",
         help="an OVER key set to try besides none (repeatable)",
     )
+    add_job_arguments(parser)
     parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
     parser.add_argument(
         "--no-verify",
@@ -103,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.whatif import sweep, write_outputs
     from diagnostics.whatif.report import format_table
 
-    if not args.timestamp_by:
+    resolved = resolve_policy(args) if args.job_definition else None
+    timestamp_by = resolved.policy.timestamp_by if resolved else args.timestamp_by
+    if not timestamp_by:
         msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg)
     out = Path(args.out)
@@ -111,22 +115,33 @@ def run(args: argparse.Namespace) -> int:
         msg = f"--out {args.out}: exists and is not a folder"
         raise UsageError(msg)
     events = read_events(args.events)
+    late_values, ooo_values = list(args.late_values), list(args.ooo_values)
+    over_values = [(), *args.over_values]
     pby = args.partition_by_values or ([False, True] if args.over_values else [False])
+    partitions = args.partitions
+    if resolved is not None:  # the job's own setting is always one of those tried
+        job = resolved.policy
+        sys.stderr.write(f"policy: {resolved.describe()}\n")
+        late_values += [] if job.late_arrival_ns in late_values else [job.late_arrival_ns]
+        ooo_values += [] if job.out_of_order_ns in ooo_values else [job.out_of_order_ns]
+        over_values += [] if job.over in over_values else [job.over]
+        pby += [] if job.partition_by in pby else [job.partition_by]
+        partitions = resolved.partitions
     base = OrderingPolicy(
-        timestamp_by=args.timestamp_by,
-        action=Action(getattr(args, "action", Action.ADJUST.value)),
+        timestamp_by=timestamp_by,
+        action=resolved.policy.action if resolved else Action(getattr(args, "action", "adjust")),
         early_policy=not args.no_early_policy,
     )
     try:
         result = sweep(
             events,
             base,
-            late_values=args.late_values,
-            ooo_values=args.ooo_values,
+            late_values=late_values,
+            ooo_values=ooo_values,
             partition_by_values=pby,
-            over_values=[(), *args.over_values],
+            over_values=over_values,
             columns=columns_from_args(args),
-            partitions=declared_partitions(args.partitions) if args.partitions else None,
+            partitions=declared_partitions(partitions) if partitions else None,
         )
     except InputError as exc:
         msg = f"{args.events}: {exc}"
@@ -140,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             result,
             events,
             columns=columns_from_args(args),
-            partitions=declared_partitions(args.partitions) if args.partitions else None,
+            partitions=declared_partitions(partitions) if partitions else None,
         )
     if args.json:
         sys.stdout.write(result.table.write_json() + "\n")
