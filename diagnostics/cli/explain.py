@@ -9,11 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
-from diagnostics.cli.policy_args import (
-    add_column_arguments,
-    add_policy_arguments,
-    columns_from_args,
-)
+from diagnostics.cli.policy_args import add_column_arguments, add_policy_arguments
 from diagnostics.errors import UsageError
 
 
@@ -50,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Gather the evidence, diagnose, print (and write) the report."""
-    from diagnostics.engine.events_io import read_events
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
     from diagnostics.explain import explain, render
@@ -73,14 +69,17 @@ def run(args: argparse.Namespace) -> int:
         )
         raise UsageError(msg)
     policy = resolved.policy if has_time else None
-    events = read_events(args.events) if args.events else None
+    capture = capture_from_args(args) if args.events else None
+    events = None
+    if capture is not None and policy is not None:
+        events, policy = capture.apply(policy)
     partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     try:
         report = explain(
             Path(args.agg_dir) if args.agg_dir else None,
             events=events,
             policy=policy,
-            columns=columns_from_args(args),
+            columns=capture.columns if capture is not None else None,
             partitions=partitions,
             job=args.job,
         )
@@ -93,10 +92,9 @@ def run(args: argparse.Namespace) -> int:
     text = render(report, args.format)
     sys.stdout.write(text)
     if args.write_fix:
-        assert resolved.job is not None
         from diagnostics.cli.fix_output import write_and_check
 
-        summary = write_and_check(args, resolved, report, events, partitions)
+        summary = write_and_check(args, resolved, report, capture, partitions)
         (sys.stderr if args.format == "json" else sys.stdout).write(summary)
     if args.out:
         try:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-import polars as pl
-
+from diagnostics.captures.reader import Capture
 from diagnostics.cli.job_args import Resolved
-from diagnostics.cli.policy_args import columns_from_args
 from diagnostics.explain.model import Report
 
 
@@ -16,7 +14,7 @@ def write_and_check(
     args: argparse.Namespace,
     resolved: Resolved,
     report: Report,
-    events: pl.DataFrame | None,
+    capture: Capture | None,
     partitions: Sequence[int] | None,
 ) -> str:
     """Write the fix into ``--write-fix`` and return the summary to print."""
@@ -28,8 +26,7 @@ def write_and_check(
         report.findings,
         args.write_fix,
         current=resolved.policy,
-        events=events,
-        columns=columns_from_args(args),
+        events=capture,
         partitions=partitions,
         parameters=args.parameters,
     )

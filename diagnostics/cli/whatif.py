@@ -12,7 +12,6 @@ from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
     columns_arg,
-    columns_from_args,
     duration_arg,
     late_arg,
 )
@@ -98,7 +97,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Sweep, write the table and chart, print the table and the recommendation."""
-    from diagnostics.engine.events_io import read_events
+    from dataclasses import replace
+
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.policy import Action, OrderingPolicy
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
@@ -114,24 +115,32 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         msg = f"--out {args.out}: exists and is not a folder"
         raise UsageError(msg)
-    events = read_events(args.events)
+    capture = capture_from_args(args)
     late_values, ooo_values = list(args.late_values), list(args.ooo_values)
-    over_values = [(), *args.over_values]
+    over_sets = list(args.over_values)
     pby = args.partition_by_values or ([False, True] if args.over_values else [False])
     partitions = args.partitions
+    action = Action(getattr(args, "action", Action.ADJUST.value))
     if resolved is not None:  # the job's own setting is always one of those tried
         job = resolved.policy
         sys.stderr.write(f"policy: {resolved.describe()}\n")
         late_values += [] if job.late_arrival_ns in late_values else [job.late_arrival_ns]
         ooo_values += [] if job.out_of_order_ns in ooo_values else [job.out_of_order_ns]
-        over_values += [] if job.over in over_values else [job.over]
+        over_sets += [job.over] if job.over and job.over not in over_sets else []
         pby += [] if job.partition_by in pby else [job.partition_by]
-        partitions = resolved.partitions
-    base = OrderingPolicy(
-        timestamp_by=timestamp_by,
-        action=resolved.policy.action if resolved else Action(getattr(args, "action", "adjust")),
-        early_policy=not args.no_early_policy,
+        partitions, action = resolved.partitions, job.action
+    over_values = [tuple(capture.column(c) for c in over) for over in over_sets]
+    every_key = tuple(dict.fromkeys(c for over in over_sets for c in over))
+    events, base = capture.apply(
+        OrderingPolicy(
+            timestamp_by=timestamp_by,
+            action=action,
+            early_policy=not args.no_early_policy,
+            over=every_key,
+        )
     )
+    base = replace(base, over=())
+    declared = declared_partitions(partitions) if partitions else None
     try:
         result = sweep(
             events,
@@ -139,9 +148,9 @@ def run(args: argparse.Namespace) -> int:
             late_values=late_values,
             ooo_values=ooo_values,
             partition_by_values=pby,
-            over_values=over_values,
-            columns=columns_from_args(args),
-            partitions=declared_partitions(partitions) if partitions else None,
+            over_values=[(), *over_values],
+            columns=capture.columns,
+            partitions=declared,
         )
     except InputError as exc:
         msg = f"{args.events}: {exc}"
@@ -154,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
         check = verify_recommended(
             result,
             events,
-            columns=columns_from_args(args),
-            partitions=declared_partitions(partitions) if partitions else None,
+            columns=capture.columns,
+            partitions=declared,
         )
     if args.json:
         sys.stdout.write(result.table.write_json() + "\n")

@@ -200,11 +200,13 @@ def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, 
             msg = f"{path}: inputs[{n}] has no name"
             raise InputError(msg)
         name = resolve(item["name"], f"inputs[{n}].name") if resolve else item["name"]
-        props = item.get("properties") if isinstance(item.get("properties"), Mapping) else item
+        nested = item.get("properties")
+        props: Mapping[str, Any] = nested if isinstance(nested, Mapping) else item
         kind = str(props.get("type") or "Stream")
-        if "/" in kind:  # az output puts the resource type beside properties
-            kind = str((item.get("properties") or {}).get("type") or "Stream")
-        source = (props.get("datasource") or {}).get("type")
+        if "/" in kind:  # a resource type, not Stream/Reference
+            kind = "Stream"
+        datasource = props.get("datasource")
+        source = datasource.get("type") if isinstance(datasource, Mapping) else None
         found.append(JobInput(name=str(name).split("/")[-1], kind=kind, source=source))
     return tuple(found)
 

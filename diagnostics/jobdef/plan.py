@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.reader import Capture
 from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
@@ -36,17 +37,25 @@ _SETTINGS = {
 HELD_BACK_SLACK_NS = 5 * SECOND
 
 
+#: Events to replay: a frame (with ``columns`` naming arrival and partition) or a capture,
+#: which also maps the policy's column names to its own (renamed or nested columns).
+Events = pl.DataFrame | Capture
+
+
 def _releases(
-    events: pl.DataFrame,
+    events: Events,
     policy: OrderingPolicy,
-    columns: EventColumns,
+    columns: EventColumns | None,
     partitions: Sequence[int] | None,
 ) -> pl.DataFrame:
+    if isinstance(events, Capture):
+        frame, mapped = events.apply(policy)
+        return replay(frame, mapped, columns=events.columns, partitions=partitions).outcomes
     return replay(events, policy, columns=columns, partitions=partitions).outcomes
 
 
 def measure(
-    events: pl.DataFrame,
+    events: Events,
     policy: OrderingPolicy,
     *,
     columns: EventColumns | None = None,
@@ -55,7 +64,6 @@ def measure(
     """Replay ``events`` under ``policy``: late, out-of-order, early and dropped events, the
     95th percentile of the output delay, and the events held back by other partitions (left
     more than 5 s after their own partition's watermark passed them)."""
-    columns = columns or EventColumns()
     out = _releases(events, policy, columns, partitions)
     held = 0
     if not policy.partition_by and policy.application_time:
@@ -126,7 +134,7 @@ def plan_fix(
     findings: Sequence[Finding],
     *,
     current: OrderingPolicy | None = None,
-    events: pl.DataFrame | None = None,
+    events: Events | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
 ) -> Fix:

@@ -7,15 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import polars as pl
-
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain.model import Finding
 from diagnostics.jobdef.definition import read_job_definition
 from diagnostics.jobdef.fix import Fix, Outcome, write_fix
 from diagnostics.jobdef.job import JobPolicy, job_policy
-from diagnostics.jobdef.plan import measure, plan_fix
+from diagnostics.jobdef.plan import Events, measure, plan_fix
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +32,7 @@ def fix_and_verify(
     out_dir: Path | str,
     *,
     current: OrderingPolicy | None = None,
-    events: pl.DataFrame | None = None,
+    events: Events | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     parameters: Path | str | None = None,

@@ -244,7 +244,7 @@ def run_aggregate(
     parsing = ""
     if not files.logs:
         parsed = spark.createDataFrame([], schemas.PARSED)
-    elif spark.conf.get(NATIVE_JSON_CONF, "false").lower() == "true":
+    elif (spark.conf.get(NATIVE_JSON_CONF, "false") or "false").lower() == "true":
         progress(f"parsing {len(files.logs)} log file(s)")
         parsed = stage_records(spark, read_files(spark, files.logs), staging)
     else:  # parsed while data_errors is written, kept on disk for the other tables
