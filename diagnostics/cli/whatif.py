@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
@@ -15,6 +14,7 @@ from diagnostics.cli.policy_args import (
     duration_arg,
     late_arg,
 )
+from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 
 
@@ -111,10 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if not timestamp_by:
         msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        msg = f"--out {args.out}: exists and is not a folder"
-        raise UsageError(msg)
+    out = out_folder(args.out)
     capture = capture_from_args(args)
     late_values, ooo_values = list(args.late_values), list(args.ooo_values)
     over_sets = list(args.over_values)
