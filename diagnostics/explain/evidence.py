@@ -104,8 +104,8 @@ def _scan(agg_dir: Path, table: str, job: str | None = None) -> pl.DataFrame | N
     except (pl.exceptions.PolarsError, OSError) as exc:
         msg = f"{folder}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
         raise InputError(msg) from exc
-    if job is not None and "job" in frame.columns:
-        frame = frame.filter(pl.col("job") == job)
+    if job is not None and "job" in frame.columns:  # job names compare ignoring case
+        frame = frame.filter(pl.col("job").str.to_uppercase() == job.upper())
     return frame
 
 

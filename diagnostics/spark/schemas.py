@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pyspark.sql.types import (
+    BooleanType,
     DoubleType,
     LongType,
     StringType,
@@ -30,6 +31,7 @@ PARSED = _fields(
         ("partition_id", LongType()),
         ("kind", StringType()),
         ("event_count", LongType()),
+        ("count_known", BooleanType()),
         ("record_time", TimestampType()),
         ("from_time", TimestampType()),
         ("to_time", TimestampType()),
@@ -57,6 +59,7 @@ METRICS = _fields(
         ("early_input_events", LongType()),
         ("dropped_or_adjusted_events", LongType()),
         ("output_watermark_delay_seconds", DoubleType()),
+        ("backlogged_input_events", LongType()),
         ("source_file", StringType()),
     ]
 )
