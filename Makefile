@@ -31,6 +31,7 @@ test: install browser
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .ruff_cache .hypothesis

@@ -7,6 +7,7 @@ export SPARK_LOCAL_IP=127.0.0.1
 export PYTHONHASHSEED=0
 $BIN/ruff check . || exit 1
 $BIN/ruff format --check . || exit 1
+$BIN/mypy || exit 1   # over diagnostics/, configured in pyproject.toml
 $BIN/python -m pytest -q -p no:cacheprovider "$@"
 code=$?
 if [ "$code" = "5" ]; then

@@ -17,7 +17,7 @@ MERGE_RULE = (
     "itself; with TIMESTAMP BY … OVER each key (device) is its own substream."
 )
 
-IDLE_SCHEMA = {
+IDLE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "job": pl.String,
     "source": pl.String,
     "partition_id": pl.Int64,
@@ -71,7 +71,7 @@ def idle_episodes(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
 def watermark_delay(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
     """Per minute and series: ``minute``, ``series`` (``job`` or ``partition N``),
     ``partition_id`` (null for the job), ``delay_s``; sorted by series then minute."""
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "minute": pl.Datetime("us", "UTC"),
         "series": pl.String,
         "partition_id": pl.Int64,

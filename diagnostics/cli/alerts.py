@@ -28,7 +28,7 @@ from diagnostics.rules.templates import format_value
 from diagnostics.rules.webhook import DeliveryPolicy, check_url, deliver
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``alerts`` to the command line."""
     parser = subparsers.add_parser("alerts", help="evaluate alerting rules on aggregates")
     parser.add_argument("agg_dir", metavar="AGG_DIR", help="folder written by orderdoc aggregate")

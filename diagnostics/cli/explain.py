@@ -10,7 +10,6 @@ from pathlib import Path
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
-    columns_from_args,
     policy_from_args,
 )
 from diagnostics.errors import UsageError
@@ -42,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Gather the evidence, diagnose, print (and write) the report."""
-    from diagnostics.engine.events_io import read_events
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
     from diagnostics.explain import explain, render
@@ -54,14 +53,17 @@ def run(args: argparse.Namespace) -> int:
         msg = "--events needs --timestamp-by COL (the job's TIMESTAMP BY column)"
         raise UsageError(msg)
     policy = policy_from_args(args) if args.timestamp_by else None
-    events = read_events(args.events) if args.events else None
+    capture = capture_from_args(args) if args.events else None
+    events = None
+    if capture is not None and policy is not None:
+        events, policy = capture.apply(policy)
     partitions = declared_partitions(args.partitions) if args.partitions else None
     try:
         report = explain(
             Path(args.agg_dir) if args.agg_dir else None,
             events=events,
             policy=policy,
-            columns=columns_from_args(args),
+            columns=capture.columns if capture is not None else None,
             partitions=partitions,
             job=args.job,
         )

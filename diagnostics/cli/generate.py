@@ -15,7 +15,7 @@ from diagnostics.generate.config import DEFAULT_START_MS
 from diagnostics.timestamps import to_utc
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``generate`` sub-command."""
     epilog = "scenarios:\n" + "\n".join(f"  {s.value}: {CAUSES[s]}" for s in Scenario)
     parser = subparsers.add_parser(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from diagnostics.durations import DurationError, parse_duration
-from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import Action, OrderingPolicy
 
 
@@ -51,18 +50,30 @@ def positive_int(text: str) -> int:
 
 
 def add_column_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--arrival-col`` and ``--partition-col``."""
+    """``--arrival-col``, ``--partition-col`` and ``--capture-path-format``."""
     parser.add_argument(
         "--arrival-col",
-        default="arrival_time",
+        default=None,
         metavar="COL",
-        help="arrival time column (Event Hubs EventEnqueuedUtcTime); default: arrival_time",
+        help=(
+            "arrival time column; default: arrival_time, else ASA's EventEnqueuedUtcTime, "
+            "IoTHub.EnqueuedTime or BlobLastModifiedUtcTime (never EventProcessedUtcTime)"
+        ),
     )
     parser.add_argument(
         "--partition-col",
-        default="partition_id",
+        default=None,
         metavar="COL",
-        help="input partition column; absent column = one partition 0; default: partition_id",
+        help="input partition column; default: partition_id, else PartitionId, else one partition 0",
+    )
+    parser.add_argument(
+        "--capture-path-format",
+        default=None,
+        metavar="FORMAT",
+        help=(
+            "Event Hubs Capture file naming, with {PartitionId}; default "
+            "{Namespace}/{EventHub}/{PartitionId}/{Year}/{Month}/{Day}/{Hour}/{Minute}/{Second}"
+        ),
     )
 
 
@@ -134,8 +145,3 @@ def policy_from_args(
         partition_by=args.partition_by,
         over=tuple(args.over),
     )
-
-
-def columns_from_args(args: argparse.Namespace) -> EventColumns:
-    """The :class:`EventColumns` the flags describe."""
-    return EventColumns(arrival=args.arrival_col, partition=args.partition_col)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from diagnostics.rules.loader import default_rules_dir, load_rules
 from diagnostics.rules.model import RuleError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``rules`` (with its ``check`` sub-command) to the command line."""
     parser = subparsers.add_parser("rules", help="work with alerting rules (rules check)")
     sub = parser.add_subparsers(
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(func=_usage(parser))
 
 
-def _usage(parser: argparse.ArgumentParser):  # type: ignore[no-untyped-def]
+def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     def show(_args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
         return 2

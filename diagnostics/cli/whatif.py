@@ -11,7 +11,6 @@ from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
     columns_arg,
-    columns_from_args,
     duration_arg,
     late_arg,
 )
@@ -96,7 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Sweep, write the table and chart, print the table and the recommendation."""
-    from diagnostics.engine.events_io import read_events
+    from dataclasses import replace
+
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.policy import Action, OrderingPolicy
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
@@ -110,13 +111,19 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         msg = f"--out {args.out}: exists and is not a folder"
         raise UsageError(msg)
-    events = read_events(args.events)
+    capture = capture_from_args(args)
     pby = args.partition_by_values or ([False, True] if args.over_values else [False])
-    base = OrderingPolicy(
-        timestamp_by=args.timestamp_by,
-        action=Action(args.action),
-        early_policy=not args.no_early_policy,
+    over_values = [tuple(capture.column(c) for c in over) for over in args.over_values]
+    every_key = tuple(dict.fromkeys(c for over in args.over_values for c in over))
+    events, base = capture.apply(
+        OrderingPolicy(
+            timestamp_by=args.timestamp_by,
+            action=Action(args.action),
+            early_policy=not args.no_early_policy,
+            over=every_key,
+        )
     )
+    base = replace(base, over=())
     try:
         result = sweep(
             events,
@@ -124,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
             late_values=args.late_values,
             ooo_values=args.ooo_values,
             partition_by_values=pby,
-            over_values=[(), *args.over_values],
-            columns=columns_from_args(args),
+            over_values=[(), *over_values],
+            columns=capture.columns,
             partitions=declared_partitions(args.partitions) if args.partitions else None,
         )
     except InputError as exc:
@@ -139,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         check = verify_recommended(
             result,
             events,
-            columns=columns_from_args(args),
+            columns=capture.columns,
             partitions=declared_partitions(args.partitions) if args.partitions else None,
         )
     if args.json:

@@ -325,7 +325,6 @@ class OrderingEngine:
         closing: bool,
     ) -> pl.DataFrame:
         """Release times of candidate events; unresolved ones become the new pending set."""
-        common = {"late": self._late, "ooo": self._ooo, "tau": tau, "closing": closing}
         release = arr.copy()
         unknown = np.zeros(len(ids), dtype=bool)
         if self._own_timeline:
@@ -334,7 +333,10 @@ class OrderingEngine:
                 m_before=m_before[tl],
                 first_arrival=first_arrival[tl],
                 by_m=first_reach(points, tl, t + self._ooo),
-                **common,
+                late=self._late,
+                ooo=self._ooo,
+                tau=tau,
+                closing=closing,
             )
             unknown = cand >= POS
             release = np.maximum(release, cand)

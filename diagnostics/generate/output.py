@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import os
 from pathlib import Path
+from typing import IO, cast
 
 import numpy as np
 import polars as pl
@@ -64,11 +65,11 @@ def generate(scenario: Scenario | str, config: GenerateConfig) -> pl.DataFrame:
         msg = f"scenario {scenario!r} is unknown; choose one of {names}"
         raise UsageError(msg) from exc
     capture = build(chosen, config)
-    names = pl.Series([f"dev-{i:05d}" for i in range(int(capture.device.max(initial=0)) + 1)])
+    devices = pl.Series([f"dev-{i:05d}" for i in range(int(capture.device.max(initial=0)) + 1)])
     return pl.DataFrame(
         [
             pl.int_range(0, capture.device.size, dtype=pl.Int64, eager=True).alias("message_id"),
-            names.gather(capture.device).alias("device_id"),
+            devices.gather(capture.device).alias("device_id"),
             pl.Series("partition_id", capture.partition, dtype=pl.Int64),
             _iso(capture.event_ms, "event_time"),
             _iso(capture.arrival_ms, "arrival_time"),
@@ -105,12 +106,14 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
             frame.write_parquet(tmp, compression="zstd", compression_level=1, statistics=False)
         else:
             with tmp.open("wb") as raw:
-                handle = (
+                # GzipFile is a binary stream, though typeshed does not declare it an IO[bytes]
+                handle = cast(
+                    "IO[bytes]",
                     gzip.GzipFile(
                         filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL
                     )
                     if gz
-                    else raw
+                    else raw,
                 )
                 try:
                     if kind == "csv":

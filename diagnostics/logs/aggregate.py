@@ -44,7 +44,7 @@ class Tables:
 
 def parse_files(paths: Iterable[str]) -> pl.DataFrame:
     """All records of ``paths`` as one frame with PARSED_SCHEMA's columns."""
-    batches = []
+    batches: list[pa.RecordBatch] = []
     for path in paths:
         batches.extend(parse_file(Path(path).read_bytes(), path))
     table = pa.Table.from_batches(batches, schema=PARSED_SCHEMA)

@@ -176,7 +176,9 @@ def _query_tables(tables: list[Any], name: str) -> Iterator[tuple[Key, str, floa
     for table in tables:
         if not isinstance(table, dict):
             continue
-        names = [c.get("name") if isinstance(c, dict) else c for c in table.get("columns") or []]
+        names = [
+            str(c.get("name") if isinstance(c, dict) else c) for c in table.get("columns") or []
+        ]
         rows = [dict(zip(names, row, strict=False)) for row in table.get("rows") or []]
         yield from _table_points(rows, name)
 
@@ -201,8 +203,6 @@ def read_azure_metrics(data: bytes, name: str, schema: pa.Schema) -> pa.Table:
         columns["minute"].append(minute)
         columns["source_file"].append(name)
         for column in METRIC_COLUMNS.values():
-            value = values.get(column)
-            if column != _DELAY and value is not None:
-                value = round(value)
-            columns[column].append(value)
+            found = values.get(column)
+            columns[column].append(found if column == _DELAY or found is None else round(found))
     return pa.Table.from_pydict(columns, schema=schema)

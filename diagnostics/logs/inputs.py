@@ -48,7 +48,7 @@ def _looks_like_log(path: Path) -> bool:
 
 
 def _walk(folder: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found.extend(Path(root) / f for f in files if not f.startswith("."))

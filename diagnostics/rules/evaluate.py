@@ -190,7 +190,8 @@ def _runs(rule: Rule, rows: pl.DataFrame, n_groups: int, now_min: int) -> list[R
     weights = weight_sql(rule.aggregate)
     if rows.height == 0:
         return []
-    span = min(now_min, int(rows["e"].max()) + window) - int(rows["e"].min()) + 1
+    e_min, e_max = rows.select(pl.col("e").min().alias("lo"), pl.col("e").max().alias("hi")).row(0)
+    span = min(now_min, int(e_max) + window) - int(e_min) + 1
     if dense_ok(set(weights), n_groups, max(span, 1), rows.height):
         parts = {k: (None if sql is None else rows[k].to_numpy()) for k, sql in weights.items()}
         return dense_runs(
