@@ -8,7 +8,8 @@ from pathlib import Path
 
 import polars as pl
 
-from diagnostics.durations import MS, DurationError, parse_duration
+from diagnostics.cli.values import flag_duration
+from diagnostics.durations import MS
 from diagnostics.errors import UsageError
 from diagnostics.generate import CAUSES, GenerateConfig, Scenario, generate, write_capture
 from diagnostics.generate.config import DEFAULT_START_MS
@@ -58,11 +59,7 @@ def _start_ms(text: str | None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Generate and write the capture; print one summary line."""
-    try:
-        duration_ns = parse_duration(args.duration)
-    except DurationError as exc:
-        msg = f"--duration {args.duration!r}: {exc}"
-        raise UsageError(msg) from exc
+    duration_ns = flag_duration("--duration", args.duration)
     config = GenerateConfig(
         events=args.events,
         partitions=args.partitions,

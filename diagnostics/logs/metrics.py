@@ -19,23 +19,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from diagnostics.aggregates.schema import TableName, arrow_schema
 from diagnostics.errors import InputError
 from diagnostics.logs.azure_metrics import read_azure_metrics
 from diagnostics.logs.reader import PARQUET_MAGIC, gunzip
 
-METRICS_SCHEMA = pa.schema(
-    [
-        ("job", pa.string()),
-        ("partition_id", pa.int64()),
-        ("minute", pa.timestamp("us", tz="UTC")),
-        ("input_events", pa.int64()),
-        ("late_input_events", pa.int64()),
-        ("early_input_events", pa.int64()),
-        ("dropped_or_adjusted_events", pa.int64()),
-        ("output_watermark_delay_seconds", pa.float64()),
-        ("backlogged_input_events", pa.int64()),
-        ("source_file", pa.string()),
-    ]
+#: The metrics rows read from one file: the input columns of the ``metrics`` table
+#: (:mod:`diagnostics.aggregates.schema`), then the file they came from.
+METRICS_SCHEMA = arrow_schema(TableName.METRICS, derived=False).append(
+    pa.field("source_file", pa.string())
 )
 _RENAMES = {
     "job": "job",

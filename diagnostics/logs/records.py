@@ -16,40 +16,18 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
+from diagnostics.aggregates.schema import TABLES, TableName, parsed_schema
+
 #: Raw text kept for a quarantined record, in UTF-8 bytes (the full length is in raw_bytes).
 RAW_LIMIT_BYTES = 64 * 1024
 
-_TS = pa.timestamp("us", tz="UTC")
-
-#: The unified schema of parsed and quarantined records (one row per record).
-PARSED_SCHEMA = pa.schema(
-    [
-        ("job", pa.string()),
-        ("source", pa.string()),
-        ("partition_id", pa.int64()),
-        ("kind", pa.string()),
-        ("event_count", pa.int64()),
-        ("count_known", pa.bool_()),
-        ("record_time", _TS),
-        ("from_time", _TS),
-        ("to_time", _TS),
-        ("example_application_time", _TS),
-        ("example_arrival_time", _TS),
-        ("lateness_seconds", pa.float64()),
-        ("idle_minutes", pa.int64()),
-        ("level", pa.string()),
-        ("correlation_id", pa.string()),
-        ("source_file", pa.string()),
-        ("source_line", pa.int64()),
-        ("reason", pa.string()),
-        ("raw", pa.string()),
-        ("raw_bytes", pa.int64()),
-    ]
-)
+#: The unified schema of parsed and quarantined records (one row per record), derived from
+#: the table definitions of :mod:`diagnostics.aggregates.schema`.
+PARSED_SCHEMA = parsed_schema()
 
 #: Columns of a parsed data error, in table order (``date`` is derived from record_time).
-DATA_ERROR_COLUMNS: tuple[str, ...] = tuple(PARSED_SCHEMA.names[:17])
-QUARANTINE_COLUMNS: tuple[str, ...] = ("source_file", "source_line", "reason", "raw", "raw_bytes")
+DATA_ERROR_COLUMNS: tuple[str, ...] = TABLES[TableName.DATA_ERRORS].input_columns
+QUARANTINE_COLUMNS: tuple[str, ...] = TABLES[TableName.QUARANTINE].input_columns
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)

@@ -23,12 +23,14 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.aggregates import write_tables
 from diagnostics.durations import SECOND
 from diagnostics.engine.events_io import read_events
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import OrderdocError
 from diagnostics.explain import Report, explain
 from diagnostics.generate import Scenario
+from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
 EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
@@ -72,17 +74,8 @@ def _orderdoc(argv: list[str]) -> None:
 
 def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> dict[str, Any]:
     """Aggregate with the polars reference (the same tables as the Spark job) into ``out``."""
-    from diagnostics.logs.aggregate import aggregate_files
-
-    tables = aggregate_files([str(p) for p in logs], [str(p) for p in metrics])
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine"):
-        frame: pl.DataFrame = getattr(tables, name)
-        if name == "metrics" and frame.is_empty():
-            continue
-        (out / name).mkdir(exist_ok=True)
-        frame.write_parquet(out / name / "part-0.parquet")
-    (out / "summary.json").write_text(json.dumps(tables.summary, indent=2, default=str) + "\n")
+    tables = aggregate_files(logs, metrics)
+    write_tables(tables, out)
     return tables.summary
 
 

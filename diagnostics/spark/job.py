@@ -13,14 +13,14 @@ Data flow (nothing of the data is collected to the driver; only the summary's ag
 The summary's counts and time range are observed while data_errors and quarantine are
 written (``DataFrame.observe``), not computed by extra passes over the records.
 
-Table definitions are those of :mod:`diagnostics.logs.aggregate` (the polars reference).
+The tables are defined in :mod:`diagnostics.aggregates.schema` and written by
+:func:`diagnostics.aggregates.spark.write_frame`; what they hold is computed as in
+:mod:`diagnostics.logs.aggregate` (the polars reference).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,9 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
+from diagnostics.aggregates import TableName, write_summary
+from diagnostics.aggregates.folder import remove_table
+from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import metrics_file_batches, parse_path_batches
 from diagnostics.logs.inputs import InputFiles
@@ -36,7 +39,6 @@ from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
 from diagnostics.spark import schemas
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
-TABLES = ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine")
 _ISO = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
 #: Input bytes per parsing task (Spark's file sources split by 128 MB; parsing is slower).
 SPLIT_BYTES = 64 * 1024 * 1024
@@ -47,7 +49,7 @@ class AggregateResult:
     """What a run wrote: the output folder, the tables written and the summary content."""
 
     out: Path
-    tables: tuple[str, ...]
+    tables: tuple[TableName, ...]
     summary: dict
 
 
@@ -205,13 +207,6 @@ def summarise(errors: DataFrame, errors_seen: dict, quarantined: int) -> dict:
     }
 
 
-def _write(df: DataFrame, path: Path, *, by_date: bool) -> None:
-    writer = df.write.mode("overwrite")
-    if by_date:
-        writer = writer.partitionBy("date")
-    writer.parquet(str(path))
-
-
 def run_aggregate(
     spark: SparkSession,
     files: InputFiles,
@@ -232,28 +227,28 @@ def run_aggregate(
         parsing = f" (parsing {len(files.logs)} log file(s))"
     errors = parsed.transform(data_errors)
     errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
-    steps: list[tuple[str, DataFrame, bool]] = [
-        ("data_errors", errors.transform(observed(errors_seen, **error_metrics())), True),
-        ("quarantine", parsed.transform(quarantined).transform(
-            observed(quarantine_seen, records=F.count(F.lit(1)))), False),
-        ("error_rollup", errors.transform(rollup), True),
-        ("partition_idle", errors.transform(idle_episodes), True),
+    steps: list[tuple[TableName, DataFrame]] = [
+        (TableName.DATA_ERRORS, errors.transform(observed(errors_seen, **error_metrics()))),
+        (TableName.QUARANTINE, parsed.transform(quarantined).transform(
+            observed(quarantine_seen, records=F.count(F.lit(1))))),
+        (TableName.ERROR_ROLLUP, errors.transform(rollup)),
+        (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
     ]  # fmt: skip
     if files.metrics:
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
-        steps.append(("metrics", metrics.transform(metrics_table), True))
+        steps.append((TableName.METRICS, metrics.transform(metrics_table)))
     else:  # no stale metrics from an earlier run into the same folder
-        shutil.rmtree(out / "metrics", ignore_errors=True)
+        remove_table(out, TableName.METRICS)
     try:
-        for name, frame, by_date in steps:
-            progress(f"writing {name}{parsing if name == 'data_errors' else ''}")
-            _write(frame, out / name, by_date=by_date)
+        for name, frame in steps:
+            progress(f"writing {name}{parsing if name is TableName.DATA_ERRORS else ''}")
+            write_frame(frame, out, name)
         progress("summarising")
         summary = summarise(errors, errors_seen.get, int(quarantine_seen.get["records"]))
     finally:
         parsed.unpersist()
     summary["files_read"] = len(files.logs) + len(files.metrics)
     summary["files_skipped"] = list(files.skipped)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    written = tuple(name for name in TABLES if name in {step[0] for step in steps})
+    write_summary(out, summary)
+    written = tuple(name for name in TableName if name in {step[0] for step in steps})
     return AggregateResult(out=out, tables=written, summary=summary)

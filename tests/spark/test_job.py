@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from diagnostics.aggregates import TABLES
 from diagnostics.logs import aggregate as reference
 from diagnostics.logs.inputs import expand_inputs
 from diagnostics.logs.metrics import METRICS_SCHEMA
@@ -17,21 +18,7 @@ from tests.spark.conftest import canonical, read_table
 
 pytestmark = pytest.mark.spark
 
-COLUMNS = {
-    "data_errors": [
-        "job", "source", "partition_id", "kind", "event_count", "count_known", "record_time", "from_time",
-        "to_time", "example_application_time", "example_arrival_time", "lateness_seconds",
-        "idle_minutes", "level", "correlation_id", "source_file", "source_line", "date",
-    ],
-    "error_rollup": ["job", "kind", "partition_id", "minute", "event_count", "records", "records_without_count", "max_lateness_seconds", "date"],
-    "partition_idle": ["job", "source", "partition_id", "start", "end", "notices", "max_idle_minutes", "date"],
-    "metrics": [
-        "job", "partition_id", "minute", "input_events", "late_input_events", "early_input_events",
-        "dropped_or_adjusted_events", "output_watermark_delay_seconds", "backlogged_input_events",
-        "date",
-    ],
-    "quarantine": ["source_file", "source_line", "reason", "raw", "raw_bytes"],
-}  # fmt: skip
+COLUMNS = {table.value: list(spec.columns) for table, spec in TABLES.items()}
 
 
 def test_spark_schemas_mirror_arrow_schemas() -> None:
