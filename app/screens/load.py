@@ -10,13 +10,16 @@ from diagnostics.appdata import samples, workdir
 from diagnostics.appdata.build import (
     CaptureSettings,
     UploadKind,
-    build_from_capture,
     build_from_logs,
     classify,
-    read_capture_bytes,
+)
+from diagnostics.appdata.capture_input import (
+    build_from_reader,
+    fingerprint,
+    read_path,
+    read_upload,
 )
 from diagnostics.appdata.store import open_aggregate
-from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import OrderdocError
 from screens import cache
@@ -56,9 +59,11 @@ def _policy_form() -> CaptureSettings | None:
     with st.expander("Capture settings (the job's time policy)", expanded=False):
         c1, c2, c3 = st.columns(3)
         ts = c1.text_input("TIMESTAMP BY column (empty: arrival time)", "event_time", key="cap_ts")
-        arrival = c2.text_input("Arrival-time column", "arrival_time", key="cap_arrival")
+        arrival = c2.text_input(
+            "Arrival-time column (empty: detect, e.g. EventEnqueuedUtcTime)", "", key="cap_arrival"
+        )
         part = c3.text_input(
-            "Partition column (empty: one partition)", "partition_id", key="cap_part"
+            "Partition column (empty: detect partition_id or PartitionId)", "", key="cap_part"
         )
         c4, c5, c6 = st.columns(3)
         unlimited = c4.checkbox("Unlimited late-arrival tolerance", key="cap_unlimited")
@@ -82,30 +87,40 @@ def _policy_form() -> CaptureSettings | None:
     except OrderdocError as exc:
         st.error(str(exc))
         return None
-    columns = EventColumns(
-        arrival=arrival.strip() or "arrival_time", partition=part.strip() or None
+    return CaptureSettings(
+        policy=policy,
+        job="capture",
+        arrival_col=arrival.strip() or None,
+        partition_col=part.strip() or None,
     )
-    return CaptureSettings(policy=policy, columns=columns, job="capture")
 
 
 def _uploads(settings: CaptureSettings | None) -> None:
     files = st.file_uploader(
-        "Raw ASA diagnostic logs (any export shape, gzip accepted) or one event capture (CSV, JSON Lines, Parquet)",
+        "Raw ASA diagnostic logs (any export shape, gzip accepted) or one event capture "
+        "(CSV, JSON Lines, Parquet, or an Event Hubs Capture .avro file)",
         accept_multiple_files=True,
         key="uploads",
     )
     if not st.button("Analyse the uploads", key="analyse_uploads", disabled=not files):
         return
     assert files is not None
-    arrival = settings.columns.arrival if settings else "arrival_time"
+    arrival = settings.arrival_col if settings else None
     named = [(f.name, f.getvalue()) for f in files]
     kinds = {name: classify(name, data, arrival) for name, data in named}
     unknown = [n for n, k in kinds.items() if k is UploadKind.UNKNOWN]
     if unknown:
         st.error(
             f"{', '.join(unknown)}: not an ASA diagnostic log or an event capture. Logs are "
-            'JSON (Lines, arrays or {"records": [...]}) or Log Analytics CSV; a capture is a '
-            f"CSV, JSON Lines or Parquet table with an '{arrival}' column."
+            'JSON (Lines, arrays or {"records": [...]}) or Log Analytics CSV; a capture is an '
+            "Event Hubs Capture .avro file or a CSV, JSON Lines or Parquet table with "
+            + (
+                f"an '{arrival}' column."
+                if arrival
+                else "an arrival-time column "
+                "(arrival_time, EventEnqueuedUtcTime, IoTHub.EnqueuedTime or "
+                "BlobLastModifiedUtcTime)."
+            )
         )
         return
     captures = [n for n, k in kinds.items() if k is UploadKind.CAPTURE]
@@ -119,7 +134,7 @@ def _uploads(settings: CaptureSettings | None) -> None:
         target = workdir.folder_for(data, repr(settings.to_dict()).encode())
 
         def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
-            build_from_capture(read_capture_bytes(name, data), settings, target, progress)
+            build_from_reader(read_upload(name, data, settings), settings, target, progress)
 
         _run(f"capture {name}", target, replay_it)
         return
@@ -170,3 +185,26 @@ def render() -> None:
     st.subheader("Upload")
     settings = _policy_form()
     _uploads(settings)
+    _capture_path(settings)
+
+
+def _capture_path(settings: CaptureSettings | None) -> None:
+    st.subheader("Event capture on this machine")
+    c1, c2 = st.columns([3, 1])
+    path = c1.text_input(
+        "A capture file, or an Event Hubs Capture folder ({Namespace}/{EventHub}/"
+        "{PartitionId}/…/{Second}.avro): uses the capture settings above",
+        key="capture_path",
+    )
+    if not c2.button("Replay the capture", key="replay_path") or settings is None:
+        return
+    try:
+        target = workdir.folder_for(fingerprint(path), repr(settings).encode())
+    except OSError as exc:
+        st.error(f"{path}: cannot be read ({exc.strerror or exc})")
+        return
+
+    def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
+        build_from_reader(read_path(path, settings), settings, target, progress)
+
+    _run(f"capture {path.strip()}", target, replay_it)

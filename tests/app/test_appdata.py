@@ -113,6 +113,18 @@ def test_asa_sample_counts_match_its_readme(agg_asa):
             UploadKind.CAPTURE,
         ),
         ("e.jsonl", b'{"arrival_time": "2024-01-01T00:00:00Z", "v": 1}\n', UploadKind.CAPTURE),
+        (
+            "pt.csv",
+            b"v,PartitionId,EventEnqueuedUtcTime\n1,0,2024-01-01T00:00:00Z\n",
+            UploadKind.CAPTURE,
+        ),
+        (
+            "iot.jsonl",
+            b'{"IoTHub": {"EnqueuedTime": "2024-01-01T00:00:00Z"}}\n',
+            UploadKind.CAPTURE,
+        ),
+        ("c.avro", b"Obj\x01 header", UploadKind.CAPTURE),
+        ("x.avro", b"not avro", UploadKind.UNKNOWN),
         ("p.png", b"\x89PNG\r\n\x1a\n\x00\x00", UploadKind.UNKNOWN),
         ("z.bin", b"abc\x00def", UploadKind.UNKNOWN),
         ("empty.json", b"  \n\n", UploadKind.UNKNOWN),
@@ -338,6 +350,7 @@ def test_samples_are_offered(tmp_path: Path):
     labels = list(samples.choices())
     assert labels[0] == "scenario: late_senders (event capture)"
     assert samples.ASA_LABEL in labels
+    assert samples.CAPTURE_LABEL in labels
 
 
 @settings(max_examples=80, deadline=None)
@@ -392,3 +405,17 @@ def test_capture_settings_round_trip():
     assert CaptureSettings.from_dict(json.loads(json.dumps(settings_.to_dict()))) == settings_
     with pytest.raises(InputError, match=r"source\.json"):
         CaptureSettings.from_dict({"job": "j"})
+
+
+def test_the_capture_folder_sample_builds_through_the_shared_reader(tmp_path: Path):
+    from diagnostics.appdata import samples
+
+    sample = samples.choices()[samples.CAPTURE_LABEL]
+    out = samples.build(sample, tmp_path / "agg", lambda _f, _m: None)
+    info = json.loads((out / "capture" / "source.json").read_text())
+    assert info["events"] == 400
+    assert info["arrival"] == "EventEnqueuedUtcTime"
+    assert info["partition"] == "PartitionId"
+    assert info["partitions"] == [0, 1, 2, 3]
+    outcomes = pl.read_parquet(out / "capture" / "outcomes.parquet")
+    assert int(outcomes["late"].sum()) == 87  # sample_logs/captures: late senders

@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import gzip
+import json
+from pathlib import Path
 
+import fastavro
 import pytest
 
 from tests.app.conftest import ASA, SCENARIOS, metrics
+
+CAPTURES = SCENARIOS.parent / "captures"
+#: sample_logs/captures: the late_senders events replayed under ASA's default policy
+LATE_IN_CAPTURE_SAMPLE = 87
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -120,3 +127,41 @@ def test_a_folder_emptied_after_loading_shows_a_message_on_every_page(open_app, 
     ):
         at = open_app(page, gone)
         assert "not an aggregate folder" in at.info[0].value
+
+
+def test_an_event_hubs_capture_avro_upload_is_replayed(open_app):
+    first = sorted((CAPTURES / "eventhubs-capture").rglob("*.avro"))[0]
+    at = _upload(open_app("Load"), ("00.avro", first.read_bytes(), "application/octet-stream"))
+    assert at.success[0].value.startswith("Loaded capture 00.avro")
+    with first.open("rb") as handle:
+        records = sum(1 for _ in fastavro.reader(handle))
+    source = Path(at.session_state["agg_dir"]) / "capture" / "source.json"
+    info = json.loads(source.read_text())
+    assert info["events"] == records
+    assert info["arrival"] == "EventEnqueuedUtcTime"
+
+
+def test_a_passthrough_capture_upload_needs_no_column_settings(open_app):
+    data = (CAPTURES / "passthrough.csv").read_bytes()
+    at = _upload(open_app("Load"), ("passthrough.csv", data, "text/csv"))
+    assert at.success[0].value.startswith("Loaded capture passthrough.csv")
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    assert metrics(at)["Late events"] == str(LATE_IN_CAPTURE_SAMPLE)
+
+
+def test_a_capture_folder_on_this_machine_is_replayed(open_app):
+    at = open_app("Load")
+    at.text_input(key="capture_path").set_value(str(CAPTURES / "eventhubs-capture")).run()
+    at.button(key="replay_path").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.success[0].value.startswith("Loaded capture ")
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    assert metrics(at)["Late events"] == str(LATE_IN_CAPTURE_SAMPLE)
+
+
+def test_a_missing_capture_path_shows_a_message(open_app, tmp_path):
+    at = open_app("Load")
+    at.text_input(key="capture_path").set_value(str(tmp_path / "nope")).run()
+    at.button(key="replay_path").click().run()
+    assert not at.exception
+    assert "no such file or folder" in at.error[0].value
