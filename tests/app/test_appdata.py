@@ -379,7 +379,7 @@ def test_figures_carry_their_reference_lines(agg_idle):
     tol = next(t for t in fig.data if t.name == "tolerance")
     assert list(tol.y) == [5.0, 5.0]
     timeline = figures.idle_timeline(partitions.idle_episodes(agg))
-    assert list(timeline.data[0].y) == ["sample-idle_partition / partition 3"] * len(
+    assert list(timeline.data[0].y) == ["SAMPLE-IDLE_PARTITION / partition 3"] * len(
         timeline.data[0].y
     )
 
