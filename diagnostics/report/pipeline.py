@@ -24,8 +24,8 @@ from typing import Any
 import polars as pl
 
 from diagnostics.aggregates import write_tables
+from diagnostics.captures.reader import read_capture
 from diagnostics.durations import SECOND
-from diagnostics.engine.events_io import read_events
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import OrderdocError
 from diagnostics.explain import Report, explain
@@ -114,11 +114,14 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         _aggregate_spark(logs, metrics, agg_dir)
     else:
         write_agg_dir(logs, metrics, agg_dir)
-    events = read_events(capture)
+    read = read_capture(capture)  # the reader every command uses (renames, column detection)
+    events, policy = read.apply(POLICY)
     partitions = tuple(range(PARTITIONS))
     say(f"[{scenario}] explain (logs only, then with the capture)")
     logs_report = explain(agg_dir, policy=POLICY)
-    report = explain(agg_dir, events=events, policy=POLICY, partitions=partitions)
+    report = explain(
+        agg_dir, events=events, policy=policy, columns=read.columns, partitions=partitions
+    )
     (folder / "explain.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     say(f"[{scenario}] alerts")
     alerts = _alerts(agg_dir)
@@ -128,9 +131,9 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     if report.top is not None and report.top.cause.value in ("late_arrivals", "out_of_order"):
         say(f"[{scenario}] what-if sweep")
         whatif = sweep(
-            events, POLICY, late_values=LATE_GRID, ooo_values=OOO_GRID,
-            partition_by_values=(False, True), over_values=((), ("device_id",)),
-            partitions=partitions,
+            events, policy, late_values=LATE_GRID, ooo_values=OOO_GRID,
+            partition_by_values=(False, True), over_values=((), (read.column("device_id"),)),
+            columns=read.columns, partitions=partitions,
         )  # fmt: skip
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")

@@ -187,3 +187,16 @@ def test_a_single_avro_file_outside_the_layout_is_partition_0(tmp_path: Path) ->
     assert out["PartitionId"].to_list() == [0]
     assert any("partition 0" in n for n in summary["input"]["notes"])
     assert pl.Series(out["EventEnqueuedUtcTime"]).dt.epoch("ms").to_list() == [ms("00:00:01")]
+
+
+def test_timestamp_by_a_nested_body_field_with_dots(tmp_path: Path) -> None:
+    records = [
+        capture_record(i, body(payload={"time": f"2024-01-01T{app}Z"}), ms(arr), "")
+        for i, (app, arr, *_rest) in enumerate(EXAMPLE_A)
+    ]
+    write_avro(tmp_path / "c" / "n" / "h" / "0" / "2024/01/01/00/10/00.avro", records)
+    _, out = replay_json(
+        tmp_path / "c", tmp_path / "o", "--timestamp-by", "payload.time", *POLICY_A
+    )
+    assert out["system_timestamp"].dt.strftime("%H:%M:%S").to_list() == [r[2] for r in EXAMPLE_A]
+    assert out["payload"].struct.field("time").to_list()[0] == "2024-01-01T00:00:00Z"

@@ -4,6 +4,8 @@ the real command line), ASA's passthrough columns, and the issue's own example."
 from __future__ import annotations
 
 import csv
+import io
+import json
 import tempfile
 from pathlib import Path
 
@@ -170,3 +172,31 @@ def test_processed_time_is_never_the_arrival(tmp_path: Path) -> None:
     assert code == 2
     assert "EventProcessedUtcTime' is when ASA read the event" in err
     assert "(use --arrival-col)" in err
+
+
+def test_whatif_and_explain_read_the_same_renamed_capture(tmp_path: Path) -> None:
+    header = ["event_id", "partition_id", "arrival_time", "late", "status", "device"]
+    rows = [
+        [f"e{i}", 0, iso(arr), iso(app), "s", f"d{i % 2}"]
+        for i, (app, arr, *_rest) in enumerate(EXAMPLE_A)
+    ]
+    path = write_csv(tmp_path / "capture.csv", header, rows)
+    code, out, err = run_cli(
+        "whatif", str(path), "--out", str(tmp_path / "w"), "--timestamp-by", "late",
+        "--late-arrival", "5s,10m", "--out-of-order", "0s,3m", "--over", "status",
+        "--no-png", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    table = pl.read_json(io.StringIO(out))
+    chosen = table.filter(
+        (pl.col("late_arrival_s") == 600)
+        & (pl.col("out_of_order_s") == 180)
+        & ~pl.col("partition_by")
+    )
+    assert chosen.height == 2  # without and with OVER status (one key value: the same)
+    assert chosen["adjusted"].to_list() == [2, 2]  # example A: rows 1 and 5
+    code, out, err = run_cli(
+        "explain", "--events", str(path), "--timestamp-by", "late", *POLICY_A, "--format", "json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["sources"] == ["capture"]
