@@ -206,4 +206,4 @@ def test_reading_a_folder_reports_progress_per_file(tmp_path: Path) -> None:
     root = capture_folder(tmp_path / "capture")
     seen: list[tuple[int, int]] = []
     read_capture(root, progress=lambda done, total: seen.append((done, total)))
-    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
