@@ -97,7 +97,8 @@ def render() -> None:
                     value = "" if s.value_seconds is None else f" ({s.value_seconds:g} s)"
                     st.caption(f"{s.kind.replace('_', ' ')}{value}")
                     st.code(s.snippet, language="sql")
-            values = insight.scalar_evidence(f.evidence)
+            st.caption(f"Impact: {insight.impact_text(f.impact)}")
+            values = insight.readable_evidence(f.evidence)
             if values.height:
-                with st.expander("Evidence values"):
+                with st.expander("Evidence"):
                     st.dataframe(values, hide_index=True, width="stretch")

@@ -8,12 +8,17 @@ of every event by partition, from the replay's outcomes.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
+from diagnostics.explain.readable import (
+    cause_label,
+    evidence_lines,
+    impact_sentence,
+    suggestion_label,
+)
 from diagnostics.explain.render import text_finding, to_markdown
 from diagnostics.report.pipeline import ScenarioRun
 from diagnostics.whatif import chart
@@ -142,27 +147,23 @@ code,pre{background:#f5f5f5;padding:2px 4px}pre{padding:8px;overflow-x:auto}
 """
 
 
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
 def _finding_html(number: int, finding: Any) -> str:
     data = finding.to_dict()
     suggestions = "".join(
-        f"<li><b>{html.escape(s['kind'])}</b>: <code>{html.escape(s['snippet'])}</code></li>"
+        f"<li><b>{html.escape(suggestion_label(s['kind']))}</b>: "
+        f"<code>{html.escape(s['snippet'])}</code></li>"
         for s in data["suggestions"]
     )
     evidence = "".join(
-        f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(_json(v))[:400]}</code></td></tr>"
-        for k, v in data["evidence"].items()
-        if v not in (None, {}, [])
+        f"<tr><td>{html.escape(label)}</td><td>{html.escape(value)}</td></tr>"
+        for label, value in evidence_lines(finding.evidence)
     )
     return (
         f"<div class='finding'><h4>{number}. {html.escape(finding.title)}</h4>"
-        f"<p><span class='{data['severity']}'>{data['severity']}</span> · cause "
-        f"<code>{data['cause']}</code> · confidence {data['confidence']:.0%}</p>"
+        f"<p><span class='{data['severity']}'>{data['severity']}</span> · cause: "
+        f"{html.escape(cause_label(data['cause']))} · confidence {data['confidence']:.0%}</p>"
         f"<p>{html.escape(finding.explanation)}</p><table>{evidence}</table>"
-        f"<p>Impact: <code>{html.escape(_json(data['impact']))}</code></p>"
+        f"<p>Impact: {html.escape(impact_sentence(finding.impact))}</p>"
         + (f"<p>Suggested changes:</p><ul>{suggestions}</ul>" if suggestions else "")
         + "</div>"
     )
