@@ -201,3 +201,14 @@ def test_whatif_and_explain_read_the_same_renamed_capture(tmp_path: Path) -> Non
     )
     assert code == 0, err
     assert json.loads(out)["sources"] == ["capture"]
+
+
+def test_whatif_states_the_columns_it_read(tmp_path: Path) -> None:
+    capture = Path(__file__).resolve().parents[2] / "sample_logs" / "captures" / "passthrough.csv"
+    code, out, err = run_cli(
+        "whatif", str(capture), "--out", str(tmp_path / "w"), "--timestamp-by", "event_time",
+        "--late-arrival", "5s", "--out-of-order", "0s", "--no-png", "--no-verify",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "  arrival column: EventEnqueuedUtcTime (Event Hubs input" in out
+    assert "  partition column: PartitionId (the input partition ASA adds" in out
