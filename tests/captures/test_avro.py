@@ -200,3 +200,10 @@ def test_timestamp_by_a_nested_body_field_with_dots(tmp_path: Path) -> None:
     )
     assert out["system_timestamp"].dt.strftime("%H:%M:%S").to_list() == [r[2] for r in EXAMPLE_A]
     assert out["payload"].struct.field("time").to_list()[0] == "2024-01-01T00:00:00Z"
+
+
+def test_reading_a_folder_reports_progress_per_file(tmp_path: Path) -> None:
+    root = capture_folder(tmp_path / "capture")
+    seen: list[tuple[int, int]] = []
+    read_capture(root, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
