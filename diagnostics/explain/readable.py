@@ -61,13 +61,15 @@ def _stats(value: Mapping[str, Any]) -> str:
     names = {
         "p50": "median",
         "p95": "95th percentile",
+        "p99": "99th percentile",
         "p99_9": "99.9th percentile",
         "max": "largest",
     }
     parts = [
-        f"{label} {_seconds(value[f'{key}_seconds'])}"
+        f"{label} {_seconds(value[name])}"
         for key, label in names.items()
-        if value.get(f"{key}_seconds") is not None
+        for name in (f"{key}_seconds", key)
+        if value.get(name) is not None
     ]
     text = ", ".join(parts)
     if value.get("from"):
@@ -153,10 +155,10 @@ def _value(key: str, value: Any) -> str:
         return "unlimited" if "tolerance" in key else "none"
     if key in _PERCENT and isinstance(value, int | float):
         return f"{float(value):.1%}"
-    if key.endswith("_seconds") or key == "early_by":
-        return _seconds(value) if isinstance(value, int | float) else str(value)
     if isinstance(value, Mapping):
         return _mapping(value, key)
+    if key.endswith("_seconds") or key == "early_by":
+        return _seconds(value) if isinstance(value, int | float) else str(value)
     if isinstance(value, Sequence) and not isinstance(value, str):
         if value and all(isinstance(v, Mapping) for v in value):
             return "; ".join(_row(v) for v in value)

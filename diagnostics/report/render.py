@@ -7,6 +7,7 @@ of every event by partition, from the replay's outcomes.
 
 from __future__ import annotations
 
+import difflib
 import html
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,8 @@ from diagnostics.explain.readable import (
     suggestion_label,
 )
 from diagnostics.explain.render import text_finding, to_markdown
+from diagnostics.jobdef.fix import query_diff, settings_text, source_clause
+from diagnostics.jobdef.roundtrip import RoundTrip
 from diagnostics.report.pipeline import ScenarioRun
 from diagnostics.whatif import chart
 from diagnostics.whatif.report import format_table, recommendation
@@ -60,6 +63,8 @@ def to_text(runs: Sequence[ScenarioRun]) -> str:
             lines += text_finding(1, run.report.top)
         if run.whatif is not None:
             lines.append(f"   what-if {recommendation(run.whatif)} ({run.folder / 'whatif'})")
+        if run.fix is not None:
+            lines += [f"   {line}" for line in fix_lines(run.fix)]
         others = len(run.report.findings) - 1
         if others > 0:
             lines.append(f"   (+{others} more finding(s) in {run.folder / 'explain.json'})")
@@ -102,10 +107,62 @@ def to_markdown_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
         out += [f"- **{a['severity']}** {a['title']} ({a['state']})" for a in run.alerts] or [
             "No alert fired."
         ]
+        if run.fix is not None:
+            out += ["", *fix_markdown(run.fix)]
         if run.whatif is not None:
             out += ["", "### What-if sweep", "", "```", format_table(run.whatif), "```"]
             out.append(f"Charts: `{run.folder / 'whatif'}` (whatif.html, whatif.csv, whatif.json).")
     return "\n".join(out) + "\n"
+
+
+def fix_lines(trip: RoundTrip) -> list[str]:
+    """The corrected job in a few lines: before, after, measured effect, where it is."""
+    fix = trip.fix
+    if fix.policy == fix.job.policy and fix.query is None:
+        return [f"fix: {fix.job.definition.path.name} needs no change"]
+    lines = [
+        f"fix: {fix.job.definition.path.name}: {source_clause(fix.job.policy)}, "
+        f"{settings_text(fix.job.policy)}",
+        f"  -> {source_clause(trip.replayed.policy)}, {settings_text(trip.replayed.policy)}",
+    ]
+    if fix.before is not None and trip.after is not None:
+        b, a = fix.before, trip.after
+        lines.append(
+            f"  replayed: late {b.late} -> {a.late}, out of order {b.out_of_order} -> "
+            f"{a.out_of_order}, held back {b.held_back} -> {a.held_back}, output delay p95 "
+            f"{b.delay_p95_s:g} s -> {a.delay_p95_s:g} s"
+        )
+    lines.append(f"  files: {trip.written['definition'].parent}")
+    return lines
+
+
+def fix_markdown(trip: RoundTrip) -> list[str]:
+    """The corrected job as Markdown: settings, measured effect and the query diff."""
+    fix = trip.fix
+    out = ["### The corrected job", ""]
+    if fix.policy == fix.job.policy and fix.query is None:
+        return [*out, f"`{fix.job.definition.path.name}` needs no change.", ""]
+    out += [
+        f"From `{fix.job.definition.path.name}`; written to `{trip.written['definition'].parent}` "
+        "(definition, query.asaql, apply.sh, FIX.md).",
+        "",
+        "| | now | corrected |",
+        "|---|---|---|",
+        f"| query | `{source_clause(fix.job.policy)}` | `{source_clause(trip.replayed.policy)}` |",
+        f"| settings | {settings_text(fix.job.policy)} | {settings_text(trip.replayed.policy)} |",
+    ]
+    if fix.before is not None and trip.after is not None:
+        b, a = fix.before, trip.after
+        out += [
+            f"| late events | {b.late} | {a.late} |",
+            f"| out-of-order events | {b.out_of_order} | {a.out_of_order} |",
+            f"| events held back > 5 s by another partition | {b.held_back} | {a.held_back} |",
+            f"| output delay, p95 | {b.delay_p95_s:g} s | {a.delay_p95_s:g} s |",
+        ]
+    diff = query_diff(fix)
+    if diff:
+        out += ["", "```diff", diff.rstrip("\n"), "```"]
+    return [*out, ""]
 
 
 def _lateness_figure(run: ScenarioRun) -> Any:
@@ -144,6 +201,8 @@ table{border-collapse:collapse;font-size:.9em;margin:1em 0}td,th{border:1px soli
 code,pre{background:#f5f5f5;padding:2px 4px}pre{padding:8px;overflow-x:auto}
 .critical{color:#b00020;font-weight:bold}.warning{color:#b36b00;font-weight:bold}.info{color:#2e7d32}
 .finding{border-left:4px solid #ddd;padding-left:12px;margin:1em 0}
+.diff_add{background:#e6ffe6}.diff_chg{background:#ffffcc}.diff_sub{background:#ffe6e6}
+table.diff{font-family:monospace;font-size:12px}
 """
 
 
@@ -169,6 +228,51 @@ def _finding_html(number: int, finding: Any) -> str:
     )
 
 
+def _fix_html(trip: RoundTrip) -> str:
+    """The corrected job: settings and counts, and the query diff side by side."""
+    fix = trip.fix
+    head = "<h3>The corrected job</h3>"
+    if fix.policy == fix.job.policy and fix.query is None:
+        return (
+            head
+            + f"<p><code>{html.escape(fix.job.definition.path.name)}</code> needs no change.</p>"
+        )
+    rows: list[dict[str, Any]] = [
+        {
+            "": "query",
+            "now": source_clause(fix.job.policy),
+            "corrected": source_clause(trip.replayed.policy),
+        },
+        {
+            "": "settings",
+            "now": settings_text(fix.job.policy),
+            "corrected": settings_text(trip.replayed.policy),
+        },
+    ]
+    if fix.before is not None and trip.after is not None:
+        b, a = fix.before, trip.after
+        rows += [
+            {"": "late events", "now": b.late, "corrected": a.late},
+            {"": "out-of-order events", "now": b.out_of_order, "corrected": a.out_of_order},
+            {"": "events held back > 5 s", "now": b.held_back, "corrected": a.held_back},
+            {"": "output delay, p95 (s)", "now": b.delay_p95_s, "corrected": a.delay_p95_s},
+        ]
+    body = (
+        f"<p>From <code>{html.escape(fix.job.definition.path.name)}</code>; written to "
+        f"<code>{html.escape(str(trip.written['definition'].parent))}</code>.</p>" + _table(rows)
+    )
+    if fix.query is not None and fix.job.query is not None:
+        body += difflib.HtmlDiff(wrapcolumn=80).make_table(
+            fix.job.query.text.splitlines(),
+            fix.query.splitlines(),
+            "query now",
+            "corrected query",
+            context=True,
+            numlines=2,
+        )
+    return head + body
+
+
 def to_html_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
     """report.html: one page, plotly included once (works offline)."""
     parts = [
@@ -188,6 +292,8 @@ def to_html_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
             {k: a[k] for k in ("severity", "title", "state", "starts_at")} for a in run.alerts
         ]
         parts.append("<h3>Alerts</h3>" + (_table(alerts) if alerts else "<p>No alert fired.</p>"))
+        if run.fix is not None:
+            parts.append(_fix_html(run.fix))
         figures = [_lateness_figure(run)]
         if run.whatif is not None:
             figures.append(chart(run.whatif))
