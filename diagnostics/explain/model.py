@@ -28,6 +28,9 @@ class Cause(StrEnum):
     INVALID_TIMESTAMPS = "invalid_timestamps"
     HOT_PARTITION = "hot_partition"
     CTI_VIOLATIONS = "cti_violations"
+    INPUT_DATA_ERRORS = "input_data_errors"
+    OUTPUT_DATA_ERRORS = "output_data_errors"
+    WATERMARK_DELAY = "watermark_delay"
     HEALTHY = "healthy"
 
 
@@ -44,6 +47,8 @@ class SuggestionKind(StrEnum):
     SEPARATE_REPLAY_JOB = "separate_replay_job"
     SCALE_OUT = "scale_out"
     CTI_DELAY = "cti_delay"
+    FIX_INPUT_DATA = "fix_input_data"
+    FIX_OUTPUT_SCHEMA = "fix_output_schema"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +91,8 @@ class Finding:
     impact: Mapping[str, Any] = field(default_factory=dict)
     suggestions: tuple[Suggestion, ...] = ()
     confidence: float = 0.5
+    #: the job the finding is about (``None``: one unnamed job, or a capture)
+    job: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -113,6 +120,7 @@ class Finding:
             "impact": _plain(self.impact),
             "suggestions": [s.to_dict() for s in self.suggestions],
             "confidence": round(self.confidence, 2),
+            "job": self.job,
         }
 
 
