@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from diagnostics.appdata import samples, workdir
+from diagnostics.appdata import jobfix, samples, workdir
 from diagnostics.appdata.build import (
     CaptureSettings,
     UploadKind,
@@ -55,6 +55,22 @@ def _run(label: str, target: Path, work) -> None:  # type: ignore[no-untyped-def
     st.success(f"Loaded {label}. Open the Overview or Findings page in the sidebar.")
 
 
+#: Session key of the uploaded job definition: (file name, bytes, input, parameter bytes).
+JOB_UPLOAD = "job_upload"
+
+
+def _job_fingerprint() -> bytes:
+    upload = st.session_state.get(JOB_UPLOAD)
+    return b"" if upload is None else repr(upload).encode()
+
+
+def _keep_job(target: Path) -> None:
+    """Keep the uploaded job definition beside the capture (for the Findings page)."""
+    upload = st.session_state.get(JOB_UPLOAD)
+    if upload is not None:
+        jobfix.save(target, *upload)
+
+
 def _policy_form() -> CaptureSettings | None:
     with st.expander("Capture settings (the job's time policy)", expanded=False):
         c1, c2, c3 = st.columns(3)
@@ -75,6 +91,15 @@ def _policy_form() -> CaptureSettings | None:
         c7, c8 = st.columns(2)
         partition_by = c7.checkbox("PARTITION BY PartitionId", key="cap_pby")
         over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", "", key="cap_over")
+        st.markdown("**Or take the policy from the job's definition**")
+        d1, d2, d3 = st.columns(3)
+        definition = d1.file_uploader(
+            "Job definition: ARM template, resource JSON or `az stream-analytics job show` output",
+            type=["json"],
+            key="job_definition",
+        )
+        params = d2.file_uploader("ARM parameter file (optional)", type=["json"], key="job_params")
+        input_name = d3.text_input("Input name (when the job has several)", "", key="job_input")
     try:
         policy = OrderingPolicy(
             timestamp_by=ts.strip() or None,
@@ -84,6 +109,21 @@ def _policy_form() -> CaptureSettings | None:
             partition_by=partition_by,
             over=tuple(c.strip() for c in over.split(",") if c.strip()),
         )
+        st.session_state.pop(JOB_UPLOAD, None)
+        if definition is not None:
+            upload = (
+                definition.name,
+                definition.getvalue(),
+                input_name.strip() or None,
+                params.getvalue() if params is not None else None,
+            )
+            job = jobfix.read_uploaded(*upload)
+            policy = job.policy
+            st.session_state[JOB_UPLOAD] = upload
+            st.caption(
+                f"Policy from {job.describe_source().replace(str(job.definition.path), definition.name)}"
+                f": {policy.describe()} (the settings above are not used)."
+            )
     except OrderdocError as exc:
         st.error(str(exc))
         return None
@@ -131,10 +171,11 @@ def _uploads(settings: CaptureSettings | None) -> None:
         if settings is None:
             return
         name, data = named[0]
-        target = workdir.folder_for(data, repr(settings.to_dict()).encode())
+        target = workdir.folder_for(data, repr(settings.to_dict()).encode(), _job_fingerprint())
 
         def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
             build_from_reader(read_upload(name, data, settings), settings, target, progress)
+            _keep_job(target)
 
         _run(f"capture {name}", target, replay_it)
         return
@@ -199,12 +240,13 @@ def _capture_path(settings: CaptureSettings | None) -> None:
     if not c2.button("Replay the capture", key="replay_path") or settings is None:
         return
     try:
-        target = workdir.folder_for(fingerprint(path), repr(settings).encode())
+        target = workdir.folder_for(fingerprint(path), repr(settings).encode(), _job_fingerprint())
     except OSError as exc:
         st.error(f"{path}: cannot be read ({exc.strerror or exc})")
         return
 
     def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
         build_from_reader(read_path(path, settings), settings, target, progress)
+        _keep_job(target)
 
     _run(f"capture {path.strip()}", target, replay_it)

@@ -5,7 +5,6 @@ policy, as ``scripts/make_samples.py`` does) and the hand-made log shapes of
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from diagnostics.captures.reader import read_capture
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.logs.inputs import expand_inputs
+from diagnostics.resources import samples_dir
 
 #: Scenarios listed first (the most telling ones), the rest follow alphabetically.
 FIRST = ("late_senders", "idle_partition", "cross_device_disorder", "clock_skew")
@@ -46,10 +46,8 @@ class Sample:
 
 
 def root() -> Path | None:
-    """``ORDERDOC_SAMPLES`` or the ``sample_logs`` folder beside the package, if present."""
-    configured = os.environ.get("ORDERDOC_SAMPLES")
-    folder = Path(configured) if configured else Path(__file__).resolve().parents[2] / "sample_logs"
-    return folder if folder.is_dir() else None
+    """``ORDERDOC_SAMPLES`` or the samples shipped with the package, if present."""
+    return samples_dir()
 
 
 def choices() -> dict[str, Sample]:

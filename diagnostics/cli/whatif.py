@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(result.table.write_json() + "\n")
     else:
-        sys.stdout.write(format_table(result) + "\n")
+        sys.stdout.write("\n".join([*capture.describe(), format_table(result)]) + "\n")
         if check is not None:
             verdict = "agrees" if check["agrees"] else "DISAGREES (please report)"
             sys.stdout.write(

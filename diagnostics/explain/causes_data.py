@@ -86,6 +86,7 @@ def input_data_errors(evidence: Evidence) -> Finding | None:
         evidence=_evidence(kinds),
         impact={
             "events_affected": events,
+            "lost": True,
             "delay_seconds": 0.0,
             "effect": "the events are lost before the query sees them",
         },
@@ -127,6 +128,7 @@ def output_data_errors(evidence: Evidence) -> Finding | None:
         evidence=_evidence(kinds),
         impact={
             "events_affected": events,
+            "lost": True,
             "delay_seconds": 0.0,
             "effect": "the rows are dropped or the output stops, as the job's output error "
             "policy says",

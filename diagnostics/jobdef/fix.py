@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diagnostics.durations import SECOND
+from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.jobdef.definition import LATE, OUT_OF_ORDER, POLICY, JobDefinition, get_path
@@ -112,6 +112,17 @@ def source_clause(policy: OrderingPolicy) -> str:
     if policy.partition_by:
         parts.append("PARTITION BY PartitionId")
     return " ".join(parts) or "arrival time (no TIMESTAMP BY)"
+
+
+def settings_text(policy: OrderingPolicy) -> str:
+    """``late 5s, out-of-order 0s, adjust`` (the job's settings, not its query)."""
+    late = (
+        "unlimited" if policy.late_arrival_ns is None else format_duration(policy.late_arrival_ns)
+    )
+    return (
+        f"late {late}, out-of-order {format_duration(policy.out_of_order_ns)}, "
+        f"{policy.action.value}"
+    )
 
 
 def _seconds(value: int | None) -> str:

@@ -8,7 +8,9 @@ policy), so the demo's captures equal the bundled ones byte for byte.
 
 Layout of ``OUT``: ``<scenario>/capture.csv``, ``<scenario>/replay/`` (outcomes,
 diagnostics.jsonl, metrics.parquet), ``<scenario>/agg/`` (the aggregate folder the app
-opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``.
+opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``,
+``<scenario>/fix/`` (the corrected job definition from ``sample_logs/jobs``, as
+``orderdoc explain --job-definition ... --write-fix`` writes it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import OrderdocError
 from diagnostics.explain import Report, explain
 from diagnostics.generate import Scenario
+from diagnostics.jobdef import job_policy, read_job_definition
+from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
@@ -60,6 +64,7 @@ class ScenarioRun:
     alerts: list[dict[str, Any]]
     whatif: SweepResult | None
     outcomes: pl.DataFrame
+    fix: RoundTrip | None = None
 
 
 def _orderdoc(argv: list[str]) -> None:
@@ -81,6 +86,18 @@ def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> d
 
 def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> None:
     _orderdoc(["aggregate", *map(str, logs), *map(str, metrics), "--out", str(out)])
+
+
+#: The bundled job definitions (one per scenario, in the three shapes).
+JOBS_DIR = Path(__file__).resolve().parents[2] / "sample_logs" / "jobs"
+
+
+def job_definition_for(scenario: str, jobs_dir: Path = JOBS_DIR) -> Path | None:
+    """``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+    found = sorted(
+        p for p in jobs_dir.glob(f"{scenario}.*.json") if not p.name.endswith(".parameters.json")
+    )
+    return found[0] if found else None
 
 
 def _alerts(agg_dir: Path) -> list[dict[str, Any]]:
@@ -137,7 +154,18 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         )  # fmt: skip
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
-    return ScenarioRun(scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes)
+    fix = None
+    definition = job_definition_for(scenario)
+    if definition is not None:
+        say(f"[{scenario}] fix the job definition {definition.name} -> {folder / 'fix'}")
+        job = job_policy(read_job_definition(definition))
+        fix = fix_and_verify(
+            job, report.findings, folder / "fix", current=read.apply(job.policy)[1],
+            events=read, partitions=partitions,
+        )  # fmt: skip
+    return ScenarioRun(
+        scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes, fix
+    )
 
 
 def run_demo(

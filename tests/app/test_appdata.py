@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 from diagnostics.appdata import figures, lateness, overview, partitions, quarantine, store
 from diagnostics.appdata.alerts import check_text, load_pack
 from diagnostics.appdata.build import UploadKind, build_from_logs, classify
-from diagnostics.appdata.insight import CAUSE_KINDS, scalar_evidence, select_point
+from diagnostics.appdata.insight import (
+    CAUSE_KINDS,
+    impact_text,
+    readable_evidence,
+    scalar_evidence,
+    select_point,
+)
 from diagnostics.appdata.workdir import safe_name, save_uploads
 from diagnostics.errors import InputError
 from tests.app.conftest import ASA, RULES_BAD, RULES_GOOD, SCENARIOS
@@ -329,6 +335,40 @@ def test_scalar_evidence_and_select_point():
     assert select_point(sweep, 4.0, 0.0)["pct_adjusted"] == 5.0
     assert select_point(sweep.clear(), 4.0, 0.0) is None
     assert set(CAUSE_KINDS) >= {"late_arrivals", "out_of_order", "idle_partition"}
+
+
+def test_readable_evidence_and_impact_speak_words_not_json():
+    table = readable_evidence(
+        {
+            "share_of_events": 0.2565,
+            "partitions": {"0": 259, "1": 254},
+            "lateness": {"p50_seconds": 61.0, "max_seconds": 120.2, "from": "exact (capture)"},
+            "episodes": [
+                {"partition_id": 3, "start": "2024-01-01T00:05:59.960000+00:00",
+                 "end": "2024-01-01T00:24:01+00:00", "minutes": 18.0, "notices": 3}
+            ],
+            "empty": [],
+        }
+    )  # fmt: skip
+    assert table.rows() == [
+        ("share of all events", "25.7%"),
+        ("events per partition", "partition 0: 259, partition 1: 254"),
+        ("lateness", "median 61 s, largest 120.2 s, exact (capture)"),
+        (
+            "silent periods",
+            "partition 3 from 2024-01-01 00:05:59 UTC to 2024-01-01 00:24:01 UTC "
+            "(18 min, 3 notices)",
+        ),
+    ]
+    text = impact_text(
+        {"events_affected": 513, "delay_seconds": 0.0, "fix_adds_output_delay_seconds": 116}
+    )
+    assert text == (
+        "513 events adjusted or dropped. The suggested tolerance adds up to 116 s of output "
+        "delay (none with OVER)."
+    )
+    assert "{" not in text
+    assert "_" not in text
 
 
 def test_figures_carry_their_reference_lines(agg_idle):
