@@ -110,3 +110,10 @@ def test_findings_per_job_and_the_idle_delay_they_state(tmp_path: Path) -> None:
         "the late-arrival tolerance: 30 s",
         30.0,
     )
+
+
+def test_a_finding_keeps_its_job_through_pickling(real_agg: Path) -> None:
+    import pickle
+
+    finding = explain(real_agg).findings[0]
+    assert pickle.loads(pickle.dumps(finding)).job == finding.job == "MYSTREAMINGJOB"
