@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, insight
+from diagnostics.appdata import figures
 from diagnostics.appdata.alerts import alert_markers
 from diagnostics.kinds import ErrorKind
 from diagnostics.rules import AlertState
@@ -86,10 +86,6 @@ def render() -> None:
 
 
 def _top_finding() -> None:
-    problem = insight.explainer_status()
-    if problem is not None:
-        st.caption(f"Findings are not available: {problem}.")
-        return
     agg, _ = cache.current()
     assert agg is not None
     report = cache.report_or_error(agg)

@@ -19,7 +19,14 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import UsageError
 from diagnostics.explain.capture import from_capture
 from diagnostics.explain.evidence import Evidence, from_agg_dir, merge
-from diagnostics.explain.model import Cause, Finding, Report, Suggestion, SuggestionKind
+from diagnostics.explain.model import (
+    Cause,
+    Finding,
+    Impact,
+    Report,
+    Suggestion,
+    SuggestionKind,
+)
 from diagnostics.explain.rank import diagnose, rank
 from diagnostics.explain.render import render
 
@@ -27,6 +34,7 @@ __all__ = [
     "Cause",
     "Evidence",
     "Finding",
+    "Impact",
     "Report",
     "Suggestion",
     "SuggestionKind",

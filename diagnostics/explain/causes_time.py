@@ -17,7 +17,7 @@ import numpy as np
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
-from diagnostics.explain.model import Cause, Finding, Suggestion
+from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
 from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIME_HANDLING, TIMESTAMP_BY
 from diagnostics.kinds import ErrorKind, Severity
 
@@ -239,6 +239,13 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     following = _share_following_late(evidence, stats)
     consequence = following is not None and following >= 0.5
     evidence_out["share_following_late_events"] = following
+    impact: Impact = {
+        "events_affected": stats.events,
+        "delay_seconds": 0.0,
+        "fix_adds_output_delay_seconds": 0 if over is not None else value,
+    }
+    if consequence:
+        impact["consequence_of"] = Cause.LATE_ARRIVALS.value
     return Finding(
         cause=Cause.OUT_OF_ORDER,
         severity=severity_for(stats.events, evidence.total_events, dropped=_dropping(evidence)),
@@ -264,12 +271,7 @@ def out_of_order(evidence: Evidence) -> Finding | None:
             )
         ),
         evidence=evidence_out,
-        impact={
-            "events_affected": stats.events,
-            "delay_seconds": 0.0,
-            "fix_adds_output_delay_seconds": 0 if over is not None else value,
-            **({"consequence_of": Cause.LATE_ARRIVALS.value} if consequence else {}),
-        },
+        impact=impact,
         suggestions=tuple(suggestions),
         confidence=(0.9 if over is not None else 0.75) * (0.7 if consequence else 1.0),
     )
