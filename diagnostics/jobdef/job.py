@@ -27,11 +27,11 @@ class JobPolicy:
     partition_count: int | None
 
     def describe_source(self) -> str:
-        """``job NAME (ARM template FILE), input NAME``."""
-        job = f"job {self.definition.name}" if self.definition.name else "the job"
-        return (
-            f"{job} ({self.definition.shape.value} {self.definition.path}), input {self.input.name}"
-        )
+        """``job NAME (arm-template FILE, compatibility level 1.2), input NAME``."""
+        d = self.definition
+        job = f"job {d.name}" if d.name else "the job"
+        level = f", compatibility level {d.compatibility_level}" if d.compatibility_level else ""
+        return f"{job} ({d.shape.value} {d.path}{level}), input {self.input.name}"
 
 
 def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
