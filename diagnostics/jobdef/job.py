@@ -6,11 +6,13 @@ The settings come from the job's properties (tolerances, Adjust/Drop) and from t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError
+from diagnostics.explain.model import Finding, Suggestion
 from diagnostics.jobdef.definition import JobDefinition, JobInput
 from diagnostics.jobdef.query import ParsedQuery, SourceRef, parse_query
 
@@ -110,3 +112,19 @@ def job_policy(
         policy=policy,
         partition_count=max(counts) if counts else None,
     )
+
+
+def name_the_input(findings: Sequence[Finding], name: str) -> list[Finding]:
+    """The findings with query suggestions naming the job's input (``FROM telemetry ...``)
+    instead of the placeholder ``input``; everything else as it was."""
+    from diagnostics.jobdef.rewrite import identifier
+
+    placeholder = "FROM input "
+    named = f"FROM {identifier(name)} "
+
+    def rename(s: Suggestion) -> Suggestion:
+        if s.snippet.startswith(placeholder):
+            return replace(s, snippet=named + s.snippet.removeprefix(placeholder))
+        return s
+
+    return [replace(f, suggestions=tuple(rename(s) for s in f.suggestions)) for f in findings]
