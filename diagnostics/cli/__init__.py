@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from diagnostics import __version__
+from diagnostics.cli import flags
 from diagnostics.errors import OrderdocError
 
 COMMANDS: tuple[str, ...] = (
@@ -68,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             argv = command_argv(argv)
         except OrderdocError as exc:
-            sys.stderr.write(f"orderdoc {chosen}: error: {exc}\n")
+            sys.stderr.write(f"orderdoc {chosen}: error: {flags.message(exc)}\n")
             return exc.exit_code
         chosen = argv[0]
     parser = build_parser(chosen)
@@ -79,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except OrderdocError as exc:
-        sys.stderr.write(f"orderdoc {args.command}: error: {exc}\n")
+        sys.stderr.write(f"orderdoc {args.command}: error: {flags.message(exc, args)}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"orderdoc {args.command}: interrupted\n")

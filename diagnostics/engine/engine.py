@@ -38,7 +38,7 @@ from diagnostics.engine.release import (
     running_max_by_partition,
 )
 from diagnostics.engine.timelines import Timelines
-from diagnostics.errors import EngineStateError, InputError
+from diagnostics.errors import EngineStateError, InputError, Setting
 from diagnostics.timestamps import iso
 
 
@@ -65,10 +65,10 @@ class OrderingEngine:
         if policy.over and len(self.partitions) > 1 and not policy.partition_by:
             msg = (
                 f"TIMESTAMP BY ... OVER {', '.join(policy.over)} on an input with "
-                f"{len(self.partitions)} partitions needs PARTITION BY PartitionId "
-                "(--partition-by), as ASA requires"
+                f"{len(self.partitions)} partitions needs PARTITION BY PartitionId, "
+                "as ASA requires"
             )
-            raise InputError(msg)
+            raise InputError(msg, Setting.PARTITION_BY)
         self._late = policy.effective_late_ns
         self._ooo = policy.effective_ooo_ns
         self._early = policy.early_window_ns

@@ -16,7 +16,7 @@ import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.explain.capture import from_capture
 from diagnostics.explain.evidence import Evidence, from_agg_dir, merge
 from diagnostics.explain.model import Cause, Finding, Report, Suggestion, SuggestionKind
@@ -54,8 +54,8 @@ def explain(
     one job (an aggregate folder may hold several).
     """
     if agg_dir is None and events is None:
-        msg = "explain needs an aggregate folder or a capture (--events)"
-        raise UsageError(msg)
+        msg = "explain needs an aggregate folder or an event capture"
+        raise UsageError(msg, Setting.CAPTURE)
     evidence: Evidence | None = None
     if agg_dir is not None:
         evidence = from_agg_dir(Path(agg_dir), policy, job)

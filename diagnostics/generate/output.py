@@ -18,7 +18,7 @@ from typing import IO, cast
 import numpy as np
 import polars as pl
 
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.generate.config import GenerateConfig, Scenario
 from diagnostics.generate.scenarios import build
 
@@ -86,10 +86,10 @@ def output_format(path: Path) -> tuple[str, bool]:
     kind = FORMATS.get(ext[0])
     if kind is None or (gz and kind == "parquet"):
         msg = (
-            f"--out {path}: unknown output type; use .parquet, .csv or .jsonl "
+            f"output path {path}: unknown output type; use .parquet, .csv or .jsonl "
             "(.csv and .jsonl may end in .gz)"
         )
-        raise UsageError(msg)
+        raise UsageError(msg, Setting.OUTPUT)
     return kind, gz
 
 
@@ -98,8 +98,8 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
     path = Path(path)
     kind, gz = output_format(path)
     if not path.parent.is_dir():
-        msg = f"--out {path}: folder {path.parent} does not exist"
-        raise UsageError(msg)
+        msg = f"output path {path}: folder {path.parent} does not exist"
+        raise UsageError(msg, Setting.OUTPUT)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         if kind == "parquet":
@@ -126,5 +126,5 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        msg = f"--out {path}: cannot write: {exc.strerror or exc}"
-        raise UsageError(msg) from exc
+        msg = f"output path {path}: cannot write: {exc.strerror or exc}"
+        raise UsageError(msg, Setting.OUTPUT) from exc
