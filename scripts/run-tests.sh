@@ -14,4 +14,6 @@ if [ "$code" = "5" ]; then
   echo "pytest collected no tests" >&2
   exit 1
 fi
-exit $code
+[ "$code" = "0" ] || exit $code
+# the wheel installed into a fresh venv outside the checkout runs rules check and the demo
+$BIN/python scripts/check_wheel.py

@@ -28,6 +28,7 @@ class ColumnType(StrEnum):
     FLOAT = "float"
     TIMESTAMP = "timestamp"
     DATE = "date"
+    BOOLEAN = "boolean"
 
     @property
     def numeric(self) -> bool:
@@ -51,6 +52,7 @@ _ARROW: Final = {
     ColumnType.FLOAT: pa.float64(),
     ColumnType.TIMESTAMP: pa.timestamp("us", tz="UTC"),
     ColumnType.DATE: pa.date32(),
+    ColumnType.BOOLEAN: pa.bool_(),
 }
 _POLARS: Final[dict[ColumnType, pl.DataType]] = {
     ColumnType.STRING: pl.String(),
@@ -58,6 +60,7 @@ _POLARS: Final[dict[ColumnType, pl.DataType]] = {
     ColumnType.FLOAT: pl.Float64(),
     ColumnType.TIMESTAMP: pl.Datetime("us", "UTC"),
     ColumnType.DATE: pl.Date(),
+    ColumnType.BOOLEAN: pl.Boolean(),
 }
 
 
@@ -103,12 +106,13 @@ class TableSpec:
         return tuple(c for c, t in self.columns.items() if t is ColumnType.TIMESTAMP)
 
 
-_S, _I, _F, _T, _D = (
+_S, _I, _F, _T, _D, _B = (
     ColumnType.STRING,
     ColumnType.INT,
     ColumnType.FLOAT,
     ColumnType.TIMESTAMP,
     ColumnType.DATE,
+    ColumnType.BOOLEAN,
 )
 
 
@@ -129,7 +133,8 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
                 "source": _S,
                 "partition_id": _I,
                 "kind": _S,
-                "event_count": _I,
+                "event_count": _I,  # null when the record names no count
+                "count_known": _B,
                 "record_time": _T,
                 "from_time": _T,
                 "to_time": _T,
@@ -155,6 +160,7 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
                 "minute": _T,
                 "event_count": _I,
                 "records": _I,
+                "records_without_count": _I,  # records that named no count
                 "max_lateness_seconds": _F,
                 "date": _D,  # UTC date of minute
             },
@@ -187,6 +193,7 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
                 "early_input_events": _I,
                 "dropped_or_adjusted_events": _I,
                 "output_watermark_delay_seconds": _F,
+                "backlogged_input_events": _I,  # InputEventsSourcesBacklogged
                 "date": _D,  # UTC date of minute
             },
             "minute",

@@ -72,20 +72,36 @@ def _head_text(data: bytes) -> str | None:
     return head.decode("utf-8", errors="replace")
 
 
-def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKind:
+#: Columns that make a table an event capture (when no arrival column is named).
+CAPTURE_MARKERS = frozenset(
+    {
+        "arrival_time",
+        "EventEnqueuedUtcTime",
+        "IoTHub.EnqueuedTime",
+        "IoTHub",
+        "BlobLastModifiedUtcTime",
+    }
+)
+
+
+def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
     """Guess what an upload is from its name and first bytes (cheap; content is checked later).
 
-    A capture is a CSV, JSON Lines or Parquet table with an ``arrival`` column; a Parquet file
+    A capture is an Event Hubs Capture ``.avro`` file, or a CSV, JSON Lines or Parquet table
+    with the ``arrival`` column (``None``: one of :data:`CAPTURE_MARKERS`); a Parquet file
     with ``time`` and ``InputEvents`` is engine metrics (a log); binary content (not gzip) is
     unknown; other text is given to the log reader, which decides record by record.
     """
     lower = name.lower().removesuffix(".gz")
+    markers = CAPTURE_MARKERS if arrival is None else frozenset({arrival})
+    if data[:4] == b"Obj\x01" or lower.endswith(".avro"):
+        return UploadKind.CAPTURE if data[:4] == b"Obj\x01" else UploadKind.UNKNOWN
     if data[:4] == b"PAR1" or lower.endswith((".parquet", ".pq")):
         try:
             names = set(pq.read_schema(io.BytesIO(data)).names)
         except (OSError, ValueError, pa.ArrowException):
             return UploadKind.UNKNOWN
-        if arrival in names:
+        if markers & names:
             return UploadKind.CAPTURE
         return UploadKind.LOG if {"time", "InputEvents"} <= names else UploadKind.UNKNOWN
     head = _head_text(data)
@@ -95,15 +111,15 @@ def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKin
     if not first:
         return UploadKind.UNKNOWN
     if lower.endswith((".csv", ".tsv")):
-        header = [h.strip().strip('"') for h in first.replace("\t", ",").split(",")]
-        if arrival in header:
+        header = {h.strip().strip('"') for h in first.replace("\t", ",").split(",")}
+        if markers & header:
             return UploadKind.CAPTURE
         return UploadKind.LOG if "properties_s" in header else UploadKind.UNKNOWN
     try:
         value = json.loads(first)
     except ValueError:
         return UploadKind.LOG  # a multi-line document or a broken line: the reader decides
-    if isinstance(value, dict) and arrival in value and "properties" not in value:
+    if isinstance(value, dict) and markers & set(value) and "properties" not in value:
         return UploadKind.CAPTURE
     return UploadKind.LOG
 
@@ -139,6 +155,9 @@ class CaptureSettings:
     policy: OrderingPolicy
     columns: EventColumns = field(default_factory=EventColumns)
     job: str = "capture"
+    #: the columns the user named (``None``: detected as the command line does)
+    arrival_col: str | None = None
+    partition_col: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form kept in ``capture/source.json``."""
@@ -174,28 +193,6 @@ class CaptureSettings:
         except (KeyError, TypeError, ValueError) as exc:
             msg = f"{SOURCE_FILE}: field {exc} is missing or invalid"
             raise InputError(msg) from exc
-
-
-def read_capture_bytes(name: str, data: bytes) -> pl.DataFrame:
-    """An uploaded capture as a frame (CSV, JSON Lines or Parquet); InputError if unreadable."""
-    lower = name.lower()
-    if lower.endswith(".gz") or data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            msg = f"{name}: corrupt gzip stream ({exc})"
-            raise InputError(msg) from exc
-        lower = lower.removesuffix(".gz")
-    try:
-        if data[:4] == b"PAR1":
-            return pl.read_parquet(io.BytesIO(data))
-        if lower.endswith((".csv", ".tsv")):
-            sep = "\t" if lower.endswith(".tsv") else ","
-            return pl.read_csv(io.BytesIO(data), separator=sep, infer_schema_length=10_000)
-        return pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        msg = f"{name}: not a readable capture: {str(exc).splitlines()[0]}"
-        raise InputError(msg) from exc
 
 
 def build_from_capture(

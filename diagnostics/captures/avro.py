@@ -20,7 +20,7 @@ import datetime as dt
 import io
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,12 +237,14 @@ class AvroTable:
     partition_from_path: bool
 
 
-def read_capture_files(files: Sequence[CaptureFile]) -> AvroTable:
-    """The events of ``files`` (see the module docstring)."""
+def read_capture_files(
+    files: Sequence[CaptureFile], progress: Callable[[int, int], None] | None = None
+) -> AvroTable:
+    """The events of ``files`` (see the module docstring); ``progress(files read, files)``."""
     meta: dict[str, list[Any]] = {name: [] for name in (*CAPTURE_COLUMNS, *PROPERTY_COLUMNS)}
     bodies: list[dict[str, Any]] = []
     no_json = 0
-    for file in files:
+    for done, file in enumerate(files):
         for number, record in enumerate(_records(file), start=1):
             arrival = _arrival_ms(record)
             if arrival is None:
@@ -261,6 +263,8 @@ def read_capture_files(files: Sequence[CaptureFile]) -> AvroTable:
             meta["Offset"].append(record.get("Offset"))
             meta["Properties"].append(_properties(record.get("Properties")))
             meta["SystemProperties"].append(_properties(record.get("SystemProperties")))
+        if progress is not None:
+            progress(done + 1, len(files))
     head = pl.DataFrame(
         {
             ASA_PARTITION: pl.Series(meta[ASA_PARTITION], dtype=pl.Int64),

@@ -29,10 +29,13 @@ def us_time(ms: int) -> str:
     return f"{t.month}/{t.day}/{t.year} {hour}:{t.minute:02d}:{t.second:02d} {'AM' if t.hour < 12 else 'PM'}"
 
 
-def write_avro(path: Path, records: Iterable[dict[str, Any]], codec: str = "deflate") -> None:
-    """One Capture file at ``path`` (folders created)."""
+def write_avro(
+    path: Path, records: Iterable[dict[str, Any]], codec: str = "deflate", name: str = ""
+) -> None:
+    """One Capture file at ``path`` (folders created); its sync marker derives from
+    ``name`` (the path inside the capture folder), so the bytes do not depend on where."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    marker = hashlib.md5(path.as_posix().encode(), usedforsecurity=False).digest()
+    marker = hashlib.md5(name.encode(), usedforsecurity=False).digest()
     with path.open("wb") as handle:
         fastavro.writer(handle, _PARSED, records, codec=codec, sync_marker=marker)
 
@@ -95,12 +98,14 @@ def write_capture_folder(
             (pl.col("ms") // (window_s * 1000)).alias("w"), maintain_order=True
         ):
             t = dt.datetime.fromtimestamp(int(start) * window_s, tz=dt.UTC)
-            path = out / namespace / eventhub / str(p) / t.strftime("%Y/%m/%d/%H/%M/%S.avro")
+            name = f"{namespace}/{eventhub}/{p}/{t.strftime('%Y/%m/%d/%H/%M/%S')}.avro"
+            path = out / name
             bodies = [
                 json.dumps(rows[i], default=str, separators=(",", ":")).encode()
                 for i in window["i"]
             ]
-            write_avro(path, capture_records(bodies, window["ms"].to_list(), sequence), codec)
+            records = capture_records(bodies, window["ms"].to_list(), sequence)
+            write_avro(path, records, codec, name)
             sequence += window.height
             written.append(path)
     return written

@@ -29,6 +29,7 @@ class RenameReason(StrEnum):
     """Why an input column was renamed."""
 
     OUTCOME = "named like an outcome column"
+    PATTERN = "a name read as a wildcard or regular expression"
     CAPTURE = "named like an Event Hubs Capture column"
     EMPTY = "empty header cell"
     REPEATED = "repeated header cell"
@@ -61,15 +62,22 @@ def free_name(base: str, taken: set[str]) -> str:
     return f"{base}_{n}"
 
 
+def is_pattern(name: str) -> bool:
+    """Whether polars reads column name ``name`` as a wildcard (``*``) or a regular
+    expression (``^...$``) instead of a name."""
+    return name == "*" or (len(name) > 1 and name.startswith("^") and name.endswith("$"))
+
+
 def rename_taken(
     frame: pl.DataFrame,
     reserved: Iterable[str] = RESERVED,
     reason: RenameReason = RenameReason.OUTCOME,
 ) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
-    """``frame`` with every column named in ``reserved`` renamed ``input_<name>`` (or the
-    first free ``input_<name>_N``); order and values unchanged."""
+    """``frame`` with every column named in ``reserved`` (or named like a pattern, see
+    :func:`is_pattern`) renamed ``input_<name>`` (or the first free ``input_<name>_N``);
+    order and values unchanged."""
     blocked = set(reserved)
-    clashes = [c for c in frame.columns if c in blocked]
+    clashes = [c for c in frame.columns if c in blocked or is_pattern(c)]
     if not clashes:
         return frame, ()
     taken = set(frame.columns) | blocked
@@ -77,7 +85,8 @@ def rename_taken(
     for column in clashes:
         new = free_name(f"input_{column}", taken)
         taken.add(new)
-        renames.append(Rename(column, new, reason))
+        why = reason if column in blocked else RenameReason.PATTERN
+        renames.append(Rename(column, new, why))
     return frame.rename({r.column: r.renamed for r in renames}), tuple(renames)
 
 
@@ -105,6 +114,9 @@ def renamed(name: str, renames: Iterable[Rename]) -> str:
     """The name input column ``name`` has after ``renames`` (the first rename of it wins:
     a repeated header cell's first occurrence keeps the name)."""
     for rename in renames:
-        if rename.column == name and rename.reason in (RenameReason.OUTCOME, RenameReason.CAPTURE):
+        if rename.column == name and rename.reason not in (
+            RenameReason.EMPTY,
+            RenameReason.REPEATED,
+        ):
             return rename.renamed
     return name

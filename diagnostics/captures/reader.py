@@ -5,6 +5,7 @@ taken, and the arrival and partition columns chosen (docs/schemas.md, "Input con
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,14 +143,16 @@ def read_capture(
     arrival: str | None = None,
     partition: str | None = None,
     path_format: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Capture:
     """Read a capture file (CSV, JSON Lines, Parquet, ``.gz``; ``.avro``) or a folder of
     Event Hubs Capture files. ``arrival``/``partition`` name the columns (``None``: detect).
-    Raises :class:`InputError` (or its :class:`SettingError`) naming file, column or setting."""
+    ``progress(files read, files)`` follows a Capture folder's files. Raises
+    :class:`InputError` (or its :class:`SettingError`) naming file, column or setting."""
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
         files = capture_files(path, path_format or DEFAULT_PATH_FORMAT)
-        return _from_avro(read_capture_files(files), str(path), arrival, partition)
+        return _from_avro(read_capture_files(files, progress), str(path), arrival, partition)
     if not path.is_file():
         msg = f"{path}: no such file or folder"
         raise InputError(msg)

@@ -7,6 +7,7 @@ import argparse
 
 from diagnostics.captures.reader import Capture, read_capture
 from diagnostics.cli.flags import message
+from diagnostics.cli.progress import ProgressLine
 from diagnostics.errors import SettingError
 
 
@@ -17,12 +18,16 @@ def with_flag(exc: SettingError) -> SettingError:
 
 def capture_from_args(args: argparse.Namespace, path: str | None = None) -> Capture:
     """The capture at ``path`` (default ``args.events``), read as the column flags say."""
+    progress = ProgressLine("read capture files")
     try:
         return read_capture(
             path if path is not None else args.events,
             arrival=getattr(args, "arrival_col", None),
             partition=getattr(args, "partition_col", None),
             path_format=getattr(args, "capture_path_format", None),
+            progress=progress,
         )
     except SettingError as exc:
         raise with_flag(exc) from exc
+    finally:
+        progress.finish()

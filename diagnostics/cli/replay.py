@@ -11,10 +11,10 @@ from diagnostics.captures.reader import Capture
 from diagnostics.cli.capture_args import capture_from_args
 from diagnostics.cli.diagnostics_args import add_arguments as add_diagnostics_arguments
 from diagnostics.cli.diagnostics_args import options_from_args
+from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
-    policy_from_args,
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     add_column_arguments(parser)
     add_policy_arguments(parser)
+    add_job_arguments(parser)
     add_diagnostics_arguments(parser)
     parser.add_argument(
         "--batch-size",
@@ -61,11 +62,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run_replay(args: argparse.Namespace, capture: Capture | None = None) -> ReplayResult:
-    """Read the capture and replay it as the flags say (shared with other commands)."""
+def run_replay(
+    args: argparse.Namespace, capture: Capture | None = None, resolved: Resolved | None = None
+) -> ReplayResult:
+    """Read the capture and replay it as the flags (and ``--job-definition``) say."""
+    resolved = resolved or resolve_policy(args)
     capture = capture or capture_from_args(args)
-    events, policy = capture.apply(policy_from_args(args))
-    partitions = declared_partitions(args.partitions) if args.partitions else None
+    events, policy = capture.apply(resolved.policy)
+    partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     progress = ProgressLine("replay")
     try:
         return replay(
@@ -86,8 +90,9 @@ def run_replay(args: argparse.Namespace, capture: Capture | None = None) -> Repl
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
     out = out_folder(args.out, create=True)
+    resolved = resolve_policy(args)
     capture = capture_from_args(args)
-    result = run_replay(args, capture)
+    result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
     # diagnostics and the summary are computed from the same frame in this one.
@@ -104,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write("\n".join([*capture.describe(), format_summary(summary)]) + "\n")
+        lines = [*capture.describe(), format_summary(summary)]
+        if resolved.job is not None:
+            lines.insert(0, f"policy: {resolved.describe()}")
+        sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.write(f"wrote {', '.join(str(out / name) for name in written)}\n")
     return 0

@@ -10,7 +10,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from diagnostics.rules.loader import default_rules_dir, load_rules
+from diagnostics.resources import default_rule_paths
+from diagnostics.rules.loader import load_rules
 from diagnostics.rules.model import RuleError
 
 
@@ -25,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="rule files or folders (default: ./rules, else the default pack)",
+        help="rule files or folders (default: $ORDERDOC_RULES, else the packaged pack)",
     )
     check.set_defaults(func=run_check)
     parser.set_defaults(func=_usage(parser))
@@ -41,7 +42,7 @@ def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], in
 
 def run_check(args: argparse.Namespace) -> int:
     """Validate the rules; print every problem (one line each) and return 0 or 2."""
-    paths = args.paths or [default_rules_dir()]
+    paths = args.paths or default_rule_paths()
     try:
         ruleset = load_rules(paths)
     except RuleError as exc:

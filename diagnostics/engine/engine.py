@@ -62,13 +62,9 @@ class OrderingEngine:
         if not self.partitions:
             msg = "the partition set is empty; declare at least one partition"
             raise InputError(msg)
-        if policy.over and len(self.partitions) > 1 and not policy.partition_by:
-            msg = (
-                f"TIMESTAMP BY ... OVER {', '.join(policy.over)} on an input with "
-                f"{len(self.partitions)} partitions needs PARTITION BY PartitionId, "
-                "as ASA requires"
-            )
-            raise InputError(msg, Setting.PARTITION_BY)
+        problem = policy.partition_problem(len(self.partitions))
+        if problem is not None:
+            raise InputError(problem, Setting.PARTITION_BY)
         self._late = policy.effective_late_ns
         self._ooo = policy.effective_ooo_ns
         self._early = policy.early_window_ns

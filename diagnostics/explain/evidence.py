@@ -100,8 +100,8 @@ def _scan(agg_dir: Path, table: TableName, job: str | None = None) -> pl.DataFra
     except (pl.exceptions.PolarsError, OSError) as exc:
         msg = f"{agg_dir / table}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
         raise InputError(msg) from exc
-    if job is not None and "job" in frame.columns:
-        frame = frame.filter(pl.col("job") == job)
+    if job is not None and "job" in frame.columns:  # job names compare ignoring case
+        frame = frame.filter(pl.col("job").str.to_uppercase() == job.upper())
     return frame
 
 

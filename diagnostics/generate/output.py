@@ -6,18 +6,22 @@ engine adds to its outcomes), ``device_id`` (String, ``dev-00042``),
 milliseconds and ``Z``), ``value`` (Float64). Formats by extension: ``.parquet``, ``.csv``,
 ``.jsonl`` (also ``.ndjson``), the latter two optionally ``.gz``. Writing is deterministic
 (the gzip header carries no name and no time) and atomic (a temporary file is renamed).
+:func:`write_capture_avro` writes an Event Hubs Capture folder instead: ``arrival_time`` is
+the enqueued time, ``partition_id`` the path's partition, the other columns the JSON body.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import shutil
 from pathlib import Path
 from typing import IO, cast
 
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.capture_writer import write_capture_folder
 from diagnostics.errors import Setting, UsageError
 from diagnostics.generate.config import GenerateConfig, Scenario
 from diagnostics.generate.scenarios import build
@@ -128,3 +132,27 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
         tmp.unlink(missing_ok=True)
         msg = f"output path {path}: cannot write: {exc.strerror or exc}"
         raise UsageError(msg, Setting.OUTPUT) from exc
+
+
+def write_capture_avro(frame: pl.DataFrame, out: Path, *, eventhub: str = "events") -> list[Path]:
+    """Write ``frame`` as an Event Hubs Capture folder under ``out`` (absent or empty),
+    namespace ``orderdoc``; built in a temporary folder and renamed into place."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        msg = f"output path {out}: exists and is not an empty folder"
+        raise UsageError(msg, Setting.OUTPUT)
+    if not out.parent.is_dir():
+        msg = f"output path {out}: folder {out.parent} does not exist"
+        raise UsageError(msg, Setting.OUTPUT)
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        written = write_capture_folder(frame, tmp, namespace="orderdoc", eventhub=eventhub)
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        msg = f"output path {out}: cannot write: {exc.strerror or exc}"
+        raise UsageError(msg, Setting.OUTPUT) from exc
+    return [out / p.relative_to(tmp) for p in written]

@@ -62,6 +62,7 @@ def rollup(data_errors: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.col("event_count").sum().alias("event_count"),
             pl.len().cast(pl.Int64).alias("records"),
+            (~pl.col("count_known")).sum().cast(pl.Int64).alias("records_without_count"),
             pl.col("lateness_seconds").max().alias("max_lateness_seconds"),
         )
         .with_columns(pl.col("minute").dt.date().alias("date"))
@@ -106,7 +107,12 @@ def _iso(value: object) -> str | None:
 
 def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
     """``summary.json`` content (without the file lists)."""
-    by_kind = data_errors.group_by("kind").agg(pl.col("event_count").sum()).sort("kind")
+    by_kind = (
+        data_errors.group_by("kind")
+        .agg(pl.col("event_count").sum(), (~pl.col("count_known")).sum().alias("unknown"))
+        .sort("kind")
+    )
+    unknown = by_kind.filter(pl.col("unknown") > 0)
     idle = data_errors.filter(pl.col("kind") == IDLE_KIND)["partition_id"].drop_nulls()
     start = data_errors.select(pl.coalesce("from_time", "record_time").min()).item()
     end = data_errors.select(pl.coalesce("to_time", "record_time").max()).item()
@@ -116,6 +122,7 @@ def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
         "records_parsed": parsed.height - quarantined,
         "records_quarantined": quarantined,
         "events_by_kind": dict(zip(by_kind["kind"], by_kind["event_count"], strict=True)),
+        "records_without_count": dict(zip(unknown["kind"], unknown["unknown"], strict=True)),
         "idle_partitions": sorted(set(idle.to_list())),
         "jobs": sorted(set(data_errors["job"].drop_nulls().to_list())),
         "time_range": {"from": _iso(start), "to": _iso(end)},

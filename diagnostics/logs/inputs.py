@@ -5,19 +5,24 @@ files whose names look like logs are read (``.json``, ``.jsonl``, ``.ndjson``, `
 ``.log``, ``.txt``, each optionally ``.gz``, and ``.parquet``) and the rest are listed as
 skipped. Hidden files and folders (``.name``) are skipped. Parquet files are split into
 engine metrics (they have an ``InputEvents`` column, read from the footer only) and others
-(skipped: e.g. ``outcomes.parquet`` of a replay folder).
+(skipped: e.g. ``outcomes.parquet`` of a replay folder). A JSON or CSV file whose start is an
+Azure Monitor metrics export (``az monitor metrics list`` JSON, the ``AzureMetrics`` table)
+is read as metrics, not as logs.
 """
 
 from __future__ import annotations
 
 import glob
+import gzip
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from diagnostics.errors import InputError
+from diagnostics.logs.azure_metrics import looks_like_azure_metrics
 
 LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".log", ".txt")
 METRIC_COLUMNS = frozenset({"time", "InputEvents"})
@@ -58,6 +63,19 @@ def _is_metrics(path: Path) -> bool:
     return names >= METRIC_COLUMNS
 
 
+def _is_metrics_export(path: Path) -> bool:
+    """True when the file (gzipped or not) starts like an Azure Monitor metrics export."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as handle:
+                head = handle.read(65536)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return looks_like_azure_metrics(head)
+
+
 def expand_inputs(inputs: list[str]) -> InputFiles:
     """Resolve ``inputs`` to files; raises :class:`InputError` naming an input that matches nothing."""
     chosen: set[Path] = set()
@@ -87,7 +105,7 @@ def expand_inputs(inputs: list[str]) -> InputFiles:
     metrics: list[Path] = []
     for path in sorted(chosen):
         if not path.name.lower().endswith(".parquet"):
-            logs.append(path)
+            (metrics if _is_metrics_export(path) else logs).append(path)
         elif _is_metrics(path):
             metrics.append(path)
         else:

@@ -12,6 +12,7 @@ import datetime as dt
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -30,26 +31,28 @@ QUARANTINE_COLUMNS: tuple[str, ...] = TABLES[TableName.QUARANTINE].input_columns
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
-_DATA_ERROR_FIELDS = operator.attrgetter(*DATA_ERROR_COLUMNS)
 _QUARANTINE_FIELDS = operator.attrgetter(*QUARANTINE_COLUMNS)
 _PARSED_TAIL = (None, None, None)  # reason, raw, raw_bytes of a parsed record
 _QUARANTINE_HEAD = (None,) * (len(DATA_ERROR_COLUMNS) - 2)  # up to source_file
 
 
-@dataclass(frozen=True, slots=True)
-class DataError:
-    """One normalised diagnostic record (a data-error aggregate or an idle notice).
+class DataError(NamedTuple):
+    """One normalised diagnostic record (a data-error aggregate or an idle notice), a typed
+    tuple whose fields are :data:`DATA_ERROR_COLUMNS` in order (what the readers turn into
+    Arrow rows without copying).
 
-    Invariants: ``kind`` is normalised (legacy names mapped); ``event_count >= 0`` and is 1
-    for an idle notice; ``record_time`` is an aware UTC datetime; ``lateness_seconds`` is
-    set exactly when both example times are.
+    Invariants: ``kind`` is normalised (older names mapped); ``event_count >= 0`` when
+    ``count_known``, ``None`` otherwise (a record that names no count: at least one event),
+    and 1 for an idle notice; ``record_time`` is an aware UTC datetime; ``lateness_seconds``
+    is set exactly when both example times are.
     """
 
     job: str | None
     source: str | None
     partition_id: int | None
     kind: str
-    event_count: int
+    event_count: int | None
+    count_known: bool
     record_time: dt.datetime
     from_time: dt.datetime | None
     to_time: dt.datetime | None
@@ -81,18 +84,12 @@ def quarantine(source_file: str, source_line: int, reason: str, raw: bytes | str
     return Quarantined(source_file, source_line, reason, kept, len(data))
 
 
-def to_arrow(outcomes: Sequence[DataError | Quarantined | tuple]) -> pa.RecordBatch:
-    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order.
-
-    A parsed record is a :class:`DataError` or a plain tuple of its fields in order (the row
-    form of :func:`diagnostics.logs.reader.read_rows`).
-    """
-    rows = []
+def to_arrow(outcomes: Sequence[DataError | Quarantined]) -> pa.RecordBatch:
+    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order."""
+    rows: list[tuple[object, ...]] = []
     for item in outcomes:
-        if type(item) is tuple:
-            rows.append(item + _PARSED_TAIL)
-        elif isinstance(item, DataError):
-            rows.append(_DATA_ERROR_FIELDS(item) + _PARSED_TAIL)
+        if isinstance(item, DataError):
+            rows.append((*item, *_PARSED_TAIL))
         else:
             rows.append(_QUARANTINE_HEAD + _QUARANTINE_FIELDS(item))
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(PARSED_SCHEMA)

@@ -9,7 +9,9 @@ policy), so the demo's captures equal the bundled ones byte for byte.
 
 Layout of ``OUT``: ``<scenario>/capture.csv``, ``<scenario>/replay/`` (outcomes,
 diagnostics.jsonl, metrics.parquet), ``<scenario>/agg/`` (the aggregate folder the app
-opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``.
+opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``,
+``<scenario>/fix/`` (the corrected job definition from ``sample_logs/jobs``, as
+``orderdoc explain --job-definition ... --write-fix`` writes it).
 """
 
 from __future__ import annotations
@@ -23,15 +25,16 @@ from typing import Any
 import polars as pl
 
 from diagnostics.aggregates import write_tables
-from diagnostics.captures.reader import read_capture
+from diagnostics.captures.reader import Capture, read_capture
 from diagnostics.durations import MS, SECOND, parse_duration
-from diagnostics.engine.events_io import read_events
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.explain import Report, explain
 from diagnostics.generate import GenerateConfig, Scenario, generate, write_capture
 from diagnostics.instrument import InstrumentOptions
 from diagnostics.instrument.outputs import write_outputs as write_replay_outputs
+from diagnostics.jobdef import job_policy, read_job_definition
+from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
@@ -62,6 +65,7 @@ class ScenarioRun:
     alerts: list[dict[str, Any]]
     whatif: SweepResult | None
     outcomes: pl.DataFrame
+    fix: RoundTrip | None = None
 
 
 def write_capture_file(scenario: str, capture: Path) -> pl.DataFrame:
@@ -77,10 +81,9 @@ def write_capture_file(scenario: str, capture: Path) -> pl.DataFrame:
     return frame
 
 
-def replay_capture(capture: Path, out: Path, job: str) -> ReplayResult:
-    """Replay ``capture`` under :data:`POLICY` on :data:`PARTITIONS` partitions and write
+def replay_capture(source: Capture, out: Path, job: str) -> ReplayResult:
+    """Replay ``source`` under :data:`POLICY` on :data:`PARTITIONS` partitions and write
     ``outcomes.parquet``, ``diagnostics.jsonl`` and ``metrics.parquet`` into ``out``."""
-    source = read_capture(capture)
     events, policy = source.apply(POLICY)
     result = replay(
         events, policy, partitions=declared_partitions(PARTITIONS), columns=source.columns
@@ -106,6 +109,18 @@ def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path, s
     aggregate_on(SparkTarget(), files, out, progress=lambda message: say(f"  spark: {message}"))
 
 
+#: The bundled job definitions (one per scenario, in the three shapes).
+JOBS_DIR = Path(__file__).resolve().parents[2] / "sample_logs" / "jobs"
+
+
+def job_definition_for(scenario: str, jobs_dir: Path = JOBS_DIR) -> Path | None:
+    """``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+    found = sorted(
+        p for p in jobs_dir.glob(f"{scenario}.*.json") if not p.name.endswith(".parameters.json")
+    )
+    return found[0] if found else None
+
+
 def _alerts(agg_dir: Path) -> list[dict[str, Any]]:
     from diagnostics.rules import default_rules_dir, evaluate, load_rules
 
@@ -122,7 +137,8 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     write_capture_file(scenario, capture)
     replay_dir = folder / "replay"
     say(f"[{scenario}] replay (TIMESTAMP BY event_time, late 5s, out-of-order 0s, adjust)")
-    replay_capture(capture, replay_dir, f"sample-{scenario.replace('_', '-')}")
+    read = read_capture(capture)  # the reader every command uses (renames, column detection)
+    replay_capture(read, replay_dir, f"sample-{scenario.replace('_', '-')}")
     agg_dir = folder / "agg"
     logs, metrics = [replay_dir / "diagnostics.jsonl"], [replay_dir / "metrics.parquet"]
     say(f"[{scenario}] aggregate ({'Spark' if spark else 'polars reference'}) -> {agg_dir}")
@@ -130,11 +146,13 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         _aggregate_spark(logs, metrics, agg_dir, say)
     else:
         write_agg_dir(logs, metrics, agg_dir)
-    events = read_events(capture)
+    events, policy = read.apply(POLICY)
     partitions = tuple(range(PARTITIONS))
     say(f"[{scenario}] explain (logs only, then with the capture)")
     logs_report = explain(agg_dir, policy=POLICY)
-    report = explain(agg_dir, events=events, policy=POLICY, partitions=partitions)
+    report = explain(
+        agg_dir, events=events, policy=policy, columns=read.columns, partitions=partitions
+    )
     (folder / "explain.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     say(f"[{scenario}] alerts")
     alerts = _alerts(agg_dir)
@@ -144,13 +162,24 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     if report.top is not None and report.top.cause.value in ("late_arrivals", "out_of_order"):
         say(f"[{scenario}] what-if sweep")
         whatif = sweep(
-            events, POLICY, late_values=LATE_GRID, ooo_values=OOO_GRID,
-            partition_by_values=(False, True), over_values=((), ("device_id",)),
-            partitions=partitions,
+            events, policy, late_values=LATE_GRID, ooo_values=OOO_GRID,
+            partition_by_values=(False, True), over_values=((), (read.column("device_id"),)),
+            columns=read.columns, partitions=partitions,
         )  # fmt: skip
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
-    return ScenarioRun(scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes)
+    fix = None
+    definition = job_definition_for(scenario)
+    if definition is not None:
+        say(f"[{scenario}] fix the job definition {definition.name} -> {folder / 'fix'}")
+        job = job_policy(read_job_definition(definition))
+        fix = fix_and_verify(
+            job, report.findings, folder / "fix", current=read.apply(job.policy)[1],
+            events=read, partitions=partitions,
+        )  # fmt: skip
+    return ScenarioRun(
+        scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes, fix
+    )
 
 
 def run_demo(

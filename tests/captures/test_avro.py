@@ -4,13 +4,18 @@ the command line, outcomes checked against the spec's worked example A."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from diagnostics.captures.avro import CAPTURE_COLUMNS, PROPERTY_COLUMNS
 from diagnostics.captures.capture_writer import us_time
 from diagnostics.captures.reader import read_capture
+from diagnostics.engine.columns import OUTCOME_COLUMNS
 
 from .helpers import EXAMPLE_A, POLICY_A, body, capture_record, ms, replay_json, run_cli, write_avro
 
@@ -187,3 +192,57 @@ def test_a_single_avro_file_outside_the_layout_is_partition_0(tmp_path: Path) ->
     assert out["PartitionId"].to_list() == [0]
     assert any("partition 0" in n for n in summary["input"]["notes"])
     assert pl.Series(out["EventEnqueuedUtcTime"]).dt.epoch("ms").to_list() == [ms("00:00:01")]
+
+
+def test_timestamp_by_a_nested_body_field_with_dots(tmp_path: Path) -> None:
+    records = [
+        capture_record(i, body(payload={"time": f"2024-01-01T{app}Z"}), ms(arr), "")
+        for i, (app, arr, *_rest) in enumerate(EXAMPLE_A)
+    ]
+    write_avro(tmp_path / "c" / "n" / "h" / "0" / "2024/01/01/00/10/00.avro", records)
+    _, out = replay_json(
+        tmp_path / "c", tmp_path / "o", "--timestamp-by", "payload.time", *POLICY_A
+    )
+    assert out["system_timestamp"].dt.strftime("%H:%M:%S").to_list() == [r[2] for r in EXAMPLE_A]
+    assert out["payload"].struct.field("time").to_list()[0] == "2024-01-01T00:00:00Z"
+
+
+def test_reading_a_folder_reports_progress_per_file(tmp_path: Path) -> None:
+    root = capture_folder(tmp_path / "capture")
+    seen: list[tuple[int, int]] = []
+    read_capture(root, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+_FIELD = st.one_of(
+    st.sampled_from(
+        [*OUTCOME_COLUMNS, *CAPTURE_COLUMNS, *PROPERTY_COLUMNS, "input_late", "*", "a.b", "ü"]
+    ),
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_FIELD, min_size=1, max_size=6, unique=True),
+    st.lists(st.integers(0, 3), min_size=1, max_size=8),
+)
+def test_every_body_field_survives_under_its_name_or_rename(names, partitions) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        for part in sorted(set(partitions)):
+            rows = [i for i, p in enumerate(partitions) if p == part]
+            records = [
+                capture_record(i, body(**{n: f"{i}:{j}" for j, n in enumerate(names)}),
+                               ms("00:00:01") + i, "")
+                for i in rows
+            ]  # fmt: skip
+            write_avro(root / "n" / "h" / str(part) / "2024/01/01/00/00/00.avro", records)
+        summary, out = replay_json(root, Path(tmp) / "o")
+    order = sorted(range(len(partitions)), key=lambda i: (partitions[i], i))
+    assert out.height == len(partitions)
+    assert out["PartitionId"].to_list() == [partitions[i] for i in order]
+    renames = {r["column"]: r["renamed"] for r in summary["input"]["renamed"]}
+    for j, name in enumerate(names):
+        column = renames.get(name, name)
+        assert out[column].to_list() == [f"{i}:{j}" for i in order], name

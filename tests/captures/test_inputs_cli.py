@@ -4,6 +4,8 @@ the real command line), ASA's passthrough columns, and the issue's own example."
 from __future__ import annotations
 
 import csv
+import io
+import json
 import tempfile
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from diagnostics.captures.names import is_pattern
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 
 from .helpers import EXAMPLE_A, POLICY_A, iso, replay_json, run_cli, write_csv
@@ -64,17 +67,17 @@ def test_any_input_column_names_replay_and_keep_every_value(case) -> None:
     arrival, ts, names, table, fmt = case
     with tempfile.TemporaryDirectory() as tmp:
         path = _write(Path(tmp) / f"capture.{fmt}", names, table, fmt)
-        summary, out = replay_json(
-            path, Path(tmp) / "out", "--arrival-col", arrival, "--timestamp-by", ts
+        summary, out = replay_json(  # NAME may start with "-": the --flag=NAME form
+            path, Path(tmp) / "out", f"--arrival-col={arrival}", f"--timestamp-by={ts}"
         )
     assert out.height == len(table)
     assert out.columns[len(names) :] == list(OUTCOME_COLUMNS)
     renames = {r["column"]: r["renamed"] for r in summary["input"]["renamed"]}
-    assert set(renames) == {n for n in names if n in RESERVED}
+    assert set(renames) == {n for n in names if n in RESERVED or is_pattern(n)}
     for j, name in enumerate(names):
         column = out.columns[j]
         assert column == renames.get(name, name)
-        if name in RESERVED:
+        if name in renames:
             assert column.startswith(f"input_{name}")
         values = out[column].cast(pl.String).to_list()
         expected = [row[j] for row in table]
@@ -170,3 +173,42 @@ def test_processed_time_is_never_the_arrival(tmp_path: Path) -> None:
     assert code == 2
     assert "EventProcessedUtcTime' is when ASA read the event" in err
     assert "(use --arrival-col)" in err
+
+
+def test_whatif_and_explain_read_the_same_renamed_capture(tmp_path: Path) -> None:
+    header = ["event_id", "partition_id", "arrival_time", "late", "status", "device"]
+    rows = [
+        [f"e{i}", 0, iso(arr), iso(app), "s", f"d{i % 2}"]
+        for i, (app, arr, *_rest) in enumerate(EXAMPLE_A)
+    ]
+    path = write_csv(tmp_path / "capture.csv", header, rows)
+    code, out, err = run_cli(
+        "whatif", str(path), "--out", str(tmp_path / "w"), "--timestamp-by", "late",
+        "--late-arrival", "5s,10m", "--out-of-order", "0s,3m", "--over", "status",
+        "--no-png", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    table = pl.read_json(io.StringIO(out))
+    chosen = table.filter(
+        (pl.col("late_arrival_s") == 600)
+        & (pl.col("out_of_order_s") == 180)
+        & ~pl.col("partition_by")
+    )
+    assert chosen.height == 2  # without and with OVER status (one key value: the same)
+    assert chosen["adjusted"].to_list() == [2, 2]  # example A: rows 1 and 5
+    code, out, err = run_cli(
+        "explain", "--events", str(path), "--timestamp-by", "late", *POLICY_A, "--format", "json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["sources"] == ["capture"]
+
+
+def test_whatif_states_the_columns_it_read(tmp_path: Path) -> None:
+    capture = Path(__file__).resolve().parents[2] / "sample_logs" / "captures" / "passthrough.csv"
+    code, out, err = run_cli(
+        "whatif", str(capture), "--out", str(tmp_path / "w"), "--timestamp-by", "event_time",
+        "--late-arrival", "5s", "--out-of-order", "0s", "--no-png", "--no-verify",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "  arrival column: EventEnqueuedUtcTime (Event Hubs input" in out
+    assert "  partition column: PartitionId (the input partition ASA adds" in out

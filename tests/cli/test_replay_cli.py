@@ -89,7 +89,7 @@ def test_declared_partition_that_never_sent_data_delays_release(tmp_path, capsys
         (["--arrival-col", "enqueued"], "arrival column 'enqueued' is missing"),
         (
             ["--over", "device"],
-            "needs PARTITION BY PartitionId, as ASA requires (use --partition-by)",
+            "partitions needs PARTITION BY PartitionId, as ASA requires (use --partition-by)",
         ),
         (["--timestamp-by", "nope"], "TIMESTAMP BY column 'nope' is missing"),
         (["--partitions", "1"], "partition 1 is not among the declared partitions 0..0"),

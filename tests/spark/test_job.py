@@ -23,7 +23,7 @@ COLUMNS = {table.value: list(spec.columns) for table, spec in TABLES.items()}
 
 def test_spark_schemas_mirror_arrow_schemas() -> None:
     spark_fields = [(f.name, f.dataType.simpleString()) for f in schemas.PARSED.fields]
-    arrow_to_spark = {"string": "string", "int64": "bigint", "double": "double"}
+    arrow_to_spark = {"string": "string", "int64": "bigint", "double": "double", "bool": "boolean"}
     expected = [
         (
             f.name,
@@ -86,3 +86,18 @@ def test_garbage_and_huge_record_lose_nothing(spark, tmp_path: Path) -> None:
     assert quarantine["raw_bytes"].max() == len(big)
     assert quarantine["raw"].str.len_bytes().max() == 64 * 1024
     assert_same_as_reference(tmp_path / "agg", files, summary)
+
+
+def test_real_shapes_folder_matches_reference(spark, tmp_path: Path) -> None:
+    """Real wordings, casings, time formats, a text file and Azure Monitor metric exports."""
+    real = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+    files = expand_inputs([str(real)])
+    assert len(files.metrics) == 2
+    result = run_aggregate(spark, files, tmp_path / "agg")
+    assert (result.summary["records_total"], result.summary["records_quarantined"]) == (17, 0)
+    assert result.summary["jobs"] == ["MYSTREAMINGJOB"]
+    assert result.summary["records_without_count"] == {
+        "InputDeserializerError.InvalidData": 1,
+        "InputDeserializerError.InvalidHeader": 1,
+    }
+    assert_same_as_reference(tmp_path / "agg", files, result.summary)
