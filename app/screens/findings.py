@@ -7,6 +7,7 @@ import streamlit as st
 
 from diagnostics.appdata import figures, insight, lateness
 from diagnostics.errors import OrderdocError
+from diagnostics.explain.model import Finding
 from screens import cache
 from screens.common import chart, severity
 
@@ -21,8 +22,9 @@ def _tolerance(agg) -> float | None:  # type: ignore[no-untyped-def]
     return None if late is None else late / 1e9
 
 
-def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # type: ignore[no-untyped-def]
+def _evidence_chart(agg, finding: Finding, index: int) -> None:  # type: ignore[no-untyped-def]
     key = cache.key(agg)
+    kinds = insight.cause_kinds(finding.cause)
     if finding.cause == "idle_partition":
         episodes = cache.idle(*key, None)
         if episodes.height:
@@ -41,7 +43,7 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
         frame = (
             cache.lateness_capture(*key, "partition")
             if ctx is not None
-            else cache.lateness_aggregate(*key, finding.kinds)
+            else cache.lateness_aggregate(*key, kinds)
         )
         if frame.height:
             chart(
@@ -49,11 +51,11 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
                 f"evidence_{index}",
             )
             return
-    if finding.kinds:
-        frame, bucket = cache.kinds_by_partition(*key, finding.kinds)
+    if kinds:
+        frame, bucket = cache.kinds_by_partition(*key, kinds)
         if frame.height:
             chart(
-                figures.kinds_by_partition(frame, bucket, " / ".join(finding.kinds)),
+                figures.kinds_by_partition(frame, bucket, " / ".join(kinds)),
                 f"evidence_{index}",
             )
             return
@@ -104,10 +106,6 @@ def render() -> None:
     st.title("Findings")
     agg = cache.require()
     if agg is None:
-        return
-    problem = insight.explainer_status()
-    if problem is not None:
-        st.warning(f"Findings are not available in this installation: {problem}.")
         return
     report = cache.report_or_error(agg)
     if report is None:

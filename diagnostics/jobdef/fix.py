@@ -232,7 +232,11 @@ def fix_markdown(fix: Fix, definition_file: str) -> str:
         "",
         "## Why",
         "",
-        *[f"- {r}" for r in fix.reasons],
+        *(
+            [f"- {r}" for r in fix.reasons]
+            or ["- No finding asks for a change of settings or query."]
+        ),
+        *[f"- Note: {n}." for n in fix.notes],
         "",
         "## Effect",
         "",

@@ -115,11 +115,13 @@ def _candidates(current: OrderingPolicy, wanted: dict[str, object]) -> list[Orde
     if "late" in wanted:
         late = wanted["late"]
         base = replace(base, late_arrival_ns=None if late is None else int(late) * SECOND)  # type: ignore[call-overload]
-    options = [base]
+    # Most complete first: without a capture the first one is taken.
+    options: list[OrderingPolicy] = []
     if "over" in wanted:
-        options.insert(0, replace(base, over=tuple(wanted["over"]), partition_by=True))  # type: ignore[arg-type]
+        options.append(replace(base, over=tuple(wanted["over"]), partition_by=True))  # type: ignore[arg-type]
     if "ooo" in wanted:
         options.append(replace(base, out_of_order_ns=int(wanted["ooo"]) * SECOND))  # type: ignore[call-overload]
+    options.append(base)
     if wanted.get("partition_by"):
         options = [replace(p, partition_by=True) for p in options]
     unique: list[OrderingPolicy] = []

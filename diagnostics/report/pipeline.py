@@ -36,6 +36,7 @@ from diagnostics.instrument.outputs import write_outputs as write_replay_outputs
 from diagnostics.jobdef import job_policy, read_job_definition
 from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
+from diagnostics.resources import samples_dir
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
 EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
@@ -109,12 +110,13 @@ def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path, s
     aggregate_on(SparkTarget(), files, out, progress=lambda message: say(f"  spark: {message}"))
 
 
-#: The bundled job definitions (one per scenario, in the three shapes).
-JOBS_DIR = Path(__file__).resolve().parents[2] / "sample_logs" / "jobs"
-
-
-def job_definition_for(scenario: str, jobs_dir: Path = JOBS_DIR) -> Path | None:
-    """``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+def job_definition_for(scenario: str, jobs_dir: Path | None = None) -> Path | None:
+    """The bundled ``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+    if jobs_dir is None:
+        samples = samples_dir()
+        if samples is None:
+            return None
+        jobs_dir = samples / "jobs"
     found = sorted(
         p for p in jobs_dir.glob(f"{scenario}.*.json") if not p.name.endswith(".parameters.json")
     )
