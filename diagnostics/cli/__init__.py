@@ -15,6 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from diagnostics import __version__
 from diagnostics.cli import flags
@@ -37,7 +38,7 @@ COMMANDS: tuple[str, ...] = (
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (``orderdoc CMD: error: ...``), exit 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
         raise SystemExit(2)
 

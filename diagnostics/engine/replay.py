@@ -20,6 +20,7 @@ from diagnostics.engine.engine import OrderingEngine, StagedBatch
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.release import NEG
 from diagnostics.errors import InputError, Setting
+from diagnostics.scalars import as_int
 from diagnostics.timestamps import to_utc
 
 Progress = Callable[[int, int], None]
@@ -53,10 +54,10 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
             f"partition column '{name}', row {i + 1}: '{events[name][i]}' is not a partition number"
         )
         raise InputError(msg)
-    low, high = values.min(), values.max()
-    if high - low < 65_536:  # type: ignore[operator]
+    low, high = as_int(values.min()), as_int(values.max())
+    if high - low < 65_536:
         seen = np.flatnonzero(np.bincount(values.to_numpy() - low))
-        return tuple(int(v) + int(low) for v in seen)  # type: ignore[arg-type]
+        return tuple(int(v) + low for v in seen)
     return tuple(int(v) for v in values.unique().sort())
 
 
