@@ -98,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
         msg = f"{where}: {exc}" if where and str(where) not in str(exc) else str(exc)
         raise InputError(msg) from exc
     if resolved.job is not None:
-        report = replace(report, policy=resolved.describe())
+        from diagnostics.jobdef.job import name_the_input
+
+        findings = name_the_input(report.findings, resolved.job.input.name)
+        report = replace(report, findings=findings, policy=resolved.describe())
     text = render(report, args.format)
     sys.stdout.write(text)
     if args.write_fix:

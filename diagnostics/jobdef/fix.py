@@ -216,12 +216,23 @@ def _outcome_rows(fix: Fix) -> list[str]:
     return out
 
 
+def _input_line(fix: Fix) -> str:
+    """``Input telemetry: Stream (Microsoft.ServiceBus/EventHub), read once in step Readings.``"""
+    job = fix.job
+    kind = job.input.kind + (f" ({job.input.source})" if job.input.source else "")
+    steps = sorted({r.step for r in job.reads if r.step})
+    where = f", in step(s) {', '.join(steps)}" if steps else ""
+    return f"Input {job.input.name}: {kind}; the query reads it {len(job.reads)} time(s){where}."
+
+
 def fix_markdown(fix: Fix, definition_file: str) -> str:
     """FIX.md: before/after settings, the measured effect, the query diff, how to apply."""
     d = fix.job.definition
     before = fix.job.policy
     out = [
         f"# Fix for {fix.job.describe_source()}",
+        "",
+        _input_line(fix),
         "",
         "| setting | before | after |",
         "|---|---|---|",

@@ -6,11 +6,13 @@ The settings come from the job's properties (tolerances, Adjust/Drop) and from t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError
+from diagnostics.explain.model import Finding, Suggestion
 from diagnostics.jobdef.definition import JobDefinition, JobInput
 from diagnostics.jobdef.query import ParsedQuery, SourceRef, parse_query
 
@@ -27,11 +29,11 @@ class JobPolicy:
     partition_count: int | None
 
     def describe_source(self) -> str:
-        """``job NAME (ARM template FILE), input NAME``."""
-        job = f"job {self.definition.name}" if self.definition.name else "the job"
-        return (
-            f"{job} ({self.definition.shape.value} {self.definition.path}), input {self.input.name}"
-        )
+        """``job NAME (arm-template FILE, compatibility level 1.2), input NAME``."""
+        d = self.definition
+        job = f"job {d.name}" if d.name else "the job"
+        level = f", compatibility level {d.compatibility_level}" if d.compatibility_level else ""
+        return f"{job} ({d.shape.value} {d.path}{level}), input {self.input.name}"
 
 
 def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
@@ -110,3 +112,19 @@ def job_policy(
         policy=policy,
         partition_count=max(counts) if counts else None,
     )
+
+
+def name_the_input(findings: Sequence[Finding], name: str) -> list[Finding]:
+    """The findings with query suggestions naming the job's input (``FROM telemetry ...``)
+    instead of the placeholder ``input``; everything else as it was."""
+    from diagnostics.jobdef.rewrite import identifier
+
+    placeholder = "FROM input "
+    named = f"FROM {identifier(name)} "
+
+    def rename(s: Suggestion) -> Suggestion:
+        if s.snippet.startswith(placeholder):
+            return replace(s, snippet=named + s.snippet.removeprefix(placeholder))
+        return s
+
+    return [replace(f, suggestions=tuple(rename(s) for s in f.suggestions)) for f in findings]

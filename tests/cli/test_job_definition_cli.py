@@ -30,6 +30,9 @@ def test_explain_writes_a_deployable_fix_with_measured_counts(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "(from job sample-late-senders-prod (arm-template" in text
     assert "replayed under the written definition: late 513 -> 0, out of order 270 -> 0" in text
+    # the suggestions name the job's input, not a placeholder
+    assert "FROM telemetry TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId" in text
+    assert "FROM input " not in text
     names = {p.name for p in out.iterdir()}
     assert names == {
         "late_senders.arm.fixed.json",
