@@ -19,7 +19,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine, StagedBatch
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.release import NEG
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.scalars import as_int
 from diagnostics.timestamps import to_utc
 
@@ -64,8 +64,8 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
 def declared_partitions(count: int) -> tuple[int, ...]:
     """Partitions 0..count-1, as an Event Hub with ``count`` partitions has."""
     if count < 1:
-        msg = f"--partitions {count}: an input has at least one partition"
-        raise InputError(msg)
+        msg = f"partition count {count}: an input has at least one partition"
+        raise InputError(msg, Setting.PARTITIONS)
     return tuple(range(count))
 
 

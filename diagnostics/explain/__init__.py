@@ -17,7 +17,7 @@ import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.explain.capture import from_capture
 from diagnostics.explain.evidence import Evidence, from_agg_dir, jobs_in, merge
 from diagnostics.explain.model import (
@@ -63,8 +63,8 @@ def explain(
     one job (an aggregate folder may hold several).
     """
     if agg_dir is None and events is None:
-        msg = "explain needs an aggregate folder or a capture (--events)"
-        raise UsageError(msg)
+        msg = "explain needs an aggregate folder or an event capture"
+        raise UsageError(msg, Setting.CAPTURE)
     evidence: Evidence | None = None
     if agg_dir is not None and job is None and events is None:
         names = jobs_in(Path(agg_dir))
