@@ -90,7 +90,11 @@ def job_policy(
     """The policy of the chosen input. ``timestamp_override``: the caller gives the
     ``TIMESTAMP BY`` column itself, so conflicting or unsupported clauses are no error."""
     chosen = choose_input(definition, input_name)
-    parsed = parse_query(definition.query) if definition.query is not None else None
+    try:
+        parsed = parse_query(definition.query) if definition.query is not None else None
+    except InputError as exc:
+        msg = f"{definition.path}: {exc}"
+        raise InputError(msg) from exc
     reads = parsed.reads(chosen.name) if parsed else []
     ref = None if timestamp_override else _one_timestamp(definition, chosen, reads)
     partition_by = any((r.partition_by or "").lower() == "partitionid" for r in reads)

@@ -9,7 +9,7 @@ setting can carry (fix a sender's clock, feed an idle partition) become advice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -139,10 +139,11 @@ def plan_fix(
     events: Events | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> Fix:
     """The corrected job for ``findings`` (``current``: the policy in force, default the
     definition's). With ``events``, candidates are replayed and the best one is kept, with
-    the before/after counts."""
+    the before/after counts; ``say`` hears which replay runs."""
     current = current or job.policy
     wanted, reasons, advice = _wanted(findings)
     candidates = _candidates(current, wanted) if current.application_time else []
@@ -152,10 +153,17 @@ def plan_fix(
     chosen = candidates[0] if candidates else current
     before = after = None
     if events is not None and current.application_time:
+        total = len(candidates) + 1
+        if say:
+            say(f"fix: replaying the capture under the job as it is (1/{total})")
         before = measure(events, current, columns=columns, partitions=partitions)
-        scored = [
-            (measure(events, p, columns=columns, partitions=partitions), p) for p in candidates
-        ]
+        scored = []
+        for n, candidate in enumerate(candidates, start=2):
+            if say:
+                say(f"fix: replaying candidate {n}/{total}: {candidate.describe()}")
+            scored.append(
+                (measure(events, candidate, columns=columns, partitions=partitions), candidate)
+            )
         good = [
             (o, p)
             for o, p in scored
