@@ -98,6 +98,10 @@ def _job_fix(agg: Aggregate) -> None:
         left, right = st.columns(2)
         left.code(view.old_definition, language="json")
         right.code(view.new_definition, language="json")
+    fix_md = dict(view.files).get("FIX.md")
+    if fix_md is not None:
+        with st.expander("FIX.md: what each change costs and gains, how to apply"):
+            st.markdown(fix_md.decode("utf-8"))
     cols = st.columns(len(view.files))
     for col, (name, data) in zip(cols, view.files, strict=True):
         col.download_button(f"Download {name}", data, file_name=name, key=f"download_{name}")

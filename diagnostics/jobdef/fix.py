@@ -55,6 +55,8 @@ class Fix:
     before: Outcome | None = None
     after: Outcome | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: each change applied in turn, with the capture replayed after it
+    steps: tuple[tuple[str, Outcome], ...] = ()
 
     @property
     def late_seconds(self) -> int | None:
@@ -253,6 +255,22 @@ def fix_markdown(fix: Fix, definition_file: str) -> str:
         "",
         *_outcome_rows(fix),
     ]
+    if fix.steps and fix.before is not None:
+        out += [
+            "## What each change costs and gains",
+            "",
+            "Each change applied on top of the ones above it, the capture replayed after it:",
+            "",
+            "| change | late | out of order | held back | output delay p95 |",
+            "|---|---:|---:|---:|---:|",
+            f"| (the job as it is) | {fix.before.late} | {fix.before.out_of_order} | "
+            f"{fix.before.held_back} | {fix.before.delay_p95_s:g} s |",
+        ]
+        out += [
+            f"| {change} | {o.late} | {o.out_of_order} | {o.held_back} | {o.delay_p95_s:g} s |"
+            for change, o in fix.steps
+        ]
+        out.append("")
     if fix.advice:
         out += [
             "## Also do (no setting can do it for you)",
