@@ -38,6 +38,9 @@ class Setting(StrEnum):
     SOURCE = "input name"
     SPARK_MASTER = "Spark master"
     SPARK_REMOTE = "Spark Connect URL"
+    CTI_EVERY = "CTI frequency"
+    CTI_IMPORT = "imported CTIs"
+    END_COLUMN = "interval end column"
     WEBHOOK = "webhook URL"
     EVALUATION_TIME = "evaluation time"
 

@@ -30,6 +30,9 @@ FLAGS: dict[Setting, str] = {
     Setting.SOURCE: "--source",
     Setting.SPARK_MASTER: "--master",
     Setting.SPARK_REMOTE: "--remote",
+    Setting.CTI_EVERY: "--cti-every",
+    Setting.CTI_IMPORT: "--cti-import",
+    Setting.END_COLUMN: "--end-col",
     Setting.WEBHOOK: "--webhook",
     Setting.EVALUATION_TIME: "--now",
 }

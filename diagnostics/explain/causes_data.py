@@ -39,6 +39,21 @@ def _sources(kinds: dict[str, KindStats]) -> dict[str, int]:
     return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
 
 
+def _columns(kinds: dict[str, KindStats]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for stats in kinds.values():
+        for column, events in stats.columns.items():
+            totals[column] = totals.get(column, 0) + events
+    return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _column_text(kinds: dict[str, KindStats]) -> str:
+    columns = list(_columns(kinds))[:3]
+    if not columns:
+        return ""
+    return f" (column{'s' if len(columns) > 1 else ''} {', '.join(repr(c) for c in columns)})"
+
+
 def _events(kinds: dict[str, KindStats]) -> tuple[int, str]:
     events = sum(stats.events for stats in kinds.values())
     minimum = any(stats.unknown_counts for stats in kinds.values())
@@ -52,6 +67,7 @@ def _evidence(kinds: dict[str, KindStats]) -> dict[str, object]:
             name: stats.unknown_counts for name, stats in kinds.items() if stats.unknown_counts
         },
         "events_by_source": _sources(kinds),
+        "events_by_column": _columns(kinds),
         "asa_page": DATA_ERRORS_PAGE,
     }
 
@@ -94,7 +110,7 @@ def input_data_errors(evidence: Evidence) -> Finding | None:
             Suggestion(
                 SuggestionKind.FIX_INPUT_DATA,
                 None,
-                f"Check {where}: its Event serialization format, Encoding and Event compression "
+                f"Check {where}{_column_text(kinds)}: its Event serialization format, Encoding and Event compression "
                 "type must match what the senders write; fix the senders that write other "
                 "payloads, or cast fields with TRY_CAST in the query (see "
                 f"{DATA_ERRORS_PAGE})",
@@ -137,7 +153,8 @@ def output_data_errors(evidence: Evidence) -> Finding | None:
             Suggestion(
                 SuggestionKind.FIX_OUTPUT_SCHEMA,
                 None,
-                f"Make the SELECT into {where} give every column of the output's schema, with "
+                f"Make the SELECT into {where} give every column of the output's schema"
+                f"{_column_text(kinds)}, with "
                 "its name and type (CAST the values; trim long strings), or change the table; "
                 f"see {DATA_ERRORS_PAGE}",
             ),

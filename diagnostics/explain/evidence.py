@@ -42,6 +42,8 @@ class KindStats:
     unknown_counts: int = 0
     #: events per input or output name (``Source``)
     sources: dict[str, int] = field(default_factory=dict)
+    #: events per column the records' messages name (data errors of a payload or an output)
+    columns: dict[str, int] = field(default_factory=dict)
 
     @property
     def events_text(self) -> str:
@@ -153,7 +155,17 @@ def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
             if named is not None
             else None
         )
+        columns: dict[str, int] = {}
+        if "column_name" in part.columns:
+            per_column = (
+                part.filter(pl.col("column_name").is_not_null())
+                .group_by("column_name")
+                .agg(pl.col("event_count").fill_null(1).sum())
+                .sort("column_name")
+            )
+            columns = dict(zip(per_column["column_name"], per_column["event_count"], strict=True))
         kinds[str(kind)] = KindStats(
+            columns=columns,
             unknown_counts=int((~known).sum()),
             sources=dict(zip(sources["source"], sources["event_count"], strict=True))
             if sources is not None

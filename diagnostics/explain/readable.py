@@ -42,6 +42,7 @@ LABELS = {
     "records_without_count": "log records without a count (each at least one event)",
     "events_are_a_minimum": "the event count is a minimum",
     "events_by_source": "events per input or output",
+    "events_by_column": "events per column named",
     "asa_page": "ASA's page",
     "backlogged_input_events_max": "backlogged input events, most in a minute",
     "late_arrival_tolerance_seconds": "late-arrival tolerance",

@@ -63,3 +63,28 @@ def test_generate_maps_the_setting_to_its_flag(tmp_path, capsys) -> None:
         "orderdoc generate: error: partition count 1: scenario idle_partition needs at least 2 "
         "(use --partitions)\n"
     )
+
+
+def test_cti_end_edge_without_end_column_names_the_flag(tmp_path, capsys) -> None:
+    rows = [
+        "start,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z",
+        "end,2024-01-01T00:00:00Z,2024-01-01T00:00:01Z",
+    ]
+    events = tmp_path / "e.csv"
+    events.write_text("edge,start_time,arrival_time\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    argv = [
+        "cti",
+        str(events),
+        "--cti-every",
+        "2",
+        "--edge-col",
+        "edge",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("orderdoc cti: error: ")
+    assert err.endswith(
+        "row 2 is an end edge but no interval end column was given (use --end-col)\n"
+    )

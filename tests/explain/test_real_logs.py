@@ -52,6 +52,8 @@ def test_payload_and_output_errors_are_named_for_what_they_are(real_agg: Path) -
     assert "not an ordering problem" in payload.explanation
     output = found[Cause.OUTPUT_DATA_ERRORS]
     assert output.title == "15 result rows did not fit the output 'sql-output' (RequiredColumnMissing, TypeConversionError)"  # fmt: skip
+    assert output.evidence["events_by_column"] == {"DeviceName": 3}
+    assert "column 'DeviceName'" in output.suggestions[0].snippet
     # the ordering findings count only the ordering kinds
     assert found[Cause.LATE_ARRIVALS].impact["events_affected"] == 33
     assert {f.job for f in found.values()} == {"MYSTREAMINGJOB"}

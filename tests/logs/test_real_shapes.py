@@ -84,6 +84,18 @@ def test_count_free_message_only_record_is_parsed_with_an_unknown_count() -> Non
     )  # fmt: skip
 
 
+def test_the_column_a_data_error_names_is_kept() -> None:
+    missing = "The output record does not contain the column 'DeviceName' that is required."
+    record = parsed(resource({"Source": "sql-output", "Type": "DataError", "EventCount": 3,
+                              "DataErrorType": "OutputDataConversionError.RequiredColumnMissing",
+                              "BriefMessage": missing}))  # fmt: skip
+    assert (record.kind, record.source, record.column_name) == (
+        "OutputDataConversionError.RequiredColumnMissing", "sql-output", "DeviceName",
+    )  # fmt: skip
+    text = "Could not convert the column [temperature] to type float."
+    assert parsed(resource({"Type": "DataError", "DataErrorType": "InputDeserializerError.TypeConversionError", "Message": text})).column_name == "temperature"  # fmt: skip
+
+
 def test_type_values_dataerror_diagnosticmessage_and_idle() -> None:
     idle = "Input Partition [3] does not have additional data for more than [5] minute(s)."
     assert parsed(resource({"Type": "InputPartitionNotProgressing", "Message": idle})).kind == (
