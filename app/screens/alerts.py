@@ -5,12 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
+from diagnostics.appdata.store import Aggregate
 from diagnostics.errors import OrderdocError
 from diagnostics.rules import AlertState
 from screens import cache
 
 
-def _alerts(agg) -> None:  # type: ignore[no-untyped-def]
+def _alerts(agg: Aggregate) -> None:
     try:
         view = cache.evaluate(agg)
     except OrderdocError as exc:

@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from diagnostics.appdata import figures, insight, lateness
+from diagnostics.appdata.store import Aggregate
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Finding
 from screens import cache
@@ -14,7 +15,7 @@ from screens.common import chart, severity
 LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
 
 
-def _tolerance(agg) -> float | None:  # type: ignore[no-untyped-def]
+def _tolerance(agg: Aggregate) -> float | None:
     ctx = cache.capture(*cache.key(agg))
     if ctx is None:
         return 5.0
@@ -22,7 +23,7 @@ def _tolerance(agg) -> float | None:  # type: ignore[no-untyped-def]
     return None if late is None else late / 1e9
 
 
-def _evidence_chart(agg, finding: Finding, index: int) -> None:  # type: ignore[no-untyped-def]
+def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
     key = cache.key(agg)
     kinds = insight.cause_kinds(finding.cause)
     if finding.cause == "idle_partition":
@@ -66,7 +67,7 @@ def _evidence_chart(agg, finding: Finding, index: int) -> None:  # type: ignore[
         st.caption("No data errors to chart.")
 
 
-def _job_fix(agg) -> None:  # type: ignore[no-untyped-def]
+def _job_fix(agg: Aggregate) -> None:
     """The corrected job definition: before/after, the queries side by side, downloads."""
     try:
         view = cache.job_fix(*cache.key(agg))
@@ -97,6 +98,10 @@ def _job_fix(agg) -> None:  # type: ignore[no-untyped-def]
         left, right = st.columns(2)
         left.code(view.old_definition, language="json")
         right.code(view.new_definition, language="json")
+    fix_md = dict(view.files).get("FIX.md")
+    if fix_md is not None:
+        with st.expander("FIX.md: what each change costs and gains, how to apply"):
+            st.markdown(fix_md.decode("utf-8"))
     cols = st.columns(len(view.files))
     for col, (name, data) in zip(cols, view.files, strict=True):
         col.download_button(f"Download {name}", data, file_name=name, key=f"download_{name}")

@@ -62,7 +62,12 @@ def format_summary(summary: dict, out: Path) -> str:
         f"time range: {summary['time_range']['from']} .. {summary['time_range']['to']}",
         "events by kind:",
     ]
-    lines += [f"  {kind:<30} {count:>12,}" for kind, count in summary["events_by_kind"].items()]
+    unknown = summary.get("records_without_count") or {}
+    for kind, count in summary["events_by_kind"].items():
+        line = f"  {kind:<30} {count:>12,}"
+        if unknown.get(kind):  # records that named no count: each at least one more event
+            line += f"  + {unknown[kind]:,} record(s) without a count (at least {count + unknown[kind]:,})"
+        lines.append(line)
     idle = summary["idle_partitions"]
     lines.append(f"idle partitions: {', '.join(map(str, idle)) if idle else '-'}")
     if summary.get("files_skipped"):
@@ -73,7 +78,7 @@ def format_summary(summary: dict, out: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the job; returns 0 (errors a user can cause raise OrderdocError, exit 2)."""
-    from diagnostics.spark.session import SparkTarget, java_problem
+    from diagnostics.spark.session import SparkTarget, aggregate_on, require_java
 
     target = SparkTarget(master=args.master, remote=args.remote, conf=tuple(args.conf))
     out_folder(args.out)
@@ -81,24 +86,11 @@ def run(args: argparse.Namespace) -> int:
     if not files.logs and not files.metrics:
         msg = f"INPUT: no log files among {', '.join(args.inputs)}"
         raise UsageError(msg)
-    if target.remote is None:
-        problem = java_problem()
-        if problem is not None:
-            raise UsageError(problem)
+    require_java(target)
     say = _progress(time.monotonic())
     size_mb = files.total_bytes / 1e6
     say(f"{len(files.logs)} log file(s), {len(files.metrics)} metrics file(s), {size_mb:,.1f} MB")
-    say(f"starting {target.description}")
-    from diagnostics.spark.job import run_aggregate
-    from diagnostics.spark.session import build_session, session_active
-
-    owned = target.remote is None and not session_active()
-    spark = build_session(target)
-    try:
-        result = run_aggregate(spark, files, args.out, progress=say)
-    finally:
-        if owned:
-            spark.stop()
+    result = aggregate_on(target, files, args.out, progress=say)
     say("done")
     sys.stdout.write(format_summary(result.summary, args.out) + "\n")
     return 0

@@ -28,6 +28,9 @@ class Cause(StrEnum):
     INVALID_TIMESTAMPS = "invalid_timestamps"
     HOT_PARTITION = "hot_partition"
     CTI_VIOLATIONS = "cti_violations"
+    INPUT_DATA_ERRORS = "input_data_errors"
+    OUTPUT_DATA_ERRORS = "output_data_errors"
+    WATERMARK_DELAY = "watermark_delay"
     HEALTHY = "healthy"
 
 
@@ -44,6 +47,8 @@ class SuggestionKind(StrEnum):
     SEPARATE_REPLAY_JOB = "separate_replay_job"
     SCALE_OUT = "scale_out"
     CTI_DELAY = "cti_delay"
+    FIX_INPUT_DATA = "fix_input_data"
+    FIX_OUTPUT_SCHEMA = "fix_output_schema"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +78,9 @@ class Impact(TypedDict):
     ``effect``: what happens to the events, in words; ``fix_adds_output_delay_seconds``: the
     output delay the suggested fix adds (``None``: it can hold output back indefinitely);
     ``consequence_of``: the cause (value of :class:`Cause`) this finding follows from;
-    ``events_on_hot_partition``, ``events_caught``: counts some causes add.
+    ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
+    affected events are lost (data errors), not moved by a time rule; ``delay``: the delay
+    in words (e.g. unknown without the job's late tolerance).
     """
 
     events_affected: int
@@ -84,6 +91,8 @@ class Impact(TypedDict):
     consequence_of: NotRequired[str]
     events_on_hot_partition: NotRequired[int]
     events_caught: NotRequired[int]
+    lost: NotRequired[bool]
+    delay: NotRequired[str]
 
 
 def _no_impact() -> Impact:
@@ -111,6 +120,8 @@ class Finding:
     impact: Impact = field(default_factory=_no_impact)
     suggestions: tuple[Suggestion, ...] = ()
     confidence: float = 0.5
+    #: the job the finding is about (``None``: one unnamed job, or a capture)
+    job: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -134,6 +145,7 @@ class Finding:
                 dict(self.impact),
                 self.suggestions,
                 self.confidence,
+                self.job,
             ),
         )
 
@@ -155,6 +167,7 @@ class Finding:
             "impact": _plain(self.impact),
             "suggestions": [s.to_dict() for s in self.suggestions],
             "confidence": round(self.confidence, 2),
+            "job": self.job,
         }
 
 
