@@ -124,6 +124,7 @@ def _row(row: tuple, name: str, number: int) -> DataError | None:
         idle_minutes=None,
         level=level_rule(_text(level)),
         correlation_id=_text(correlation),
+        column_name=messages.parse_column(brief) or messages.parse_column(message),
         source_file=name,
         source_line=number,
     )
@@ -133,8 +134,8 @@ def read_records_fast(data: bytes, name: str) -> Iterator[Outcome]:
     """Every record of the file ``name``: the same outcomes, in the same order, as
     :func:`~diagnostics.logs.reader.read_records` (see the module docstring)."""
     prepared, gzip_error, shape = prepare(data, name)
-    lines = prepared.split(b"\n") if shape == "lines" and gzip_error is None else None
-    read = _table(prepared, lines) if lines is not None else None
+    lines = prepared.split(b"\n") if shape == "lines" and gzip_error is None else []
+    read = _table(prepared, lines) if lines else None
     if read is None:
         yield from read_records(data, name)
         return
