@@ -74,7 +74,7 @@ def main() -> None:
         str(data / "replay_out"),
         "--timestamp-by",
         "event_time",
-        "--late",
+        "--late-arrival",
         args.late,
         "--out-of-order",
         args.out_of_order,
