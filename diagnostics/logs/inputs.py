@@ -58,6 +58,16 @@ def _is_metrics(path: Path) -> bool:
     return names >= METRIC_COLUMNS
 
 
+def classify(path: Path) -> str:
+    """What a run does with a file found in a folder: ``"log"``, ``"metrics"`` or ``"skip"``
+    (the rules of :func:`expand_inputs` for one file; hidden names are the caller's concern)."""
+    if not _looks_like_log(path):
+        return "skip"
+    if not path.name.lower().endswith(".parquet"):
+        return "log"
+    return "metrics" if _is_metrics(path) else "skip"
+
+
 def expand_inputs(inputs: list[str]) -> InputFiles:
     """Resolve ``inputs`` to files; raises :class:`InputError` naming an input that matches nothing."""
     chosen: set[Path] = set()
