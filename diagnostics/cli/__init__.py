@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "aggregate",
     "rules",
     "alerts",
+    "watch",
     "app",
     "explain",
     "whatif",
