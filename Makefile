@@ -35,6 +35,7 @@ test: install browser alertmanager
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .ruff_cache .hypothesis

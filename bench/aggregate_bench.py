@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "asa-logs"
 RESULTS = HERE / "results" / "aggregate.json"
-ENGINES = ("spark", "spark-native", "polars", "duckdb")
+ENGINES = ("spark", "polars", "duckdb")
 AGREE_KEYS = ("records_total", "events_by_kind", "idle_partitions", "jobs")
 
 

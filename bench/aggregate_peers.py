@@ -1,6 +1,6 @@
 """One benchmark run of the aggregation with one engine, in its own process (2 threads each).
 
-    .venv/bin/python bench/aggregate_peers.py ENGINE OUT FILE...   (ENGINE: spark|spark-native|polars|duckdb)
+    .venv/bin/python bench/aggregate_peers.py ENGINE OUT FILE...   (ENGINE: spark|polars|duckdb)
 
 Prints one JSON line: ``startup_s`` (Spark: JVM and session start-up, else 0), ``job_s`` (read,
 parse, aggregate and write every table), and the ``summary`` (for cross-checking engines).
@@ -55,15 +55,13 @@ def tree_cpu_seconds(root: int) -> float:
 CPU: dict[str, float] = {}
 
 
-def run_spark(files: list[str], out: Path, *, native: bool = False) -> tuple[float, float, dict]:
+def run_spark(files: list[str], out: Path) -> tuple[float, float, dict]:
     from diagnostics.logs.inputs import InputFiles
     from diagnostics.spark.job import run_aggregate
     from diagnostics.spark.session import SparkTarget, build_session
 
     start = time.perf_counter()
     conf = (("spark.ui.enabled", "false"), ("spark.driver.memory", "3g"))
-    if native:  # the opt-in native JSON Lines path (diagnostics.spark.fastpath)
-        conf += (("spark.orderdoc.nativeJsonLines", "true"),)
     spark = build_session(SparkTarget(master="local[2]", conf=conf))
     spark.range(1).count()
     startup = time.perf_counter() - start
@@ -233,7 +231,6 @@ def main() -> None:
     engine, out, *files = sys.argv[1:]
     runner = {
         "spark": run_spark,
-        "spark-native": lambda f, o: run_spark(f, o, native=True),
         "polars": run_polars,
         "duckdb": run_duckdb,
     }[engine]

@@ -1,4 +1,4 @@
-"""Rebuild ``sample_logs/scenarios/``: for each scenario a small capture, its replay under ASA's
+"""Rebuild ``sample_logs/scenarios/`` and ``sample_logs/captures/``: for each scenario a small capture, its replay under ASA's
 default policy (``TIMESTAMP BY event_time``, late 5 s, out-of-order 0 s, Adjust) and the
 engine's diagnostics and metrics, plus the README saying what a correct analysis finds.
 
@@ -173,6 +173,75 @@ def build(out: Path) -> dict[str, dict[str, object]]:
     return summaries
 
 
+CAPTURE_EVENTS = 400
+CAPTURE_SCENARIO = Scenario.LATE_SENDERS
+
+
+def build_captures(out: Path) -> None:
+    """``sample_logs/captures/``: one scenario's events as an Event Hubs Capture folder and as
+    the CSV a ``SELECT * INTO blob`` passthrough job writes (ASA's column names)."""
+    shutil.rmtree(out / "eventhubs-capture", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    common = ["--events", str(CAPTURE_EVENTS), "--partitions", str(PARTITIONS)]
+    common += ["--duration", DURATION, "--seed", str(SEED)]
+    _run(["generate", CAPTURE_SCENARIO.value, "--format", "avro", *common,
+          "--out", str(out / "eventhubs-capture")])  # fmt: skip
+    plain = out / ".plain.csv"
+    _run(["generate", CAPTURE_SCENARIO.value, "--out", str(plain), *common])
+    frame = pl.read_csv(plain)
+    plain.unlink()
+    enqueued = pl.col("arrival_time").str.to_datetime(time_zone="UTC")
+    asa_time = "%Y-%m-%dT%H:%M:%S%.3f0000Z"  # ASA writes 7 fractional digits
+    frame.select(
+        "message_id",
+        "device_id",
+        "event_time",
+        "value",
+        (enqueued + pl.duration(seconds=1)).dt.strftime(asa_time).alias("EventProcessedUtcTime"),
+        pl.col("partition_id").alias("PartitionId"),
+        enqueued.dt.strftime(asa_time).alias("EventEnqueuedUtcTime"),
+    ).write_csv(out / "passthrough.csv")
+    (out / "README.md").write_text(captures_readme())
+
+
+def captures_readme() -> str:
+    """What ``sample_logs/captures/`` holds and how to replay it."""
+    return "\n".join(
+        [
+            "# Captures as Azure writes them",
+            "",
+            "Made by `scripts/make_samples.py` (do not edit by hand; re-run it). The same "
+            f"{CAPTURE_EVENTS} events",
+            f"of the `{CAPTURE_SCENARIO.value}` scenario ({CAUSES[CAPTURE_SCENARIO]}), "
+            f"{PARTITIONS} partitions, {DURATION}, seed {SEED},",
+            "in the two shapes users hold:",
+            "",
+            "| file | what it is |",
+            "|---|---|",
+            "| `eventhubs-capture/` | an Event Hubs Capture folder: "
+            "`orderdoc/late-senders/{PartitionId}/{Year}/{Month}/{Day}/{Hour}/{Minute}/"
+            "{Second}.avro`, schema `EventData`, deflate; the JSON `Body` holds `message_id`, "
+            "`device_id`, `event_time`, `value`; `x-opt-enqueued-time` the arrival in ms |",
+            "| `passthrough.csv` | what `SELECT * INTO blob` writes for the same events: the "
+            "payload columns, then ASA's `EventProcessedUtcTime`, `PartitionId`, "
+            "`EventEnqueuedUtcTime` |",
+            "",
+            "Both replay with no column flags (arrival and partition are found as "
+            'docs/schemas.md, "Input contract", describes) and give the same outcomes:',
+            "",
+            "```bash",
+            "orderdoc replay sample_logs/captures/eventhubs-capture --out out/capture "
+            "--timestamp-by event_time",
+            "orderdoc replay sample_logs/captures/passthrough.csv --out out/passthrough "
+            "--timestamp-by event_time",
+            "```",
+            "",
+            f"A correct analysis finds: {FINDINGS[CAPTURE_SCENARIO]}",
+            "",
+        ]
+    )
+
+
 def readme(summaries: dict[str, dict[str, object]]) -> str:
     """The folder's README: files, settings, and per scenario the cause and the findings."""
     lines = [
@@ -224,9 +293,13 @@ def readme(summaries: dict[str, dict[str, object]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Rebuild sample_logs/scenarios/")
+    parser = argparse.ArgumentParser(
+        description="Rebuild sample_logs/scenarios/ and sample_logs/captures/"
+    )
     parser.add_argument("--out", type=Path, default=Path("sample_logs/scenarios"))
+    parser.add_argument("--captures-out", type=Path, default=Path("sample_logs/captures"))
     args = parser.parse_args()
+    build_captures(args.captures_out)
     args.out.mkdir(parents=True, exist_ok=True)
     summaries = build(args.out)
     (args.out / "README.md").write_text(readme(summaries))

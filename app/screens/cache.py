@@ -13,7 +13,16 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from diagnostics.appdata import alerts, build, insight, lateness, overview, partitions, store
+from diagnostics.appdata import (
+    alerts,
+    build,
+    insight,
+    jobfix,
+    lateness,
+    overview,
+    partitions,
+    store,
+)
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.errors import OrderdocError
 
@@ -209,6 +218,12 @@ def report(path: str, sig: str) -> insight.ReportView:
         policy=ctx.settings.policy,
         columns=ctx.settings.columns,
     )
+
+
+@st.cache_data(show_spinner="Writing the corrected job…", max_entries=8)
+def job_fix(path: str, sig: str) -> jobfix.FixView | None:
+    """The corrected job of the folder's saved job definition (``None``: none saved)."""
+    return jobfix.build_fix(Path(path))
 
 
 def report_or_error(agg: store.Aggregate) -> insight.ReportView | None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import polars as pl
 import streamlit as st
 
 from diagnostics.appdata import figures, insight, lateness
+from diagnostics.errors import OrderdocError
 from screens import cache
 from screens.common import chart, severity
 
@@ -62,6 +64,42 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
         st.caption("No data errors to chart.")
 
 
+def _job_fix(agg) -> None:  # type: ignore[no-untyped-def]
+    """The corrected job definition: before/after, the queries side by side, downloads."""
+    try:
+        view = cache.job_fix(*cache.key(agg))
+    except OrderdocError as exc:
+        st.error(f"The corrected job could not be written: {exc}")
+        return
+    if view is None:
+        return
+    st.header("The corrected job")
+    st.caption(f"Now: {view.policy_before} · corrected: {view.policy_after}")
+    if view.before is not None and view.after is not None:
+        rows = [(k, str(v), str(view.after[k])) for k, v in view.before.items()]
+        st.dataframe(
+            pl.DataFrame(
+                rows, schema=["replayed on the capture", "now", "corrected"], orient="row"
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+    left, right = st.columns(2)
+    left.markdown("**Query now**")
+    left.code(view.old_query, language="sql")
+    right.markdown("**Corrected query**")
+    right.code(view.new_query if view.new_query is not None else view.old_query, language="sql")
+    if view.new_query is None:
+        st.caption("The query does not change; only the job's settings do.")
+    with st.expander("The definition, side by side"):
+        left, right = st.columns(2)
+        left.code(view.old_definition, language="json")
+        right.code(view.new_definition, language="json")
+    cols = st.columns(len(view.files))
+    for col, (name, data) in zip(cols, view.files, strict=True):
+        col.download_button(f"Download {name}", data, file_name=name, key=f"download_{name}")
+
+
 def render() -> None:
     st.title("Findings")
     agg = cache.require()
@@ -97,7 +135,9 @@ def render() -> None:
                     value = "" if s.value_seconds is None else f" ({s.value_seconds:g} s)"
                     st.caption(f"{s.kind.replace('_', ' ')}{value}")
                     st.code(s.snippet, language="sql")
-            values = insight.scalar_evidence(f.evidence)
+            st.caption(f"Impact: {insight.impact_text(f.impact)}")
+            values = insight.readable_evidence(f.evidence)
             if values.height:
-                with st.expander("Evidence values"):
+                with st.expander("Evidence"):
                     st.dataframe(values, hide_index=True, width="stretch")
+    _job_fix(agg)

@@ -6,17 +6,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from diagnostics.appdata import samples, workdir
+from diagnostics.appdata import jobfix, samples, workdir
 from diagnostics.appdata.build import (
     CaptureSettings,
     UploadKind,
-    build_from_capture,
     build_from_logs,
     classify,
-    read_capture_bytes,
+)
+from diagnostics.appdata.capture_input import (
+    build_from_reader,
+    fingerprint,
+    read_path,
+    read_upload,
 )
 from diagnostics.appdata.store import open_aggregate
-from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import OrderdocError
 from screens import cache
@@ -52,13 +55,31 @@ def _run(label: str, target: Path, work) -> None:  # type: ignore[no-untyped-def
     st.success(f"Loaded {label}. Open the Overview or Findings page in the sidebar.")
 
 
+#: Session key of the uploaded job definition: (file name, bytes, input, parameter bytes).
+JOB_UPLOAD = "job_upload"
+
+
+def _job_fingerprint() -> bytes:
+    upload = st.session_state.get(JOB_UPLOAD)
+    return b"" if upload is None else repr(upload).encode()
+
+
+def _keep_job(target: Path) -> None:
+    """Keep the uploaded job definition beside the capture (for the Findings page)."""
+    upload = st.session_state.get(JOB_UPLOAD)
+    if upload is not None:
+        jobfix.save(target, *upload)
+
+
 def _policy_form() -> CaptureSettings | None:
     with st.expander("Capture settings (the job's time policy)", expanded=False):
         c1, c2, c3 = st.columns(3)
         ts = c1.text_input("TIMESTAMP BY column (empty: arrival time)", "event_time", key="cap_ts")
-        arrival = c2.text_input("Arrival-time column", "arrival_time", key="cap_arrival")
+        arrival = c2.text_input(
+            "Arrival-time column (empty: detect, e.g. EventEnqueuedUtcTime)", "", key="cap_arrival"
+        )
         part = c3.text_input(
-            "Partition column (empty: one partition)", "partition_id", key="cap_part"
+            "Partition column (empty: detect partition_id or PartitionId)", "", key="cap_part"
         )
         c4, c5, c6 = st.columns(3)
         unlimited = c4.checkbox("Unlimited late-arrival tolerance", key="cap_unlimited")
@@ -70,6 +91,15 @@ def _policy_form() -> CaptureSettings | None:
         c7, c8 = st.columns(2)
         partition_by = c7.checkbox("PARTITION BY PartitionId", key="cap_pby")
         over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", "", key="cap_over")
+        st.markdown("**Or take the policy from the job's definition**")
+        d1, d2, d3 = st.columns(3)
+        definition = d1.file_uploader(
+            "Job definition: ARM template, resource JSON or `az stream-analytics job show` output",
+            type=["json"],
+            key="job_definition",
+        )
+        params = d2.file_uploader("ARM parameter file (optional)", type=["json"], key="job_params")
+        input_name = d3.text_input("Input name (when the job has several)", "", key="job_input")
     try:
         policy = OrderingPolicy(
             timestamp_by=ts.strip() or None,
@@ -79,33 +109,58 @@ def _policy_form() -> CaptureSettings | None:
             partition_by=partition_by,
             over=tuple(c.strip() for c in over.split(",") if c.strip()),
         )
+        st.session_state.pop(JOB_UPLOAD, None)
+        if definition is not None:
+            upload = (
+                definition.name,
+                definition.getvalue(),
+                input_name.strip() or None,
+                params.getvalue() if params is not None else None,
+            )
+            job = jobfix.read_uploaded(*upload)
+            policy = job.policy
+            st.session_state[JOB_UPLOAD] = upload
+            st.caption(
+                f"Policy from {job.describe_source().replace(str(job.definition.path), definition.name)}"
+                f": {policy.describe()} (the settings above are not used)."
+            )
     except OrderdocError as exc:
         st.error(str(exc))
         return None
-    columns = EventColumns(
-        arrival=arrival.strip() or "arrival_time", partition=part.strip() or None
+    return CaptureSettings(
+        policy=policy,
+        job="capture",
+        arrival_col=arrival.strip() or None,
+        partition_col=part.strip() or None,
     )
-    return CaptureSettings(policy=policy, columns=columns, job="capture")
 
 
 def _uploads(settings: CaptureSettings | None) -> None:
     files = st.file_uploader(
-        "Raw ASA diagnostic logs (any export shape, gzip accepted) or one event capture (CSV, JSON Lines, Parquet)",
+        "Raw ASA diagnostic logs (any export shape, gzip accepted) or one event capture "
+        "(CSV, JSON Lines, Parquet, or an Event Hubs Capture .avro file)",
         accept_multiple_files=True,
         key="uploads",
     )
     if not st.button("Analyse the uploads", key="analyse_uploads", disabled=not files):
         return
     assert files is not None
-    arrival = settings.columns.arrival if settings else "arrival_time"
+    arrival = settings.arrival_col if settings else None
     named = [(f.name, f.getvalue()) for f in files]
     kinds = {name: classify(name, data, arrival) for name, data in named}
     unknown = [n for n, k in kinds.items() if k is UploadKind.UNKNOWN]
     if unknown:
         st.error(
             f"{', '.join(unknown)}: not an ASA diagnostic log or an event capture. Logs are "
-            'JSON (Lines, arrays or {"records": [...]}) or Log Analytics CSV; a capture is a '
-            f"CSV, JSON Lines or Parquet table with an '{arrival}' column."
+            'JSON (Lines, arrays or {"records": [...]}) or Log Analytics CSV; a capture is an '
+            "Event Hubs Capture .avro file or a CSV, JSON Lines or Parquet table with "
+            + (
+                f"an '{arrival}' column."
+                if arrival
+                else "an arrival-time column "
+                "(arrival_time, EventEnqueuedUtcTime, IoTHub.EnqueuedTime or "
+                "BlobLastModifiedUtcTime)."
+            )
         )
         return
     captures = [n for n, k in kinds.items() if k is UploadKind.CAPTURE]
@@ -116,10 +171,11 @@ def _uploads(settings: CaptureSettings | None) -> None:
         if settings is None:
             return
         name, data = named[0]
-        target = workdir.folder_for(data, repr(settings.to_dict()).encode())
+        target = workdir.folder_for(data, repr(settings.to_dict()).encode(), _job_fingerprint())
 
         def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
-            build_from_capture(read_capture_bytes(name, data), settings, target, progress)
+            build_from_reader(read_upload(name, data, settings), settings, target, progress)
+            _keep_job(target)
 
         _run(f"capture {name}", target, replay_it)
         return
@@ -170,3 +226,27 @@ def render() -> None:
     st.subheader("Upload")
     settings = _policy_form()
     _uploads(settings)
+    _capture_path(settings)
+
+
+def _capture_path(settings: CaptureSettings | None) -> None:
+    st.subheader("Event capture on this machine")
+    c1, c2 = st.columns([3, 1])
+    path = c1.text_input(
+        "A capture file, or an Event Hubs Capture folder ({Namespace}/{EventHub}/"
+        "{PartitionId}/…/{Second}.avro): uses the capture settings above",
+        key="capture_path",
+    )
+    if not c2.button("Replay the capture", key="replay_path") or settings is None:
+        return
+    try:
+        target = workdir.folder_for(fingerprint(path), repr(settings).encode(), _job_fingerprint())
+    except OSError as exc:
+        st.error(f"{path}: cannot be read ({exc.strerror or exc})")
+        return
+
+    def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
+        build_from_reader(read_path(path, settings), settings, target, progress)
+        _keep_job(target)
+
+    _run(f"capture {path.strip()}", target, replay_it)

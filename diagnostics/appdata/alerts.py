@@ -158,7 +158,7 @@ def alert_markers(alerts: pl.DataFrame, bucket: str = "1m") -> pl.DataFrame:
     ``time`` (bucket of the firing or pending time), ``severity``, ``alerts`` (episodes),
     ``firing`` (of which still firing), ``label`` (count, firing, up to three titles with
     their groups); sorted by time, severity. Keeps a chart of many alerts light."""
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "time": pl.Datetime("us", "UTC"),
         "severity": pl.String,
         "alerts": pl.Int64,

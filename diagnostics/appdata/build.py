@@ -1,7 +1,8 @@
 """Turning uploads into an aggregate folder, with progress, without a JVM.
 
 Raw logs go through the polars reference aggregation of :mod:`diagnostics.logs.aggregate`
-(the same tables the Spark job writes, checked equal by the Spark tests); an event capture is
+(the same tables the Spark job writes, checked equal by the Spark tests), written by
+:func:`diagnostics.aggregates.write_tables`; an event capture is
 replayed by the engine under an :class:`~diagnostics.engine.policy.OrderingPolicy`,
 instrumented into ASA diagnostics and metrics, and aggregated the same way.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -29,16 +30,12 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from diagnostics.aggregates import write_tables
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
-from diagnostics.logs.aggregate import Tables, idle_episodes, rollup, summarise
-from diagnostics.logs.batches import parse_file
-from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
-from diagnostics.logs.records import DATA_ERROR_COLUMNS, PARSED_SCHEMA, QUARANTINE_COLUMNS
+from diagnostics.logs.aggregate import Progress, aggregate_files
 
-#: ``progress(fraction 0..1, message)``.
-Progress = Callable[[float, str], None]
 CAPTURE_DIR = "capture"
 SOURCE_FILE = "source.json"
 
@@ -75,20 +72,36 @@ def _head_text(data: bytes) -> str | None:
     return head.decode("utf-8", errors="replace")
 
 
-def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKind:
+#: Columns that make a table an event capture (when no arrival column is named).
+CAPTURE_MARKERS = frozenset(
+    {
+        "arrival_time",
+        "EventEnqueuedUtcTime",
+        "IoTHub.EnqueuedTime",
+        "IoTHub",
+        "BlobLastModifiedUtcTime",
+    }
+)
+
+
+def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
     """Guess what an upload is from its name and first bytes (cheap; content is checked later).
 
-    A capture is a CSV, JSON Lines or Parquet table with an ``arrival`` column; a Parquet file
+    A capture is an Event Hubs Capture ``.avro`` file, or a CSV, JSON Lines or Parquet table
+    with the ``arrival`` column (``None``: one of :data:`CAPTURE_MARKERS`); a Parquet file
     with ``time`` and ``InputEvents`` is engine metrics (a log); binary content (not gzip) is
     unknown; other text is given to the log reader, which decides record by record.
     """
     lower = name.lower().removesuffix(".gz")
+    markers = CAPTURE_MARKERS if arrival is None else frozenset({arrival})
+    if data[:4] == b"Obj\x01" or lower.endswith(".avro"):
+        return UploadKind.CAPTURE if data[:4] == b"Obj\x01" else UploadKind.UNKNOWN
     if data[:4] == b"PAR1" or lower.endswith((".parquet", ".pq")):
         try:
             names = set(pq.read_schema(io.BytesIO(data)).names)
         except (OSError, ValueError, pa.ArrowException):
             return UploadKind.UNKNOWN
-        if arrival in names:
+        if markers & names:
             return UploadKind.CAPTURE
         return UploadKind.LOG if {"time", "InputEvents"} <= names else UploadKind.UNKNOWN
     head = _head_text(data)
@@ -98,69 +111,17 @@ def classify(name: str, data: bytes, arrival: str = "arrival_time") -> UploadKin
     if not first:
         return UploadKind.UNKNOWN
     if lower.endswith((".csv", ".tsv")):
-        header = [h.strip().strip('"') for h in first.replace("\t", ",").split(",")]
-        if arrival in header:
+        header = {h.strip().strip('"') for h in first.replace("\t", ",").split(",")}
+        if markers & header:
             return UploadKind.CAPTURE
         return UploadKind.LOG if "properties_s" in header else UploadKind.UNKNOWN
     try:
         value = json.loads(first)
     except ValueError:
         return UploadKind.LOG  # a multi-line document or a broken line: the reader decides
-    if isinstance(value, dict) and arrival in value and "properties" not in value:
+    if isinstance(value, dict) and markers & set(value) and "properties" not in value:
         return UploadKind.CAPTURE
     return UploadKind.LOG
-
-
-def _write_table(frame: pl.DataFrame, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    frame.write_parquet(folder / "part-0.parquet")
-
-
-def write_tables(tables: Tables, out: Path, extra_summary: dict[str, Any] | None = None) -> None:
-    """Write the aggregate tables and ``summary.json`` under ``out`` (created if needed)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("data_errors", "error_rollup", "partition_idle", "quarantine"):
-        _write_table(getattr(tables, name), out / name)
-    if tables.metrics.height:
-        _write_table(tables.metrics, out / "metrics")
-    summary = {**tables.summary, **(extra_summary or {})}
-    text = json.dumps(summary, indent=2, default=str) + "\n"
-    (out / "summary.json").write_text(text, encoding="utf-8")
-
-
-def aggregate_logs(
-    logs: Sequence[Path], metrics: Sequence[Path] = (), progress: Progress = _quiet
-) -> Tables:
-    """The aggregate tables of ``logs`` and ``metrics`` files (polars; one progress step a file)."""
-    total = max(1, len(logs) + len(metrics))
-    batches: list[pa.RecordBatch] = []
-    for i, path in enumerate(logs):
-        progress(i / total * 0.8, f"parsing {path.name} ({i + 1}/{len(logs)})")
-        batches.extend(parse_file(path.read_bytes(), str(path)))
-    parsed: pl.DataFrame = pl.from_arrow(pa.Table.from_batches(batches, schema=PARSED_SCHEMA))  # type: ignore[assignment]
-    metric_tables = []
-    for j, path in enumerate(metrics):
-        progress((len(logs) + j) / total * 0.8, f"reading metrics {path.name}")
-        metric_tables.append(read_metrics(path.read_bytes(), str(path)))
-    progress(0.85, "rolling up per minute, finding idle episodes")
-    data_errors = (
-        parsed.filter(pl.col("reason").is_null())
-        .select(DATA_ERROR_COLUMNS)
-        .with_columns(pl.col("record_time").dt.date().alias("date"))
-    )
-    metric_frame: pl.DataFrame = pl.from_arrow(  # type: ignore[assignment]
-        pa.concat_tables(metric_tables) if metric_tables else METRICS_SCHEMA.empty_table()
-    )
-    return Tables(
-        data_errors=data_errors,
-        error_rollup=rollup(data_errors),
-        partition_idle=idle_episodes(data_errors),
-        metrics=metric_frame.drop("source_file").with_columns(
-            pl.col("minute").dt.date().alias("date")
-        ),
-        quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),
-        summary=summarise(parsed, data_errors),
-    )
 
 
 def build_from_logs(
@@ -170,7 +131,7 @@ def build_from_logs(
     if not logs and not metrics:
         msg = "no files were given: upload ASA diagnostic logs or an event capture"
         raise InputError(msg)
-    tables = aggregate_logs(logs, metrics, progress)
+    tables = aggregate_files(logs, metrics, progress)
     summary = tables.summary
     if summary["records_parsed"] == 0 and tables.metrics.height == 0:
         reasons = tables.quarantine["reason"].head(1).to_list()
@@ -194,6 +155,9 @@ class CaptureSettings:
     policy: OrderingPolicy
     columns: EventColumns = field(default_factory=EventColumns)
     job: str = "capture"
+    #: the columns the user named (``None``: detected as the command line does)
+    arrival_col: str | None = None
+    partition_col: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form kept in ``capture/source.json``."""
@@ -229,28 +193,6 @@ class CaptureSettings:
         except (KeyError, TypeError, ValueError) as exc:
             msg = f"{SOURCE_FILE}: field {exc} is missing or invalid"
             raise InputError(msg) from exc
-
-
-def read_capture_bytes(name: str, data: bytes) -> pl.DataFrame:
-    """An uploaded capture as a frame (CSV, JSON Lines or Parquet); InputError if unreadable."""
-    lower = name.lower()
-    if lower.endswith(".gz") or data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            msg = f"{name}: corrupt gzip stream ({exc})"
-            raise InputError(msg) from exc
-        lower = lower.removesuffix(".gz")
-    try:
-        if data[:4] == b"PAR1":
-            return pl.read_parquet(io.BytesIO(data))
-        if lower.endswith((".csv", ".tsv")):
-            sep = "\t" if lower.endswith(".tsv") else ","
-            return pl.read_csv(io.BytesIO(data), separator=sep, infer_schema_length=10_000)
-        return pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        msg = f"{name}: not a readable capture: {str(exc).splitlines()[0]}"
-        raise InputError(msg) from exc
 
 
 def build_from_capture(
@@ -307,7 +249,7 @@ def build_from_capture(
     info = {**settings.to_dict(), "partitions": list(result.partitions), "events": events.height}
     (cap / SOURCE_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     progress(0.85, "aggregating the diagnostics")
-    tables = aggregate_logs([cap / "diagnostics.jsonl"], [cap / "metrics.parquet"])
+    tables = aggregate_files([cap / "diagnostics.jsonl"], [cap / "metrics.parquet"])
     write_tables(tables, out, {"files_read": 2, "capture_events": events.height})
     progress(1.0, "done")
     return out

@@ -45,8 +45,10 @@ def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) ->
             marker_color=KIND_COLOURS.get(kind),
         )
     if markers.height:
-        stacked = frame.group_by("time").agg(pl.col("event_count").sum())["event_count"]
-        top = float(stacked.max() or 1) if frame.height else 1.0
+        stacked = frame.group_by("time").agg(pl.col("event_count").sum())
+        top = (
+            float(stacked.select(pl.col("event_count").max()).item() or 1) if frame.height else 1.0
+        )
         fig.add_scatter(
             x=markers["time"].to_list(),
             y=[top * 1.05] * markers.height,

@@ -130,6 +130,22 @@ def explain(
     )
 
 
+def readable_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:
+    """Every evidence value as ``evidence``/``value`` rows in words (tables become short
+    sentences), as the text and Markdown reports show them."""
+    from diagnostics.explain.readable import evidence_lines
+
+    rows = evidence_lines(evidence)
+    return pl.DataFrame(rows, schema={"evidence": pl.String, "value": pl.String}, orient="row")
+
+
+def impact_text(impact: Mapping[str, Any]) -> str:
+    """A finding's impact as a sentence."""
+    from diagnostics.explain.readable import impact_sentence
+
+    return impact_sentence(impact)
+
+
 def scalar_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:
     """The evidence entries that are single numbers, strings or flags, as ``name``/``value``
     rows (nested values are flattened one level: ``outer.inner``)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
 
 OTHER = "other"
@@ -24,7 +25,7 @@ SCHEMA = {"group": pl.String, "lateness_seconds": pl.Float64, "weight": pl.Int64
 
 def from_aggregate(agg: Aggregate, kinds: tuple[str, ...] | None = None) -> pl.DataFrame:
     """Per-record example lateness by partition (``group`` = ``partition N`` or ``unknown``)."""
-    frame = scan(agg, "data_errors")
+    frame = scan(agg, TableName.DATA_ERRORS)
     if frame is None:
         return pl.DataFrame(schema=SCHEMA)
     if kinds:
@@ -39,7 +40,7 @@ def from_aggregate(agg: Aggregate, kinds: tuple[str, ...] | None = None) -> pl.D
             pl.col("event_count").fill_null(1).cast(pl.Int64).alias("weight"),
         ),
         agg,
-        "data_errors",
+        TableName.DATA_ERRORS,
     )
 
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan, utc
 from diagnostics.kinds import ErrorKind
 
@@ -53,7 +54,7 @@ class Kpis:
 
 
 def _worst_delay(agg: Aggregate) -> tuple[float | None, str | None, datetime | None]:
-    frame = scan(agg, "metrics")
+    frame = scan(agg, TableName.METRICS)
     if frame is None:
         return None, None, None
     top = collect(
@@ -62,7 +63,7 @@ def _worst_delay(agg: Aggregate) -> tuple[float | None, str | None, datetime | N
         .sort("output_watermark_delay_seconds", descending=True)
         .head(1),
         agg,
-        "metrics",
+        TableName.METRICS,
     )
     if top.is_empty():
         return None, None, None
@@ -72,22 +73,22 @@ def _worst_delay(agg: Aggregate) -> tuple[float | None, str | None, datetime | N
 
 def _from_tables(agg: Aggregate) -> dict:
     """Summary facts computed from the tables when ``summary.json`` is missing."""
-    errors = scan(agg, "data_errors")
-    quarantine = scan(agg, "quarantine")
+    errors = scan(agg, TableName.DATA_ERRORS)
+    quarantine = scan(agg, TableName.QUARANTINE)
     by_kind: dict[str, int] = {}
     parsed = 0
     if errors is not None:
         counts = collect(
             errors.group_by("kind").agg(pl.col("event_count").sum(), pl.len().alias("n")),
             agg,
-            "data_errors",
+            TableName.DATA_ERRORS,
         ).sort("kind")
         by_kind = dict(zip(counts["kind"], counts["event_count"], strict=True))
         parsed = int(counts["n"].sum())
     bad = (
         0
         if quarantine is None
-        else int(collect(quarantine.select(pl.len()), agg, "quarantine").item())
+        else int(collect(quarantine.select(pl.len()), agg, TableName.QUARANTINE).item())
     )
     return {
         "records_total": parsed + bad,
@@ -142,7 +143,7 @@ def errors_over_time(agg: Aggregate, max_buckets: int = 300) -> tuple[pl.DataFra
             "records": pl.Int64,
         }
     )
-    frame = scan(agg, "error_rollup")
+    frame = scan(agg, TableName.ERROR_ROLLUP)
     if frame is None:
         return empty, "1m"
     base = frame.select(
@@ -161,7 +162,7 @@ def _rollup_per_bucket(
     bounds = collect(
         base.select(pl.col("time").min().alias("lo"), pl.col("time").max().alias("hi")),
         agg,
-        "error_rollup",
+        TableName.ERROR_ROLLUP,
     )
     lo, hi = bounds.row(0)
     if lo is None:
@@ -172,7 +173,7 @@ def _rollup_per_bucket(
             pl.col(name).sum().cast(pl.Int64) for name in sums
         ),
         agg,
-        "error_rollup",
+        TableName.ERROR_ROLLUP,
     )
     return table.sort("time", key), bucket
 
@@ -194,7 +195,7 @@ def kinds_by_partition(
     empty = pl.DataFrame(
         schema={"time": pl.Datetime("us", "UTC"), "partition": pl.String, "event_count": pl.Int64}
     )
-    frame = scan(agg, "error_rollup")
+    frame = scan(agg, TableName.ERROR_ROLLUP)
     if frame is None or not kinds:
         return empty, "1m"
     base = frame.filter(pl.col("kind").is_in(kinds)).select(
@@ -212,7 +213,7 @@ def kinds_by_partition(
 def input_events_by_partition(agg: Aggregate) -> pl.DataFrame:
     """``partition_id`` and ``input_events`` (sum over the metrics), with ``share`` of the
     total; empty without a metrics table; by partition."""
-    frame = scan(agg, "metrics")
+    frame = scan(agg, TableName.METRICS)
     schema = {"partition_id": pl.Int64, "input_events": pl.Int64, "share": pl.Float64}
     if frame is None:
         return pl.DataFrame(schema=schema)
@@ -221,7 +222,7 @@ def input_events_by_partition(agg: Aggregate) -> pl.DataFrame:
         .group_by(pl.col("partition_id").cast(pl.Int64))
         .agg(pl.col("input_events").sum().cast(pl.Int64)),
         agg,
-        "metrics",
+        TableName.METRICS,
     )
     total = table["input_events"].sum()
     return table.with_columns(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan, utc
 
 #: The merge rule (spec §4), in plain words, shown beside the charts.
@@ -17,7 +18,7 @@ MERGE_RULE = (
     "itself; with TIMESTAMP BY … OVER each key (device) is its own substream."
 )
 
-IDLE_SCHEMA = {
+IDLE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "job": pl.String,
     "source": pl.String,
     "partition_id": pl.Int64,
@@ -32,7 +33,7 @@ IDLE_SCHEMA = {
 def jobs(agg: Aggregate) -> list[str]:
     """Job names in the folder (summary first, else the tables), sorted."""
     names = [str(j) for j in agg.summary.get("jobs", ())]
-    for table in ("partition_idle", "metrics"):
+    for table in (TableName.PARTITION_IDLE, TableName.METRICS):
         frame = scan(agg, table)
         if frame is not None:
             found = collect(frame.select(pl.col("job").unique()), agg, table)["job"]
@@ -43,7 +44,7 @@ def jobs(agg: Aggregate) -> list[str]:
 def idle_episodes(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
     """Idle episodes (schema :data:`IDLE_SCHEMA`), by partition then start; ``minutes`` is
     the episode's length (end − start)."""
-    frame = scan(agg, "partition_idle")
+    frame = scan(agg, TableName.PARTITION_IDLE)
     if frame is None:
         return pl.DataFrame(schema=IDLE_SCHEMA)
     if job is not None:
@@ -59,7 +60,7 @@ def idle_episodes(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
             pl.col("max_idle_minutes").cast(pl.Int64),
         ),
         agg,
-        "partition_idle",
+        TableName.PARTITION_IDLE,
     )
     return table.with_columns(
         ((pl.col("end") - pl.col("start")).dt.total_seconds() / 60)
@@ -71,13 +72,13 @@ def idle_episodes(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
 def watermark_delay(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
     """Per minute and series: ``minute``, ``series`` (``job`` or ``partition N``),
     ``partition_id`` (null for the job), ``delay_s``; sorted by series then minute."""
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "minute": pl.Datetime("us", "UTC"),
         "series": pl.String,
         "partition_id": pl.Int64,
         "delay_s": pl.Float64,
     }
-    frame = scan(agg, "metrics")
+    frame = scan(agg, TableName.METRICS)
     if frame is None:
         return pl.DataFrame(schema=schema)
     if job is not None:
@@ -87,7 +88,7 @@ def watermark_delay(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
         .agg(pl.col("output_watermark_delay_seconds").max().cast(pl.Float64).alias("delay_s"))
         .drop_nulls("delay_s"),
         agg,
-        "metrics",
+        TableName.METRICS,
     )
     series = (
         pl.when(pl.col("partition_id").is_null())
@@ -110,7 +111,7 @@ def partition_table(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
             pl.col("minutes").sum().alias("idle_minutes"),
         )
     )
-    frame = scan(agg, "metrics")
+    frame = scan(agg, TableName.METRICS)
     if frame is not None:
         if job is not None:
             frame = frame.filter(pl.col("job") == job)
@@ -122,7 +123,7 @@ def partition_table(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
                 pl.col("input_events").sum().cast(pl.Int64).alias("input_events"),
             ),
             agg,
-            "metrics",
+            TableName.METRICS,
         )
         table = metrics.join(idle, on="partition_id", how="full", coalesce=True)
     else:

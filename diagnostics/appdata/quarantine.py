@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
 
 SCHEMA = {
@@ -19,7 +20,7 @@ RAW_SHOWN = 500
 
 def records(agg: Aggregate) -> pl.DataFrame:
     """Quarantined records (``raw`` cut to :data:`RAW_SHOWN` characters), by file and line."""
-    frame = scan(agg, "quarantine")
+    frame = scan(agg, TableName.QUARANTINE)
     if frame is None:
         return pl.DataFrame(schema=SCHEMA)
     return collect(
@@ -31,7 +32,7 @@ def records(agg: Aggregate) -> pl.DataFrame:
             pl.col("raw_bytes").cast(pl.Int64),
         ),
         agg,
-        "quarantine",
+        TableName.QUARANTINE,
     ).sort("source_file", "source_line")
 
 

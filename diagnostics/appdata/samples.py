@@ -1,29 +1,31 @@
-"""The bundled samples the Load page offers: ``sample_logs/scenarios/*/capture.csv`` (each
-replayed under ASA's default policy, as ``scripts/make_samples.py`` does) and the hand-made
-log shapes of ``sample_logs/asa`` (aggregated)."""
+"""The bundled samples the Load page offers: ``sample_logs/scenarios/*/capture.csv`` and the
+Event Hubs Capture folder of ``sample_logs/captures`` (each replayed under ASA's default
+policy, as ``scripts/make_samples.py`` does) and the hand-made log shapes of
+``sample_logs/asa`` (aggregated)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from diagnostics.appdata.build import (
     CaptureSettings,
     Progress,
-    build_from_capture,
     build_from_logs,
 )
+from diagnostics.appdata.capture_input import build_from_reader
+from diagnostics.captures.reader import read_capture
 from diagnostics.durations import SECOND
-from diagnostics.engine.events_io import read_events
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.logs.inputs import expand_inputs
+from diagnostics.resources import samples_dir
 
 #: Scenarios listed first (the most telling ones), the rest follow alphabetically.
 FIRST = ("late_senders", "idle_partition", "cross_device_disorder", "clock_skew")
 #: The scenarios' capture settings (sample_logs/scenarios/README.md).
 SCENARIO_PARTITIONS = 4
 ASA_LABEL = "ASA log shapes (sample_logs/asa)"
+CAPTURE_LABEL = "Event Hubs Capture folder, late senders (sample_logs/captures)"
 
 
 @dataclass(frozen=True)
@@ -44,10 +46,8 @@ class Sample:
 
 
 def root() -> Path | None:
-    """``ORDERDOC_SAMPLES`` or the ``sample_logs`` folder beside the package, if present."""
-    configured = os.environ.get("ORDERDOC_SAMPLES")
-    folder = Path(configured) if configured else Path(__file__).resolve().parents[2] / "sample_logs"
-    return folder if folder.is_dir() else None
+    """``ORDERDOC_SAMPLES`` or the samples shipped with the package, if present."""
+    return samples_dir()
 
 
 def choices() -> dict[str, Sample]:
@@ -62,6 +62,9 @@ def choices() -> dict[str, Sample]:
         f"scenario: {n} (event capture)": Sample(n, scenarios / n / "capture.csv", True)
         for n in ordered
     }
+    capture = folder / "captures" / "eventhubs-capture"
+    if capture.is_dir():
+        found[CAPTURE_LABEL] = Sample("eventhubs-capture", capture, True)
     if (folder / "asa").is_dir():
         found[ASA_LABEL] = Sample("asa", folder / "asa", False)
     return found
@@ -76,9 +79,8 @@ def default_settings(name: str) -> CaptureSettings:
 def build(sample: Sample, target: Path, progress: Progress) -> Path:
     """Build the aggregate folder of ``sample`` into ``target``."""
     if sample.is_capture:
-        events = read_events(sample.path)
-        return build_from_capture(
-            events,
+        return build_from_reader(
+            read_capture(sample.path),
             default_settings(sample.name),
             target,
             progress,

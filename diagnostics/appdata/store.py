@@ -1,9 +1,9 @@
 """Opening an aggregate folder (the output of ``orderdoc aggregate``) for the app.
 
-An aggregate folder holds Parquet tables as folders (``data_errors``, ``error_rollup``,
-``partition_idle``, ``metrics``, ``quarantine``; hive-partitioned by ``date`` or not) and
-``summary.json``. :func:`open_aggregate` accepts a folder holding ``summary.json`` or at least
-one of the tables and rejects anything else with an :class:`~diagnostics.errors.InputError`
+An aggregate folder holds Parquet tables and ``summary.json``; where a table's files are is
+the rule of :mod:`diagnostics.aggregates.folder`, shared with the explainer and the rules
+engine. :func:`open_aggregate` accepts a folder holding ``summary.json`` or at least one of
+the tables and rejects anything else with an :class:`~diagnostics.errors.InputError`
 whose message says what was expected. :func:`signature` changes whenever a file in the
 folder changes; the app uses it as the cache key.
 """
@@ -11,7 +11,6 @@ folder changes; the app uses it as the cache key.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,8 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.aggregates import TableName, folder, present_tables, read_summary
 from diagnostics.errors import InputError
-
-TABLES: tuple[str, ...] = ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine")
-SUMMARY_FILE = "summary.json"
 
 
 @dataclass(frozen=True)
@@ -30,44 +27,12 @@ class Aggregate:
     """A validated aggregate folder. Invariant: ``tables`` lists only tables with Parquet data."""
 
     path: Path
-    tables: tuple[str, ...]
+    tables: tuple[TableName, ...]
     summary: dict[str, Any]
 
-    def has(self, table: str) -> bool:
+    def has(self, table: TableName) -> bool:
         """True when ``table`` has at least one Parquet file."""
         return table in self.tables
-
-
-def _parquet_files(folder: Path) -> list[Path]:
-    if folder.is_dir():
-        return sorted(p for p in folder.rglob("*.parquet") if not p.name.startswith("."))
-    single = folder.with_name(folder.name + ".parquet")
-    return [single] if single.is_file() else []
-
-
-def table_glob(agg_dir: Path, table: str) -> str | None:
-    """The Parquet path or glob of ``table`` in ``agg_dir``, or ``None`` when it is absent."""
-    folder = agg_dir / table
-    if folder.is_dir() and _parquet_files(folder):
-        return str(folder / "**" / "*.parquet")
-    single = agg_dir / f"{table}.parquet"
-    return str(single) if single.is_file() else None
-
-
-def read_summary(agg_dir: Path) -> dict[str, Any]:
-    """``summary.json`` as a dict (empty when absent); a broken file is an InputError."""
-    path = agg_dir / SUMMARY_FILE
-    if not path.is_file():
-        return {}
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        msg = f"{path}: not a readable summary.json ({exc})"
-        raise InputError(msg) from exc
-    if not isinstance(value, dict):
-        msg = f"{path}: summary.json must hold a JSON object, got {type(value).__name__}"
-        raise InputError(msg)
-    return value
 
 
 def open_aggregate(path: str | Path) -> Aggregate:
@@ -79,12 +44,12 @@ def open_aggregate(path: str | Path) -> Aggregate:
     if not root.is_dir():
         msg = f"{root}: not a folder (an aggregate folder is the --out of 'orderdoc aggregate')"
         raise InputError(msg)
-    tables = tuple(t for t in TABLES if table_glob(root, t) is not None)
+    tables = present_tables(root)
     summary = read_summary(root)
     if not tables and not summary:
         msg = (
             f"{root}: not an aggregate folder: it has no summary.json and none of the tables "
-            f"{', '.join(TABLES)} (make one with 'orderdoc aggregate LOGS --out DIR', or "
+            f"{', '.join(TableName)} (make one with 'orderdoc aggregate LOGS --out DIR', or "
             "upload raw logs on the Load page)"
         )
         raise InputError(msg)
@@ -107,19 +72,12 @@ def signature(agg_dir: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def scan(agg: Aggregate, table: str) -> pl.LazyFrame | None:
+def scan(agg: Aggregate, table: TableName) -> pl.LazyFrame | None:
     """A lazy scan of ``table`` (hive columns included), or ``None`` when it is absent."""
-    pattern = table_glob(agg.path, table)
-    if pattern is None:
-        return None
-    try:
-        return pl.scan_parquet(pattern, hive_partitioning=True, missing_columns="insert")
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        msg = f"{agg.path / table}: cannot read the Parquet files: {exc}"
-        raise InputError(msg) from exc
+    return folder.scan(agg.path, table)
 
 
-def collect(frame: pl.LazyFrame, agg: Aggregate, table: str) -> pl.DataFrame:
+def collect(frame: pl.LazyFrame, agg: Aggregate, table: TableName) -> pl.DataFrame:
     """Collect a query on one table, turning read errors into an InputError naming it."""
     try:
         return frame.collect()

@@ -21,6 +21,7 @@ from diagnostics.errors import OrderdocError
 
 COMMANDS: tuple[str, ...] = (
     "replay",
+    "cti",
     "generate",
     "aggregate",
     "rules",
@@ -62,6 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # Import only the chosen command's module: start-up stays fast for every command.
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    if chosen in ("replay", "cti"):
+        from diagnostics.cli.cti import command_argv  # replay --cti-* alias, mode checks
+
+        try:
+            argv = command_argv(argv)
+        except OrderdocError as exc:
+            sys.stderr.write(f"orderdoc {chosen}: error: {exc}\n")
+            return exc.exit_code
+        chosen = argv[0]
     parser = build_parser(chosen)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 from diagnostics.logs.inputs import expand_inputs
 
@@ -75,9 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.spark.session import SparkTarget, java_problem
 
     target = SparkTarget(master=args.master, remote=args.remote, conf=tuple(args.conf))
-    if args.out.exists() and not args.out.is_dir():
-        msg = f"--out: {str(args.out)!r} is a file, not a folder"
-        raise UsageError(msg)
+    out_folder(args.out)
     files = expand_inputs(list(args.inputs))
     if not files.logs and not files.metrics:
         msg = f"INPUT: no log files among {', '.join(args.inputs)}"

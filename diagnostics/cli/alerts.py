@@ -21,14 +21,15 @@ from typing import Any
 
 from diagnostics.errors import InputError, UsageError
 from diagnostics.kinds import Severity
+from diagnostics.resources import default_rule_paths
 from diagnostics.rules.evaluate import evaluate_detailed
-from diagnostics.rules.loader import default_rules_dir, load_rules
+from diagnostics.rules.loader import load_rules
 from diagnostics.rules.model import Alert, AlertState, iso
 from diagnostics.rules.templates import format_value
 from diagnostics.rules.webhook import DeliveryPolicy, check_url, deliver
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``alerts`` to the command line."""
     parser = subparsers.add_parser("alerts", help="evaluate alerting rules on aggregates")
     parser.add_argument("agg_dir", metavar="AGG_DIR", help="folder written by orderdoc aggregate")
@@ -36,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--rules",
         action="append",
         metavar="DIR",
-        help="rule file or folder (repeatable; default ./rules or the pack)",
+        help="rule file or folder (repeatable; default: $ORDERDOC_RULES, else the packaged pack)",
     )
     parser.add_argument("--out", metavar="FILE", help="write alerts as JSON Lines")
     parser.add_argument(
@@ -169,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     policy = DeliveryPolicy(timeout=args.webhook_timeout, attempts=args.webhook_attempts)
     now = _parse_now(args.now)
-    rules = load_rules(args.rules or [default_rules_dir()])
+    rules = load_rules(args.rules or default_rule_paths())
     result = evaluate_detailed(rules, Path(args.agg_dir), now=now)
     alerts = list(result.alerts)
     for rule_id, reason in result.skipped:

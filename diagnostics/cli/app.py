@@ -1,6 +1,6 @@
 """``orderdoc app [AGG_DIR] [--port N] [--host 127.0.0.1]``: the troubleshooting app.
 
-Runs ``streamlit run`` on the app bundled beside the package (``app/streamlit_app.py``) with
+Runs ``streamlit run`` on the app shipped with the package (``app/streamlit_app.py``) with
 the aggregate folder passed through, bound to 127.0.0.1 unless ``--host`` says otherwise,
 headless, without usage statistics or a file watcher. Prints the URL, then serves until
 interrupted.
@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 
 from diagnostics.errors import UsageError
-
-APP_FILE = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
+from diagnostics.resources import app_file
 
 #: Streamlit settings passed as flags (the app's .streamlit/config.toml holds the same).
 STREAMLIT_FLAGS: tuple[str, ...] = (
@@ -57,20 +56,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         type=Path,
         metavar="PATH",
-        help="rule file or folder (repeatable; default: rules/)",
+        help="rule file or folder (repeatable; default: $ORDERDOC_RULES, else the packaged pack)",
     )
     parser.set_defaults(func=run)
 
 
 def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     """The ``streamlit run`` command line and environment for ``args`` (raises UsageError)."""
-    if not APP_FILE.is_file():
-        msg = f"the app is not installed beside the package (missing {APP_FILE})"
+    app = app_file()
+    if not app.is_file():
+        msg = f"{app}: the app's entry script is missing; reinstall orderdoc"
         raise UsageError(msg)
     env = dict(os.environ)
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     argv = [
-        sys.executable, "-m", "streamlit", "run", str(APP_FILE),
+        sys.executable, "-m", "streamlit", "run", str(app),
         f"--server.port={args.port}", f"--server.address={args.host}", *STREAMLIT_FLAGS,
     ]  # fmt: skip
     if args.rules:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 
 
@@ -37,10 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.report.pipeline import run_demo
     from diagnostics.report.render import to_html_report, to_markdown_report, to_text
 
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        msg = f"--out {args.out}: exists and is not a folder"
-        raise UsageError(msg)
+    out = out_folder(args.out)
     known = {s.value for s in Scenario}
     for name in args.scenario or []:
         if name not in known:

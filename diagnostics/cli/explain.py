@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from diagnostics.cli.policy_args import (
-    add_column_arguments,
-    add_policy_arguments,
-    columns_from_args,
-    policy_from_args,
-)
+from diagnostics.cli.job_args import add_job_arguments, resolve_policy
+from diagnostics.cli.policy_args import add_column_arguments, add_policy_arguments
 from diagnostics.errors import UsageError
 
 
@@ -33,6 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--job", metavar="NAME", help="only this job of the aggregate folder")
     add_column_arguments(parser)
     add_policy_arguments(parser)
+    add_job_arguments(parser)
+    parser.add_argument(
+        "--write-fix",
+        metavar="DIR",
+        help="with --job-definition: write the corrected definition (same shape), query.asaql, "
+        "query.diff, apply.sh (az commands) and FIX.md (before/after, measured on --events)",
+    )
     parser.add_argument(
         "--format", choices=["text", "json", "markdown"], default="text", help="default text"
     )
@@ -42,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Gather the evidence, diagnose, print (and write) the report."""
-    from diagnostics.engine.events_io import read_events
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
     from diagnostics.explain import explain, render
@@ -50,18 +54,32 @@ def run(args: argparse.Namespace) -> int:
     if args.agg_dir is None and args.events is None:
         msg = "give an AGG_DIR, --events CAPTURE, or both"
         raise UsageError(msg)
-    if args.events is not None and not args.timestamp_by:
-        msg = "--events needs --timestamp-by COL (the job's TIMESTAMP BY column)"
+    if args.write_fix and not args.job_definition:
+        msg = "--write-fix DIR needs --job-definition FILE (the job to correct)"
         raise UsageError(msg)
-    policy = policy_from_args(args) if args.timestamp_by else None
-    events = read_events(args.events) if args.events else None
-    partitions = declared_partitions(args.partitions) if args.partitions else None
+    resolved = resolve_policy(args)
+    has_time = resolved.policy.application_time
+    if args.events is not None and not has_time:
+        msg = (
+            "--events needs --timestamp-by COL (the job's TIMESTAMP BY column)"
+            if resolved.job is None
+            else f"--events: the query of {resolved.job.describe_source()} has no TIMESTAMP "
+            "BY for it, so no tolerance applies; give --timestamp-by COL to replay it on "
+            "application time"
+        )
+        raise UsageError(msg)
+    policy = resolved.policy if has_time else None
+    capture = capture_from_args(args) if args.events else None
+    events = None
+    if capture is not None and policy is not None:
+        events, policy = capture.apply(policy)
+    partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     try:
         report = explain(
             Path(args.agg_dir) if args.agg_dir else None,
             events=events,
             policy=policy,
-            columns=columns_from_args(args),
+            columns=capture.columns if capture is not None else None,
             partitions=partitions,
             job=args.job,
         )
@@ -69,8 +87,15 @@ def run(args: argparse.Namespace) -> int:
         where = args.events if args.events else args.agg_dir
         msg = f"{where}: {exc}" if where and str(where) not in str(exc) else str(exc)
         raise InputError(msg) from exc
+    if resolved.job is not None:
+        report = replace(report, policy=resolved.describe())
     text = render(report, args.format)
     sys.stdout.write(text)
+    if args.write_fix:
+        from diagnostics.cli.fix_output import write_and_check
+
+        summary = write_and_check(args, resolved, report, capture, partitions)
+        (sys.stderr if args.format == "json" else sys.stdout).write(summary)
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -8,20 +8,26 @@ from pathlib import Path
 
 import polars as pl
 
-from diagnostics.durations import MS, DurationError, parse_duration
+from diagnostics.cli.values import flag_duration
+from diagnostics.durations import MS
 from diagnostics.errors import UsageError
 from diagnostics.generate import CAUSES, GenerateConfig, Scenario, generate, write_capture
 from diagnostics.generate.config import DEFAULT_START_MS
+from diagnostics.generate.output import output_format, write_capture_avro
 from diagnostics.timestamps import to_utc
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``generate`` sub-command."""
     epilog = "scenarios:\n" + "\n".join(f"  {s.value}: {CAUSES[s]}" for s in Scenario)
     parser = subparsers.add_parser(
         "generate",
         help="write a synthetic event capture with one known cause",
-        description="Write a synthetic event capture (.parquet, .csv or .jsonl, optionally .gz).",
+        description=(
+            "Write a synthetic event capture (.parquet, .csv or .jsonl, optionally .gz), or "
+            "with --format avro an Event Hubs Capture folder (one .avro file per partition and "
+            "5 minutes, named as Capture names them)."
+        ),
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -31,7 +37,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         choices=[s.value for s in Scenario],
         help=f"one of: {', '.join(s.value for s in Scenario)} (see below)",
     )
-    parser.add_argument("--out", required=True, type=Path, metavar="FILE", help="output file")
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="FILE|DIR", help="output file (avro: folder)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=["parquet", "csv", "jsonl", "avro"],
+        default=None,
+        help="default: from the --out extension; avro writes an Event Hubs Capture folder",
+    )
     parser.add_argument(
         "--events", type=int, default=100_000, metavar="N", help="number of events (default 100000)"
     )
@@ -58,11 +72,7 @@ def _start_ms(text: str | None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Generate and write the capture; print one summary line."""
-    try:
-        duration_ns = parse_duration(args.duration)
-    except DurationError as exc:
-        msg = f"--duration {args.duration!r}: {exc}"
-        raise UsageError(msg) from exc
+    duration_ns = flag_duration("--duration", args.duration)
     config = GenerateConfig(
         events=args.events,
         partitions=args.partitions,
@@ -70,10 +80,20 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         start_ms=_start_ms(args.start),
     )
+    if args.format is not None and args.format != "avro":
+        kind, _ = output_format(args.out)
+        if kind != args.format:
+            msg = f"--format {args.format}: --out {args.out} names a {kind} file"
+            raise UsageError(msg)
     frame = generate(args.scenario, config)
-    write_capture(frame, args.out)
+    files = ""
+    if args.format == "avro":
+        written = write_capture_avro(frame, args.out, eventhub=args.scenario.replace("_", "-"))
+        files = f" in {len(written)} Event Hubs Capture files"
+    else:
+        write_capture(frame, args.out)
     sys.stdout.write(
-        f"{args.out}: {frame.height} events, scenario {args.scenario}, "
+        f"{args.out}: {frame.height} events{files}, scenario {args.scenario}, "
         f"{config.partitions} partitions, seed {config.seed}\n"
     )
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from diagnostics.durations import DurationError, parse_duration
-from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import Action, OrderingPolicy
 
 
@@ -51,18 +50,30 @@ def positive_int(text: str) -> int:
 
 
 def add_column_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--arrival-col`` and ``--partition-col``."""
+    """``--arrival-col``, ``--partition-col`` and ``--capture-path-format``."""
     parser.add_argument(
         "--arrival-col",
-        default="arrival_time",
+        default=None,
         metavar="COL",
-        help="arrival time column (Event Hubs EventEnqueuedUtcTime); default: arrival_time",
+        help=(
+            "arrival time column; default: arrival_time, else ASA's EventEnqueuedUtcTime, "
+            "IoTHub.EnqueuedTime or BlobLastModifiedUtcTime (never EventProcessedUtcTime)"
+        ),
     )
     parser.add_argument(
         "--partition-col",
-        default="partition_id",
+        default=None,
         metavar="COL",
-        help="input partition column; absent column = one partition 0; default: partition_id",
+        help="input partition column; default: partition_id, else PartitionId, else one partition 0",
+    )
+    parser.add_argument(
+        "--capture-path-format",
+        default=None,
+        metavar="FORMAT",
+        help=(
+            "Event Hubs Capture file naming, with {PartitionId}; default "
+            "{Namespace}/{EventHub}/{PartitionId}/{Year}/{Month}/{Day}/{Hour}/{Minute}/{Second}"
+        ),
     )
 
 
@@ -95,21 +106,21 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False
         parser.add_argument(
             "--late-arrival",
             type=late_arg,
-            default=parse_duration("5s"),
+            default=argparse.SUPPRESS,
             metavar="DURATION|unlimited",
             help="late arrival tolerance, 0s..20d or unlimited; default 5s",
         )
         parser.add_argument(
             "--out-of-order",
             type=duration_arg,
-            default=0,
+            default=argparse.SUPPRESS,
             metavar="DURATION",
             help="out-of-order tolerance, 0s..20d; default 0s",
         )
     parser.add_argument(
         "--action",
         choices=[a.value for a in Action],
-        default=Action.ADJUST.value,
+        default=argparse.SUPPRESS,
         help="what happens to events outside the tolerances; default adjust",
     )
     parser.add_argument(
@@ -119,23 +130,41 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False
     )
 
 
+#: ASA's defaults for a new job (the portal's): late 5 s, out-of-order 0 s, Adjust.
+DEFAULT_LATE_NS = parse_duration("5s")
+
+
+def given_policy_flags(args: argparse.Namespace) -> list[str]:
+    """The policy flags the user gave (tolerances and action are absent from ``args`` when
+    not given, so that a job definition's values are not silently replaced by defaults)."""
+    given = [
+        flag
+        for flag, attr in (
+            ("--late-arrival", "late_arrival"),
+            ("--out-of-order", "out_of_order"),
+            ("--action", "action"),
+        )
+        if hasattr(args, attr)
+    ]
+    if getattr(args, "timestamp_by", None):
+        given.insert(0, "--timestamp-by")
+    if getattr(args, "over", ()):
+        given.append("--over")
+    if getattr(args, "partition_by", False) is True:
+        given.append("--partition-by")
+    return given
+
+
 def policy_from_args(
     args: argparse.Namespace, *, late: int | None = None, ooo: int | None = None
 ) -> OrderingPolicy:
     """The :class:`OrderingPolicy` the flags describe (``late``/``ooo`` override the flags)."""
     return OrderingPolicy(
         timestamp_by=args.timestamp_by,
-        late_arrival_ns=args.late_arrival
-        if late is None and hasattr(args, "late_arrival")
-        else late,
-        out_of_order_ns=args.out_of_order if ooo is None else ooo,
-        action=Action(args.action),
+        late_arrival_ns=getattr(args, "late_arrival", DEFAULT_LATE_NS) if late is None else late,
+        out_of_order_ns=getattr(args, "out_of_order", 0) if ooo is None else ooo,
+        action=Action(getattr(args, "action", Action.ADJUST.value)),
         early_policy=not args.no_early_policy,
         partition_by=args.partition_by,
         over=tuple(args.over),
     )
-
-
-def columns_from_args(args: argparse.Namespace) -> EventColumns:
-    """The :class:`EventColumns` the flags describe."""
-    return EventColumns(arrival=args.arrival_col, partition=args.partition_col)

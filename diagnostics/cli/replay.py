@@ -6,18 +6,17 @@ import argparse
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
+from diagnostics.captures.reader import Capture
+from diagnostics.cli.capture_args import capture_from_args
+from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
-    columns_from_args,
-    policy_from_args,
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
-from diagnostics.cti import cli as cti_cli
-from diagnostics.engine.events_io import read_events
+from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
 from diagnostics.errors import InputError
@@ -30,17 +29,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replay",
         help="replay an event capture under ASA's time-handling rules",
         description=(
-            "Replay an event capture (CSV, JSON Lines or Parquet, .gz accepted) under an Azure "
+            "Replay an event capture (CSV, JSON Lines or Parquet, .gz accepted; an Event Hubs "
+            "Capture .avro file or folder) under an Azure "
             "Stream Analytics ordering policy and write DIR/outcomes.parquet: every event with "
-            "its System.Timestamp, flags, watermark and release time."
+            "its System.Timestamp, flags, watermark and release time. StreamInsight's CTIs: "
+            "'orderdoc cti' (the former 'replay --cti-*' flags still work until 0.2)."
         ),
     )
-    parser.add_argument("events", metavar="EVENTS", help="the event capture")
+    parser.add_argument(
+        "events", metavar="EVENTS", help="the event capture (a file, or a Capture folder)"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     add_column_arguments(parser)
     add_policy_arguments(parser)
+    add_job_arguments(parser)
     instrument_cli.add_arguments(parser)
-    cti_cli.add_arguments(parser)
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -57,18 +60,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run_replay(args: argparse.Namespace) -> ReplayResult:
-    """Read the capture and replay it as the flags say (shared with other commands)."""
-    events = read_events(args.events)
-    columns = columns_from_args(args)
-    partitions = declared_partitions(args.partitions) if args.partitions else None
+def run_replay(
+    args: argparse.Namespace, capture: Capture | None = None, resolved: Resolved | None = None
+) -> ReplayResult:
+    """Read the capture and replay it as the flags (and ``--job-definition``) say."""
+    resolved = resolved or resolve_policy(args)
+    capture = capture or capture_from_args(args)
+    events, policy = capture.apply(resolved.policy)
+    partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     progress = ProgressLine("replay")
     try:
         return replay(
             events,
-            policy_from_args(args),
+            policy,
             partitions=partitions,
-            columns=columns,
+            columns=capture.columns,
             batch_size=args.batch_size,
             progress=progress,
         )
@@ -79,22 +85,12 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
         progress.finish()
 
 
-def prepare_out(path: str) -> Path:
-    """Create the output folder (an existing file there is an error)."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        msg = f"--out {path}: exists and is not a folder"
-        raise InputError(msg)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
-    if cti_cli.wants_cti(args):
-        return cti_cli.run(args)
-    out = prepare_out(args.out)
-    result = run_replay(args)
+    out = out_folder(args.out, create=True)
+    resolved = resolve_policy(args)
+    capture = capture_from_args(args)
+    result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
     # diagnostics and the summary are computed from the same frame in this one.
@@ -105,12 +101,15 @@ def run(args: argparse.Namespace) -> int:
         if not args.outcomes_only:
             instrument_cli.write_outputs(args, result, out)
             written += [instrument_cli.DIAGNOSTICS_FILE, instrument_cli.METRICS_FILE]
-        summary = summarize(result)
+        summary = {"input": capture.to_dict(), **summarize(result)}
         writing.result()
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_summary(summary) + "\n")
+        lines = [*capture.describe(), format_summary(summary)]
+        if resolved.job is not None:
+            lines.insert(0, f"policy: {resolved.describe()}")
+        sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.write(f"wrote {', '.join(str(out / name) for name in written)}\n")
     return 0

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
-from diagnostics.rules.loader import default_rules_dir, load_rules
+from diagnostics.resources import default_rule_paths
+from diagnostics.rules.loader import load_rules
 from diagnostics.rules.model import RuleError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``rules`` (with its ``check`` sub-command) to the command line."""
     parser = subparsers.add_parser("rules", help="work with alerting rules (rules check)")
     sub = parser.add_subparsers(
@@ -24,13 +26,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "paths",
         nargs="*",
         metavar="PATH",
-        help="rule files or folders (default: ./rules, else the default pack)",
+        help="rule files or folders (default: $ORDERDOC_RULES, else the packaged pack)",
     )
     check.set_defaults(func=run_check)
     parser.set_defaults(func=_usage(parser))
 
 
-def _usage(parser: argparse.ArgumentParser):  # type: ignore[no-untyped-def]
+def _usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     def show(_args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
         return 2
@@ -40,7 +42,7 @@ def _usage(parser: argparse.ArgumentParser):  # type: ignore[no-untyped-def]
 
 def run_check(args: argparse.Namespace) -> int:
     """Validate the rules; print every problem (one line each) and return 0 or 2."""
-    paths = args.paths or [default_rules_dir()]
+    paths = args.paths or default_rule_paths()
     try:
         ruleset = load_rules(paths)
     except RuleError as exc:

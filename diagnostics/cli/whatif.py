@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
     columns_arg,
-    columns_from_args,
     duration_arg,
     late_arg,
 )
+from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 
 
@@ -84,6 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="COL[,COL]",
         help="an OVER key set to try besides none (repeatable)",
     )
+    add_job_arguments(parser)
     parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
     parser.add_argument(
         "--no-verify",
@@ -96,37 +97,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Sweep, write the table and chart, print the table and the recommendation."""
-    from diagnostics.engine.events_io import read_events
+    from dataclasses import replace
+
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.policy import Action, OrderingPolicy
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
     from diagnostics.whatif import sweep, write_outputs
     from diagnostics.whatif.report import format_table
 
-    if not args.timestamp_by:
+    resolved = resolve_policy(args) if args.job_definition else None
+    timestamp_by = resolved.policy.timestamp_by if resolved else args.timestamp_by
+    if not timestamp_by:
         msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        msg = f"--out {args.out}: exists and is not a folder"
-        raise UsageError(msg)
-    events = read_events(args.events)
+    out = out_folder(args.out)
+    capture = capture_from_args(args)
+    late_values, ooo_values = list(args.late_values), list(args.ooo_values)
+    over_sets = list(args.over_values)
     pby = args.partition_by_values or ([False, True] if args.over_values else [False])
-    base = OrderingPolicy(
-        timestamp_by=args.timestamp_by,
-        action=Action(args.action),
-        early_policy=not args.no_early_policy,
+    partitions = args.partitions
+    action = Action(getattr(args, "action", Action.ADJUST.value))
+    if resolved is not None:  # the job's own setting is always one of those tried
+        job = resolved.policy
+        sys.stderr.write(f"policy: {resolved.describe()}\n")
+        late_values += [] if job.late_arrival_ns in late_values else [job.late_arrival_ns]
+        ooo_values += [] if job.out_of_order_ns in ooo_values else [job.out_of_order_ns]
+        over_sets += [job.over] if job.over and job.over not in over_sets else []
+        pby += [] if job.partition_by in pby else [job.partition_by]
+        partitions, action = resolved.partitions, job.action
+    over_values = [tuple(capture.column(c) for c in over) for over in over_sets]
+    every_key = tuple(dict.fromkeys(c for over in over_sets for c in over))
+    events, base = capture.apply(
+        OrderingPolicy(
+            timestamp_by=timestamp_by,
+            action=action,
+            early_policy=not args.no_early_policy,
+            over=every_key,
+        )
     )
+    base = replace(base, over=())
+    declared = declared_partitions(partitions) if partitions else None
     try:
         result = sweep(
             events,
             base,
-            late_values=args.late_values,
-            ooo_values=args.ooo_values,
+            late_values=late_values,
+            ooo_values=ooo_values,
             partition_by_values=pby,
-            over_values=[(), *args.over_values],
-            columns=columns_from_args(args),
-            partitions=declared_partitions(args.partitions) if args.partitions else None,
+            over_values=[(), *over_values],
+            columns=capture.columns,
+            partitions=declared,
         )
     except InputError as exc:
         msg = f"{args.events}: {exc}"
@@ -139,13 +160,13 @@ def run(args: argparse.Namespace) -> int:
         check = verify_recommended(
             result,
             events,
-            columns=columns_from_args(args),
-            partitions=declared_partitions(args.partitions) if args.partitions else None,
+            columns=capture.columns,
+            partitions=declared,
         )
     if args.json:
         sys.stdout.write(result.table.write_json() + "\n")
     else:
-        sys.stdout.write(format_table(result) + "\n")
+        sys.stdout.write("\n".join([*capture.describe(), format_table(result)]) + "\n")
         if check is not None:
             verdict = "agrees" if check["agrees"] else "DISAGREES (please report)"
             sys.stdout.write(

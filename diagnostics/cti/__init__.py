@@ -5,7 +5,8 @@
 * :mod:`~diagnostics.cti.replay`: :func:`replay_cti` over polars frames;
 * :mod:`~diagnostics.cti.records`: ``CtiViolation`` resource-log records and
   :func:`suggest_cti_delay`;
-* :mod:`~diagnostics.cti.cli`: the ``orderdoc replay --cti-*`` flags.
+* :mod:`~diagnostics.cti.outputs`: the records, summary and files of a replay (the command
+  line is ``orderdoc cti``, :mod:`diagnostics.cli.cti`).
 """
 
 from diagnostics.cti.engine import CtiEngine

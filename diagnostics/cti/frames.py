@@ -192,7 +192,8 @@ def processing_order(
         only = inputs[0]
         if not only.has_arrival:
             return list(only.events)
-        return sorted(only.events, key=lambda ev: (ev.arrival_ns, ev.event_id))
+        ordered: list[Event] = sorted(only.events, key=lambda ev: (ev.arrival_ns, ev.event_id))
+        return [*ordered]
     for index, prepared in enumerate(inputs):
         if not prepared.has_arrival:
             what = "imported CTIs" if imported else "a two-input replay"

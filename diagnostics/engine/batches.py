@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.names import rename_taken
 from diagnostics.engine.release import Breakpoints, MergeSteps
 from diagnostics.timestamps import from_ns
 
@@ -29,8 +30,9 @@ class BatchResult:
 
     @property
     def events(self) -> pl.DataFrame:
-        """The batch's rows, input columns kept, outcome columns added."""
-        return self.batch.hstack(self.outcomes)
+        """The batch's rows, input columns kept (one named like an outcome column as
+        ``input_<name>``), outcome columns added."""
+        return rename_taken(self.batch)[0].hstack(self.outcomes)
 
 
 @dataclass(frozen=True, slots=True)

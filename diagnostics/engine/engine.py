@@ -62,13 +62,9 @@ class OrderingEngine:
         if not self.partitions:
             msg = "the partition set is empty; declare at least one partition"
             raise InputError(msg)
-        if policy.over and len(self.partitions) > 1 and not policy.partition_by:
-            msg = (
-                f"TIMESTAMP BY ... OVER {', '.join(policy.over)} on an input with "
-                f"{len(self.partitions)} partitions needs PARTITION BY PartitionId "
-                "(--partition-by), as ASA requires"
-            )
-            raise InputError(msg)
+        problem = policy.partition_problem(len(self.partitions))
+        if problem is not None:
+            raise InputError(problem)
         self._late = policy.effective_late_ns
         self._ooo = policy.effective_ooo_ns
         self._early = policy.early_window_ns
@@ -325,7 +321,6 @@ class OrderingEngine:
         closing: bool,
     ) -> pl.DataFrame:
         """Release times of candidate events; unresolved ones become the new pending set."""
-        common = {"late": self._late, "ooo": self._ooo, "tau": tau, "closing": closing}
         release = arr.copy()
         unknown = np.zeros(len(ids), dtype=bool)
         if self._own_timeline:
@@ -334,7 +329,10 @@ class OrderingEngine:
                 m_before=m_before[tl],
                 first_arrival=first_arrival[tl],
                 by_m=first_reach(points, tl, t + self._ooo),
-                **common,
+                late=self._late,
+                ooo=self._ooo,
+                tau=tau,
+                closing=closing,
             )
             unknown = cand >= POS
             release = np.maximum(release, cand)

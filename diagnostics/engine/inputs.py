@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
+from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.timestamps import to_utc
@@ -33,10 +33,6 @@ class BatchReader:
     def read(self, batch: pl.DataFrame, first_id: int) -> pl.DataFrame:
         """The working columns of ``batch``; raises :class:`InputError` naming column and row."""
         cols = self.columns
-        clash = [c for c in OUTCOME_COLUMNS if c in batch.columns]
-        if clash:
-            msg = f"input column '{clash[0]}' has the name of an outcome column; rename it"
-            raise InputError(msg)
         if cols.parsed_arrival in batch.columns:
             arrival = batch[cols.parsed_arrival]
         elif cols.arrival in batch.columns:

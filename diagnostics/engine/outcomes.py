@@ -71,7 +71,7 @@ def outcome_frame(
 
 def empty_outcomes() -> pl.DataFrame:
     """The outcome columns of an empty batch."""
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "event_id": pl.Int64,
         "partition": pl.Int64,
         "timeline": pl.Int64,

@@ -92,6 +92,16 @@ class OrderingPolicy:
         """The early-arrival window in force, or ``None`` when it does not apply."""
         return EARLY_WINDOW_NS if self.application_time and self.early_policy else None
 
+    def partition_problem(self, partitions: int) -> str | None:
+        """Why ASA rejects these settings on an input of ``partitions`` partitions, or
+        ``None``: ``TIMESTAMP BY ... OVER`` on more than one partition needs PARTITION BY."""
+        if self.over and partitions > 1 and not self.partition_by:
+            return (
+                f"TIMESTAMP BY ... OVER {', '.join(self.over)} on an input with {partitions} "
+                "partitions needs PARTITION BY PartitionId, as ASA requires"
+            )
+        return None
+
     def describe(self) -> str:
         """One line in the user's terms, e.g. ``TIMESTAMP BY ts, late 5s, out-of-order 0s, adjust``."""
         if not self.application_time:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.names import Rename, rename_taken, renamed
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine, StagedBatch
 from diagnostics.engine.policy import OrderingPolicy
@@ -26,12 +27,17 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """A finished replay: ``outcomes`` has one row per input event, in input order."""
+    """A finished replay: ``outcomes`` has one row per input event, in input order.
+
+    ``renames`` lists input columns renamed because an outcome column has their name;
+    ``policy`` and ``columns`` then name them as ``outcomes`` does.
+    """
 
     outcomes: pl.DataFrame
     policy: OrderingPolicy
     partitions: tuple[int, ...]
     columns: EventColumns
+    renames: tuple[Rename, ...] = ()
 
 
 def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...]:
@@ -49,7 +55,7 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
         raise InputError(msg)
     low, high = values.min(), values.max()
     if high - low < 65_536:  # type: ignore[operator]
-        seen = np.flatnonzero(np.bincount(values.to_numpy() - low))  # type: ignore[operator]
+        seen = np.flatnonzero(np.bincount(values.to_numpy() - low))
         return tuple(int(v) + int(low) for v in seen)  # type: ignore[arg-type]
     return tuple(int(v) for v in values.unique().sort())
 
@@ -97,6 +103,14 @@ def replay(
     ``batch_size``; the result does not depend on ``batch_size``.
     """
     columns = columns or EventColumns()
+    events, renames = rename_taken(events)
+    if renames:  # input columns named like outcome columns are kept as input_<name>
+        part = None if columns.partition is None else renamed(columns.partition, renames)
+        columns = replace(columns, arrival=renamed(columns.arrival, renames), partition=part)
+        ts = None if policy.timestamp_by is None else renamed(policy.timestamp_by, renames)
+        policy = replace(
+            policy, timestamp_by=ts, over=tuple(renamed(c, renames) for c in policy.over)
+        )
     arrival = arrival_times(events, columns)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     total = events.height
@@ -149,7 +163,7 @@ def replay(
         [events, feed.with_columns(pl.int_range(total, dtype=pl.Int64).alias("event_id"))],
         how="horizontal",
     )
-    return ReplayResult(outcomes, policy, parts, columns)
+    return ReplayResult(outcomes, policy, parts, columns, renames)
 
 
 def _outcomes_of(staged: StagedBatch) -> pl.DataFrame:

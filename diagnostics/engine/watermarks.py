@@ -25,6 +25,7 @@ unless ``until`` says otherwise.
 from __future__ import annotations
 
 import heapq
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -34,7 +35,10 @@ from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS
 from diagnostics.engine.release import NEG
 from diagnostics.engine.replay import ReplayResult
 
-_SCHEMA = {"time": pl.Datetime("ns", "UTC"), "partition_id": pl.Int64}
+_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "time": pl.Datetime("ns", "UTC"),
+    "partition_id": pl.Int64,
+}
 
 
 def _substream_minimum(arr: np.ndarray, tl: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -72,7 +76,7 @@ def _timeline_delays(
             return at - tau0
         return np.full(at.shape, UNSTARTED_ESTIMATE_NS + late, dtype=np.int64)
 
-    def at_times(times: np.ndarray, side: str) -> np.ndarray:
+    def at_times(times: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
         if not len(arr):
             return unstarted(times)
         idx = np.searchsorted(arr, times, side=side) - 1

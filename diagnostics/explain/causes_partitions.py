@@ -7,6 +7,7 @@ from diagnostics.explain import snippets
 from diagnostics.explain.causes_time import DEFAULT_LATE_S
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
+from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
 from diagnostics.kinds import Severity
 
 #: A partition is hot with at least this multiple of its fair share (1/n) of the events,
@@ -35,10 +36,11 @@ def idle_partition(evidence: Evidence) -> Finding | None:
         f"({minutes:.0f} idle minutes)",
         explanation=(
             "Without PARTITION BY PartitionId, output at time t waits until every partition's "
-            "watermark reaches t (spec §4, merge). A silent partition advances only by "
+            f"watermark reaches t (see {EVENT_ORDER}). A silent partition advances only by "
             "processing time − late tolerance, so it holds the whole job back by the late "
             "tolerance, and forever if the tolerance is unlimited; ASA reports it as "
-            "InputPartitionNotProgressing (§5). This is a sender problem, not lateness."
+            f"InputPartitionNotProgressing ({EVENT_ORDERING}). This is a sender problem, not "
+            "lateness."
         ),
         evidence={
             "idle_partitions": parts,
@@ -73,9 +75,10 @@ def hot_partition(evidence: Evidence) -> Finding | None:
         severity=Severity.WARNING,
         title=f"Partition {hot} receives {share:.0%} of the events (fair share {fair:.0%})",
         explanation=(
-            "Each input partition is processed in arrival order on its own timeline (spec §3); "
+            f"Each input partition is processed in arrival order on its own timeline ({RULES}); "
             "one partition with most of the events bounds the job's throughput and, without "
-            "PARTITION BY PartitionId, every other partition's output waits on it (§4). This "
+            "PARTITION BY PartitionId, every other partition's output waits on it "
+            f"({EVENT_ORDER}). This "
             "is a skewed partition key, not an ordering problem: no tolerance change helps."
         ),
         evidence={
@@ -100,8 +103,9 @@ def healthy(evidence: Evidence, others: list[Finding]) -> Finding | None:
         title="No ordering problem found",
         explanation=(
             "No events were adjusted or dropped by the late, early, out-of-order or timestamp "
-            "rules (spec §3), no partition went idle and the load is spread over the "
-            "partitions. The output delay is the late tolerance the watermark waits for (§4)."
+            f"rules ({RULES}), no partition went idle and the load is spread over the "
+            f"partitions. The output delay is the late tolerance the watermark waits for "
+            f"({TIME_HANDLING})."
         ),
         evidence={
             "events": evidence.total_events,

@@ -18,6 +18,7 @@ from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion
+from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIME_HANDLING, TIMESTAMP_BY
 from diagnostics.kinds import ErrorKind, Severity
 
 #: Lateness beyond a day is not a sender delay but old data pushed through a live job.
@@ -98,8 +99,8 @@ def historical_replay(evidence: Evidence) -> Finding | None:
         explanation=(
             "An event whose application time is earlier than its arrival time minus the late "
             "arrival tolerance is a LateInputEvent and is adjusted to arrival − tolerance or "
-            "dropped (spec §3, rule 3). These events are days late, beyond ASA's largest finite "
-            "tolerance of 20 days (§2): this is a backfill of history, not slow senders, and "
+            f"dropped ({EVENT_ORDERING}). These events are days late, beyond ASA's largest finite "
+            "tolerance of 20 days: this is a backfill of history, not slow senders, and "
             "no tolerance on the live job both keeps them and keeps live output timely."
         ),
         evidence={**_common(stats, evidence.total_events), "lateness": _lateness_evidence(stats)},
@@ -157,15 +158,15 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
         explanation=(
             "An event whose application time is earlier than arrival time − late arrival "
             "tolerance is a LateInputEvent: Adjust moves its System.Timestamp to arrival − "
-            "tolerance, Drop discards it (spec §3, rule 3). The suggested tolerance is the "
+            f"tolerance, Drop discards it ({EVENT_ORDERING}). The suggested tolerance is the "
             "observed lateness's p99.9 rounded up to a second. Raising only the late tolerance "
             "lets these events in behind punctual senders, where they become out of order, so "
             "the out-of-order tolerance is raised with it (the effective out-of-order tolerance "
-            "is min(late, out-of-order), §2), or, better where a sender column is in order within "
+            "is the smaller of the two), or, better where a sender column is in order within "
             "itself, each sender gets its own timeline with OVER (no out-of-order adjustment, "
-            "and punctual senders are not held back, §4). The late tolerance makes a silent "
-            "timeline wait that much longer: impact.fix_adds_output_delay_seconds is the cost "
-            "without OVER, and orderdoc whatif weighs it against the events kept."
+            f"and punctual senders are not held back; {TIMESTAMP_BY}). The late tolerance "
+            "makes a silent timeline wait that much longer: the impact below shows the output delay the fix "
+            "adds without OVER, and orderdoc whatif weighs it against the events kept."
         ),
         evidence={
             **_common(stats, evidence.total_events),
@@ -198,8 +199,9 @@ def early_arrivals(evidence: Evidence) -> Finding | None:
         title=f"{stats.events:,} events were dropped for arriving more than 5 minutes early",
         explanation=(
             "An event whose application time is more than 5 minutes after its arrival time is "
-            "an EarlyInputEvent and is dropped (spec §3, rule 2; the early window is fixed in "
-            "ASA). An event cannot really arrive before it happens: the sender's clock is ahead."
+            "an EarlyInputEvent and is dropped (the early window is fixed in ASA; "
+            f"{TIME_HANDLING}). An event cannot really arrive before it happens: the sender's "
+            "clock is ahead."
         ),
         evidence={
             **_common(stats, evidence.total_events),
@@ -244,9 +246,9 @@ def out_of_order(evidence: Evidence) -> Finding | None:
         explanation=(
             "An event whose (late-adjusted) time is earlier than the largest time already "
             "accepted on its timeline minus the out-of-order tolerance is an OutOfOrderEvent, "
-            "adjusted to that bound or dropped (spec §3, rule 4). A timeline is a partition; "
+            f"adjusted to that bound or dropped ({EVENT_ORDERING}). A timeline is a partition; "
             "with TIMESTAMP BY ... OVER key it is one key's substream, so senders whose clocks "
-            "disagree no longer put each other out of order (§1, §4)."
+            f"disagree no longer put each other out of order ({TIMESTAMP_BY})."
             + (
                 " Most of these follow late events: a late event adjusted to arrival − "
                 "tolerance lands behind punctual senders of its partition, so fixing the late "
@@ -258,7 +260,7 @@ def out_of_order(evidence: Evidence) -> Finding | None:
                 ""
                 if stats.exact
                 else " From logs alone the disorder is not measured: the suggested tolerance "
-                "is the late tolerance, the most an out-of-order tolerance can do (§2)."
+                "is the late tolerance, the most an out-of-order tolerance can do."
             )
         ),
         evidence=evidence_out,
@@ -304,7 +306,7 @@ def invalid_timestamps(evidence: Evidence) -> Finding | None:
         explanation=(
             "An event whose TIMESTAMP BY value is missing or unparsable is dropped with "
             "InvalidInputTimeStamp; with OVER, a missing key gives InvalidInputTimeStampKey "
-            "(spec §3, rule 1)."
+            f"({RULES})."
         ),
         evidence={
             "invalid_timestamp": evidence.count(ErrorKind.INVALID_TIMESTAMP),
@@ -335,7 +337,8 @@ def tolerance_too_loose(evidence: Evidence) -> Finding | None:
         title=f"The late-arrival tolerance ({current} s) adds output delay but catches almost nothing",
         explanation=(
             "A timeline's watermark is max(largest time − out-of-order tolerance, processing "
-            "time − late tolerance) (spec §4): a partition that waits for stragglers holds "
+            f"time − late tolerance) ({TIME_HANDLING}): a partition that waits for stragglers "
+            f"holds "
             "output back by up to the late tolerance. 99.9 % of the events arrived within "
             f"{value} s of their application time, so the rest of the tolerance only delays."
         ),
@@ -373,7 +376,7 @@ def cti_violations(evidence: Evidence) -> Finding | None:
         title=f"{stats.events:,} events started before the latest CTI (CTI violations)",
         explanation=(
             "A CTI at c commits everything before c; an event starting before the latest CTI "
-            "is dropped or adjusted to the CTI by the AdvanceTimePolicy (spec §7). A larger CTI "
+            f"is dropped or adjusted to the CTI by the AdvanceTimePolicy ({CTI}). A larger CTI "
             "delay (latest start − delay) leaves room for stragglers."
         ),
         evidence=_common(stats, evidence.total_events),

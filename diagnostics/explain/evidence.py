@@ -11,7 +11,6 @@ are negative), with a weight per value (events it stands for); counts are whole 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from diagnostics.aggregates import SUMMARY_FILE, TableName, read_summary, scan
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.kinds import ErrorKind
-
-TABLES = ("data_errors", "partition_idle", "metrics")
 
 
 @dataclass(frozen=True)
@@ -93,23 +91,21 @@ class Evidence:
         return stats if stats and stats.events else None
 
 
-def _scan(agg_dir: Path, table: str, job: str | None = None) -> pl.DataFrame | None:
-    folder = agg_dir / table
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+def _scan(agg_dir: Path, table: TableName, job: str | None = None) -> pl.DataFrame | None:
+    lazy = scan(agg_dir, table)
+    if lazy is None:
         return None
     try:
-        frame = pl.scan_parquet(
-            str(folder / "**" / "*.parquet"), hive_partitioning=True, missing_columns="insert"
-        ).collect()
+        frame = lazy.collect()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        msg = f"{folder}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
+        msg = f"{agg_dir / table}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
         raise InputError(msg) from exc
-    if job is not None and "job" in frame.columns:
-        frame = frame.filter(pl.col("job") == job)
+    if job is not None and "job" in frame.columns:  # job names compare ignoring case
+        frame = frame.filter(pl.col("job").str.to_uppercase() == job.upper())
     return frame
 
 
-def _need(frame: pl.DataFrame, table: str, columns: tuple[str, ...]) -> None:
+def _need(frame: pl.DataFrame, table: TableName, columns: tuple[str, ...]) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         msg = f"aggregate table {table}: missing column(s) {', '.join(missing)}"
@@ -162,7 +158,7 @@ def minute_rates(counts: pl.Series) -> dict[str, float]:
 def _idle(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
     if frame is None or frame.is_empty():
         return []
-    _need(frame, "partition_idle", ("partition_id", "start", "end", "notices"))
+    _need(frame, TableName.PARTITION_IDLE, ("partition_id", "start", "end", "notices"))
     rows = frame.sort("partition_id", "start", nulls_last=True)
     return [
         {
@@ -181,7 +177,9 @@ def _idle(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
 def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], dict | None]:
     if frame is None or frame.is_empty():
         return None, {}, None
-    _need(frame, "metrics", ("partition_id", "input_events", "output_watermark_delay_seconds"))
+    _need(
+        frame, TableName.METRICS, ("partition_id", "input_events", "output_watermark_delay_seconds")
+    )
     job = frame.filter(pl.col("partition_id").is_null())
     parts = (
         frame.filter(pl.col("partition_id").is_not_null())
@@ -214,28 +212,29 @@ def from_agg_dir(
     if not agg_dir.is_dir():
         msg = f"{agg_dir}: no such aggregate folder (write one with orderdoc aggregate)"
         raise InputError(msg)
-    errors = _scan(agg_dir, "data_errors", job)
+    errors = _scan(agg_dir, TableName.DATA_ERRORS, job)
     kinds: dict[str, KindStats] = {}
     if errors is not None and not errors.is_empty():
-        _need(errors, "data_errors", ("kind", "event_count", "partition_id", "lateness_seconds"))
+        _need(
+            errors,
+            TableName.DATA_ERRORS,
+            ("kind", "event_count", "partition_id", "lateness_seconds"),
+        )
         data = errors.filter(pl.col("kind") != ErrorKind.PARTITION_NOT_PROGRESSING.value)
         kinds = _kind_stats(data)
-    total, per_part, delay = _metrics(_scan(agg_dir, "metrics", job))
-    time_range: dict[str, str | None] = {}
-    summary = agg_dir / "summary.json"
-    if summary.is_file():
-        try:
-            time_range = dict(json.loads(summary.read_text(encoding="utf-8")).get("time_range", {}))
-        except (ValueError, AttributeError) as exc:
-            msg = f"{summary}: not a valid summary.json ({exc})"
-            raise InputError(msg) from exc
+    total, per_part, delay = _metrics(_scan(agg_dir, TableName.METRICS, job))
+    try:
+        time_range: dict[str, str | None] = dict(read_summary(agg_dir).get("time_range", {}))
+    except (TypeError, ValueError) as exc:
+        msg = f"{agg_dir / SUMMARY_FILE}: time_range is not an object ({exc})"
+        raise InputError(msg) from exc
     sources = ["logs"] + (["metrics"] if total is not None else [])
     return Evidence(
         sources=tuple(sources),
         policy=policy,
         total_events=total,
         kinds=kinds,
-        idle=_idle(_scan(agg_dir, "partition_idle", job)),
+        idle=_idle(_scan(agg_dir, TableName.PARTITION_IDLE, job)),
         partition_events=per_part,
         watermark_delay=delay,
         time_range=time_range,

@@ -57,7 +57,7 @@ def analyse_keys(
     """
     across = disorder(work, ["partition"])
     n_across = int((across > ooo_s).sum())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for column in candidates:
         within = disorder(work, ["partition", column])
         n_within = int((within > ooo_s).sum())

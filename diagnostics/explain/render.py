@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import textwrap
 from enum import StrEnum
-from typing import Any
 
 from diagnostics.explain.model import Finding, Report
+from diagnostics.explain.readable import (
+    cause_label,
+    evidence_lines,
+    impact_sentence,
+    suggestion_label,
+)
 
 
 class Format(StrEnum):
@@ -21,26 +26,29 @@ class Format(StrEnum):
 _MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def text_finding(number: int, finding: Finding) -> list[str]:
     data = finding.to_dict()
     lines = [
-        f"{number}. {_MARK[data['severity']]} {finding.title}  ({finding.cause.value}, "
+        f"{number}. {_MARK[data['severity']]} {finding.title}  (cause: {cause_label(finding.cause.value)}, "
         f"confidence {data['confidence']:.0%})"
     ]
     lines += textwrap.wrap(finding.explanation, 96, initial_indent="   ", subsequent_indent="   ")
     lines.append("   evidence:")
-    lines += [
-        f"     {k}: {_short(v)}" for k, v in data["evidence"].items() if v not in (None, {}, [])
-    ]
-    lines.append(f"   impact: {_short(data['impact'], 200)}")
+    for label, value in evidence_lines(finding.evidence):
+        lines += textwrap.wrap(
+            f"{label}: {value}", 96, initial_indent="     ", subsequent_indent="       "
+        )
+    lines += textwrap.wrap(
+        f"impact: {impact_sentence(finding.impact)}",
+        96,
+        initial_indent="   ",
+        subsequent_indent="     ",
+    )
     if finding.suggestions:
         lines.append("   do this:")
-        lines += [f"     - [{s.kind.value}] {s.snippet}" for s in finding.suggestions]
+        lines += [
+            f"     - {suggestion_label(s.kind.value)}: {s.snippet}" for s in finding.suggestions
+        ]
     return lines
 
 
@@ -67,7 +75,7 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
         out += [
             f"{h}# {i}. {finding.title}",
             "",
-            f"**{data['severity']}** · cause `{data['cause']}` · confidence {data['confidence']:.0%}",
+            f"**{data['severity']}** · cause: {cause_label(data['cause'])} · confidence {data['confidence']:.0%}",
             "",
             finding.explanation,
             "",
@@ -75,15 +83,17 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
             "|---|---|",
         ]
         out += [
-            f"| {k} | `{_short(v).replace('|', '/')}` |"
-            for k, v in data["evidence"].items()
-            if v not in (None, {}, [])
+            f"| {label} | {value.replace('|', '/')} |"
+            for label, value in evidence_lines(finding.evidence)
         ]
-        out += ["", f"Impact: `{_short(data['impact'], 300)}`", ""]
+        out += ["", f"Impact: {impact_sentence(finding.impact)}", ""]
         if finding.suggestions:
             out.append("Suggested changes:")
             out.append("")
-            out += [f"- **{s.kind.value}**: `{s.snippet}`" for s in finding.suggestions]
+            out += [
+                f"- **{suggestion_label(s.kind.value)}**: `{s.snippet}`"
+                for s in finding.suggestions
+            ]
             out.append("")
     return "\n".join(out)
 

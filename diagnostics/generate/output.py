@@ -6,17 +6,22 @@ engine adds to its outcomes), ``device_id`` (String, ``dev-00042``),
 milliseconds and ``Z``), ``value`` (Float64). Formats by extension: ``.parquet``, ``.csv``,
 ``.jsonl`` (also ``.ndjson``), the latter two optionally ``.gz``. Writing is deterministic
 (the gzip header carries no name and no time) and atomic (a temporary file is renamed).
+:func:`write_capture_avro` writes an Event Hubs Capture folder instead: ``arrival_time`` is
+the enqueued time, ``partition_id`` the path's partition, the other columns the JSON body.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import shutil
 from pathlib import Path
+from typing import IO, cast
 
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.capture_writer import write_capture_folder
 from diagnostics.errors import UsageError
 from diagnostics.generate.config import GenerateConfig, Scenario
 from diagnostics.generate.scenarios import build
@@ -64,11 +69,11 @@ def generate(scenario: Scenario | str, config: GenerateConfig) -> pl.DataFrame:
         msg = f"scenario {scenario!r} is unknown; choose one of {names}"
         raise UsageError(msg) from exc
     capture = build(chosen, config)
-    names = pl.Series([f"dev-{i:05d}" for i in range(int(capture.device.max(initial=0)) + 1)])
+    devices = pl.Series([f"dev-{i:05d}" for i in range(int(capture.device.max(initial=0)) + 1)])
     return pl.DataFrame(
         [
             pl.int_range(0, capture.device.size, dtype=pl.Int64, eager=True).alias("message_id"),
-            names.gather(capture.device).alias("device_id"),
+            devices.gather(capture.device).alias("device_id"),
             pl.Series("partition_id", capture.partition, dtype=pl.Int64),
             _iso(capture.event_ms, "event_time"),
             _iso(capture.arrival_ms, "arrival_time"),
@@ -105,12 +110,14 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
             frame.write_parquet(tmp, compression="zstd", compression_level=1, statistics=False)
         else:
             with tmp.open("wb") as raw:
-                handle = (
+                # GzipFile is a binary stream, though typeshed does not declare it an IO[bytes]
+                handle = cast(
+                    "IO[bytes]",
                     gzip.GzipFile(
                         filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=GZIP_LEVEL
                     )
                     if gz
-                    else raw
+                    else raw,
                 )
                 try:
                     if kind == "csv":
@@ -125,3 +132,27 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
         tmp.unlink(missing_ok=True)
         msg = f"--out {path}: cannot write: {exc.strerror or exc}"
         raise UsageError(msg) from exc
+
+
+def write_capture_avro(frame: pl.DataFrame, out: Path, *, eventhub: str = "events") -> list[Path]:
+    """Write ``frame`` as an Event Hubs Capture folder under ``out`` (absent or empty),
+    namespace ``orderdoc``; built in a temporary folder and renamed into place."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        msg = f"--out {out}: exists and is not an empty folder"
+        raise UsageError(msg)
+    if not out.parent.is_dir():
+        msg = f"--out {out}: folder {out.parent} does not exist"
+        raise UsageError(msg)
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        written = write_capture_folder(frame, tmp, namespace="orderdoc", eventhub=eventhub)
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        msg = f"--out {out}: cannot write: {exc.strerror or exc}"
+        raise UsageError(msg) from exc
+    return [out / p.relative_to(tmp) for p in written]

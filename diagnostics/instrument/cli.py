@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.durations import DurationError, parse_duration
+from diagnostics.cli.values import flag_duration
 from diagnostics.errors import UsageError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
 from diagnostics.instrument.run import Instrumented, instrument, write_diagnostics, write_metrics
@@ -46,24 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _duration(flag: str, text: str) -> int:
-    try:
-        value = parse_duration(text)
-    except DurationError as exc:
-        msg = f"{flag} {text!r}: {exc}"
-        raise UsageError(msg) from exc
-    if value <= 0:
-        msg = f"{flag} {text!r}: must be a positive duration"
-        raise UsageError(msg)
-    return value
-
-
 def options_from_args(
     args: argparse.Namespace, key_columns: tuple[str, ...] = ()
 ) -> InstrumentOptions:
     """Validated :class:`InstrumentOptions` from the parsed flags (errors name the flag)."""
-    window = _duration("--error-window", args.error_window)
-    idle = _duration("--idle-notice", args.idle_notice)
+    window = flag_duration("--error-window", args.error_window, positive=True)
+    idle = flag_duration("--idle-notice", args.idle_notice, positive=True)
     try:
         return InstrumentOptions(
             error_window_ns=window,

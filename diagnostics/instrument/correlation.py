@@ -20,7 +20,7 @@ def _column_bytes(outcomes: pl.DataFrame, name: str) -> memoryview:
     if series.dtype.is_temporal():
         series = series.dt.cast_time_unit("ns").dt.epoch("ns")
     values = series.cast(pl.Int64).fill_null(_NULL).to_numpy()
-    return memoryview(np.ascontiguousarray(values, dtype="<i8")).cast("B")
+    return np.ascontiguousarray(values, dtype="<i8").data.cast("B")
 
 
 def input_digest(outcomes: pl.DataFrame) -> str:

@@ -1,6 +1,9 @@
 """The aggregation in plain polars: the reference the Spark job must match, and the peer.
 
-Table definitions (shared with :mod:`diagnostics.spark.job`, documented in docs/schemas.md):
+Used in-process by the app (:mod:`diagnostics.appdata.build`) and the demo; the tables'
+columns are those of :mod:`diagnostics.aggregates.schema`, written by
+:func:`diagnostics.aggregates.write_tables`. What the tables hold (shared with
+:mod:`diagnostics.spark.job`, documented in docs/schemas.md):
 
 * ``data_errors``: parsed records plus ``date`` (UTC date of ``record_time``);
 * ``error_rollup``: per job, kind, partition_id and ``minute`` = the minute of
@@ -15,13 +18,13 @@ Table definitions (shared with :mod:`diagnostics.spark.job`, documented in docs/
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 
+from diagnostics.aggregates import Tables
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import parse_file
 from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
@@ -30,25 +33,25 @@ from diagnostics.logs.records import DATA_ERROR_COLUMNS, PARSED_SCHEMA, QUARANTI
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
 
 
-@dataclass(frozen=True)
-class Tables:
-    """The aggregate tables as polars frames (rows sorted for comparison)."""
-
-    data_errors: pl.DataFrame
-    error_rollup: pl.DataFrame
-    partition_idle: pl.DataFrame
-    metrics: pl.DataFrame
-    quarantine: pl.DataFrame
-    summary: dict
+#: ``progress(fraction 0..1, message)``, called as the files are read.
+Progress = Callable[[float, str], None]
 
 
-def parse_files(paths: Iterable[str]) -> pl.DataFrame:
-    """All records of ``paths`` as one frame with PARSED_SCHEMA's columns."""
-    batches = []
-    for path in paths:
-        batches.extend(parse_file(Path(path).read_bytes(), path))
-    table = pa.Table.from_batches(batches, schema=PARSED_SCHEMA)
-    return pl.from_arrow(table)  # type: ignore[return-value]
+def _quiet(_fraction: float, _message: str) -> None:
+    return None
+
+
+def parse_files(
+    paths: Sequence[str | Path], progress: Progress = _quiet, share: float = 1.0
+) -> pl.DataFrame:
+    """All records of ``paths`` as one frame with PARSED_SCHEMA's columns (``progress``
+    before each file, the fractions spread over ``0 .. share``)."""
+    batches: list[pa.RecordBatch] = []
+    for i, path in enumerate(paths):
+        name = Path(path).name
+        progress(i / len(paths) * share, f"parsing {name} ({i + 1}/{len(paths)})")
+        batches.extend(parse_file(Path(path).read_bytes(), str(path)))
+    return pl.DataFrame(pa.Table.from_batches(batches, schema=PARSED_SCHEMA))
 
 
 def rollup(data_errors: pl.DataFrame) -> pl.DataFrame:
@@ -59,6 +62,7 @@ def rollup(data_errors: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.col("event_count").sum().alias("event_count"),
             pl.len().cast(pl.Int64).alias("records"),
+            (~pl.col("count_known")).sum().cast(pl.Int64).alias("records_without_count"),
             pl.col("lateness_seconds").max().alias("max_lateness_seconds"),
         )
         .with_columns(pl.col("minute").dt.date().alias("date"))
@@ -103,7 +107,12 @@ def _iso(value: object) -> str | None:
 
 def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
     """``summary.json`` content (without the file lists)."""
-    by_kind = data_errors.group_by("kind").agg(pl.col("event_count").sum()).sort("kind")
+    by_kind = (
+        data_errors.group_by("kind")
+        .agg(pl.col("event_count").sum(), (~pl.col("count_known")).sum().alias("unknown"))
+        .sort("kind")
+    )
+    unknown = by_kind.filter(pl.col("unknown") > 0)
     idle = data_errors.filter(pl.col("kind") == IDLE_KIND)["partition_id"].drop_nulls()
     start = data_errors.select(pl.coalesce("from_time", "record_time").min()).item()
     end = data_errors.select(pl.coalesce("to_time", "record_time").max()).item()
@@ -113,29 +122,38 @@ def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
         "records_parsed": parsed.height - quarantined,
         "records_quarantined": quarantined,
         "events_by_kind": dict(zip(by_kind["kind"], by_kind["event_count"], strict=True)),
+        "records_without_count": dict(zip(unknown["kind"], unknown["unknown"], strict=True)),
         "idle_partitions": sorted(set(idle.to_list())),
         "jobs": sorted(set(data_errors["job"].drop_nulls().to_list())),
         "time_range": {"from": _iso(start), "to": _iso(end)},
     }
 
 
-def aggregate_files(logs: Iterable[str], metrics: Iterable[str] = ()) -> Tables:
-    """Every table for the given log and metrics files, in one process."""
-    parsed = parse_files(logs)
+def aggregate_files(
+    logs: Sequence[str | Path], metrics: Sequence[str | Path] = (), progress: Progress = _quiet
+) -> Tables:
+    """Every table for the given log and metrics files, in one process (``progress``: one
+    step a file, then one for the rollups)."""
+    total = max(1, len(logs) + len(metrics))
+    parsed = parse_files(logs, progress, share=0.8 * len(logs) / total)
+    metric_tables = []
+    for j, path in enumerate(metrics):
+        progress((len(logs) + j) / total * 0.8, f"reading metrics {Path(path).name}")
+        metric_tables.append(read_metrics(Path(path).read_bytes(), str(path)))
+    progress(0.85, "rolling up per minute, finding idle episodes")
     data_errors = (
         parsed.filter(pl.col("reason").is_null())
         .select(DATA_ERROR_COLUMNS)
         .with_columns(pl.col("record_time").dt.date().alias("date"))
     )
-    metric_tables = [read_metrics(Path(p).read_bytes(), p) for p in metrics]
-    metric_frame = pl.from_arrow(
+    metric_frame = pl.DataFrame(
         pa.concat_tables(metric_tables) if metric_tables else METRICS_SCHEMA.empty_table()
     )
     return Tables(
         data_errors=data_errors,
         error_rollup=rollup(data_errors),
         partition_idle=idle_episodes(data_errors),
-        metrics=metric_frame.drop("source_file").with_columns(  # type: ignore[union-attr]
+        metrics=metric_frame.drop("source_file").with_columns(
             pl.col("minute").dt.date().alias("date")
         ),
         quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),

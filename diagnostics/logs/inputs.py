@@ -5,19 +5,24 @@ files whose names look like logs are read (``.json``, ``.jsonl``, ``.ndjson``, `
 ``.log``, ``.txt``, each optionally ``.gz``, and ``.parquet``) and the rest are listed as
 skipped. Hidden files and folders (``.name``) are skipped. Parquet files are split into
 engine metrics (they have an ``InputEvents`` column, read from the footer only) and others
-(skipped: e.g. ``outcomes.parquet`` of a replay folder).
+(skipped: e.g. ``outcomes.parquet`` of a replay folder). A JSON or CSV file whose start is an
+Azure Monitor metrics export (``az monitor metrics list`` JSON, the ``AzureMetrics`` table)
+is read as metrics, not as logs.
 """
 
 from __future__ import annotations
 
 import glob
+import gzip
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from diagnostics.errors import InputError
+from diagnostics.logs.azure_metrics import looks_like_azure_metrics
 
 LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".log", ".txt")
 METRIC_COLUMNS = frozenset({"time", "InputEvents"})
@@ -43,7 +48,7 @@ def _looks_like_log(path: Path) -> bool:
 
 
 def _walk(folder: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found.extend(Path(root) / f for f in files if not f.startswith("."))
@@ -58,14 +63,30 @@ def _is_metrics(path: Path) -> bool:
     return names >= METRIC_COLUMNS
 
 
+def _read_as(path: Path) -> str:
+    """How a file chosen for reading is read: ``"log"``, ``"metrics"`` or ``"skip"``."""
+    if not path.name.lower().endswith(".parquet"):
+        return "metrics" if _is_metrics_export(path) else "log"
+    return "metrics" if _is_metrics(path) else "skip"
+
+
 def classify(path: Path) -> str:
     """What a run does with a file found in a folder: ``"log"``, ``"metrics"`` or ``"skip"``
     (the rules of :func:`expand_inputs` for one file; hidden names are the caller's concern)."""
-    if not _looks_like_log(path):
-        return "skip"
-    if not path.name.lower().endswith(".parquet"):
-        return "log"
-    return "metrics" if _is_metrics(path) else "skip"
+    return _read_as(path) if _looks_like_log(path) else "skip"
+
+
+def _is_metrics_export(path: Path) -> bool:
+    """True when the file (gzipped or not) starts like an Azure Monitor metrics export."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as handle:
+                head = handle.read(65536)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return looks_like_azure_metrics(head)
 
 
 def expand_inputs(inputs: list[str]) -> InputFiles:
@@ -96,12 +117,11 @@ def expand_inputs(inputs: list[str]) -> InputFiles:
     logs: list[Path] = []
     metrics: list[Path] = []
     for path in sorted(chosen):
-        if not path.name.lower().endswith(".parquet"):
-            logs.append(path)
-        elif _is_metrics(path):
-            metrics.append(path)
-        else:
+        kind = _read_as(path)
+        if kind == "skip":
             skipped.add(path)
+        else:
+            (metrics if kind == "metrics" else logs).append(path)
     return InputFiles(
         logs=tuple(str(p) for p in logs),
         metrics=tuple(str(p) for p in metrics),

@@ -14,10 +14,17 @@ from dataclasses import dataclass
 
 from diagnostics.logs.times import parse_log_time
 
+#: Both real wordings: "had 24 data errors of kind" (the documentation) and "had 58
+#: occurrences of kind" (captured job messages and portal notifications); the time range is
+#: "between processing times" or "between times"; a text without a count is accepted too.
 _AGGREGATE = re.compile(
-    r"Source '(?P<source>[^']*)' had (?P<count>\d+) data errors? of kind '(?P<kind>[^']+)'"
-    r"(?: between processing times '(?P<from>[^']+)' and '(?P<to>[^']+)')?"
+    r"Source '(?P<source>[^']*)' had (?:(?P<count>[0-9]{1,30}) )?"
+    r"(?:data errors?|occurrences?|errors?) of kind '(?P<kind>[^']+)'"
+    r"(?: between (?:processing )?times '(?P<from>[^']+)' and '(?P<to>[^']+)')?",
+    re.IGNORECASE,
 )
+#: A notification copied from the portal: ``[17:22:00] Source '...' had N occurrences ...``.
+_NOTIFICATION = re.compile(r"\s*\[[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*[AP]M)?\]\s*Source '")
 _LATE_EXAMPLE = re.compile(
     r"application timestamp '(?P<app>[^']+)' and arrival time '(?P<arr>[^']+)'"
 )
@@ -35,10 +42,11 @@ _FIRST_OCCURRED = re.compile(r"First Occurred: (?P<first>[^|]*?)\s*\|")
 
 @dataclass(frozen=True, slots=True)
 class AggregateText:
-    """``Source 'S' had N data errors of kind 'K' between processing times 'A' and 'B'``."""
+    """``Source 'S' had N data errors of kind 'K' between processing times 'A' and 'B'``
+    (or ``N occurrences of kind 'K' between times``); ``count`` is ``None`` when not given."""
 
     source: str
-    count: int
+    count: int | None
     kind: str
     from_time: dt.datetime | None
     to_time: dt.datetime | None
@@ -66,17 +74,22 @@ class IdleText:
 
 
 def parse_aggregate(text: str) -> AggregateText | None:
-    """The aggregate facts of an activity-log message, or ``None``."""
+    """The aggregate facts of a message (either wording), or ``None``."""
     match = _AGGREGATE.search(text)
     if match is None:
         return None
     return AggregateText(
         source=match["source"],
-        count=int(match["count"]),
+        count=int(match["count"]) if match["count"] else None,
         kind=match["kind"],
         from_time=parse_log_time(match["from"]),
         to_time=parse_log_time(match["to"]),
     )
+
+
+def is_notification(text: str) -> bool:
+    """True for a portal notification line: ``[hh:mm:ss] Source '...' had ... of kind ...``."""
+    return _NOTIFICATION.match(text) is not None and _AGGREGATE.search(text) is not None
 
 
 def parse_example(text: str) -> ExampleTimes | None:

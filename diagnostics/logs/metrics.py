@@ -1,9 +1,14 @@
-"""Reading the engine's per-minute ``metrics.parquet`` into the aggregate ``metrics`` table.
+"""Reading metrics files into the aggregate ``metrics`` table (:data:`METRICS_SCHEMA`).
 
-Input columns (the replay contract): ``job``, ``time`` (minute start), ``partition_id``
-(null = whole job), ``InputEvents``, ``LateInputEvents``, ``EarlyInputEvents``,
-``DroppedOrAdjustedEvents``, ``OutputWatermarkDelaySeconds``. Output: :data:`METRICS_SCHEMA`,
-times as microsecond UTC. Missing count columns become null; a file without ``time`` raises.
+* the engine's per-minute ``metrics.parquet`` (the replay contract): ``job``, ``time``
+  (minute start), ``partition_id`` (null = whole job), ``InputEvents``, ``LateInputEvents``,
+  ``EarlyInputEvents``, ``DroppedOrAdjustedEvents``, ``OutputWatermarkDelaySeconds``;
+  missing count columns become null; a file without ``time`` raises; job names are
+  upper-cased, as the log readers do;
+* Azure Monitor exports of a real job (``az monitor metrics list`` JSON, the Log Analytics
+  ``AzureMetrics`` table as CSV or JSON): :mod:`diagnostics.logs.azure_metrics`.
+
+Times are microsecond UTC.
 """
 
 from __future__ import annotations
@@ -14,20 +19,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from diagnostics.aggregates.schema import TableName, arrow_schema
 from diagnostics.errors import InputError
+from diagnostics.logs.azure_metrics import read_azure_metrics
+from diagnostics.logs.reader import PARQUET_MAGIC, gunzip
 
-METRICS_SCHEMA = pa.schema(
-    [
-        ("job", pa.string()),
-        ("partition_id", pa.int64()),
-        ("minute", pa.timestamp("us", tz="UTC")),
-        ("input_events", pa.int64()),
-        ("late_input_events", pa.int64()),
-        ("early_input_events", pa.int64()),
-        ("dropped_or_adjusted_events", pa.int64()),
-        ("output_watermark_delay_seconds", pa.float64()),
-        ("source_file", pa.string()),
-    ]
+#: The metrics rows read from one file: the input columns of the ``metrics`` table
+#: (:mod:`diagnostics.aggregates.schema`), then the file they came from.
+METRICS_SCHEMA = arrow_schema(TableName.METRICS, derived=False).append(
+    pa.field("source_file", pa.string())
 )
 _RENAMES = {
     "job": "job",
@@ -38,11 +38,20 @@ _RENAMES = {
     "EarlyInputEvents": "early_input_events",
     "DroppedOrAdjustedEvents": "dropped_or_adjusted_events",
     "OutputWatermarkDelaySeconds": "output_watermark_delay_seconds",
+    "InputEventsSourcesBacklogged": "backlogged_input_events",
 }
 
 
 def read_metrics(data: bytes, name: str) -> pa.Table:
-    """The metrics rows of the Parquet bytes ``data`` (file ``name``) with METRICS_SCHEMA."""
+    """The metrics rows of the file ``name`` whose bytes are ``data`` (engine Parquet, or an
+    Azure Monitor export, gzipped or not) with METRICS_SCHEMA."""
+    if data[:2] == b"\x1f\x8b":
+        data, error = gunzip(data)
+        if error is not None:
+            msg = f"{name}: {error}"
+            raise InputError(msg)
+    if not data.startswith(PARQUET_MAGIC):
+        return read_azure_metrics(data, name, METRICS_SCHEMA)
     try:
         table = pq.read_table(io.BytesIO(data))
     except (OSError, ValueError, pa.ArrowException) as exc:
@@ -62,7 +71,10 @@ def read_metrics(data: bytes, name: str) -> pa.Table:
                 if column.type.tz is None:
                     column = pc.assume_timezone(column, "UTC")
                 column = column.cast(pa.timestamp("us", tz="UTC"), safe=False)
-            columns.append(column.cast(field.type, safe=False))
+            column = column.cast(field.type, safe=False)
+            if field.name == "job":  # one job, one name: upper-cased as in the logs
+                column = pc.utf8_upper(column)
+            columns.append(column)
         else:
             columns.append(pa.nulls(table.num_rows, field.type))
     return pa.Table.from_arrays(columns, schema=METRICS_SCHEMA)

@@ -1,18 +1,26 @@
 """Normalising one decoded log record (any ASA shape) into a :class:`DataError`.
 
-Recognised record forms (spec §5):
+Recognised record forms (docs/schemas.md, "Aggregate folder"):
 
 * resource logs: ``time``, ``resourceId``, ``level``, ``properties`` (an object or a JSON
-  string) with ``DataErrorType`` or ``Type: InputPartitionNotProgressing``; our engine's
-  output adds a top-level ``orderdoc`` object (``partition_id``, ``correlation_id``);
-* activity-log messages: ``message Time``, ``message``, ``type``, ``correlation ID``;
-* Log Analytics ``AzureDiagnostics`` rows (``TimeGenerated``, ``ResourceId``, ``Level``,
-  ``properties_s``): CSV rows passed in as a ``dict`` of column → text, or the objects of a
-  JSON export of the same query.
+  string) with ``DataErrorType``, ``Type: DataError`` / ``DiagnosticMessage`` (the kind in
+  the message text) or ``Type: InputPartitionNotProgressing``; our engine's output adds a
+  top-level ``orderdoc`` object (``partition_id``, ``correlation_id``);
+* activity-log messages: ``message Time``, ``message``, ``type``, ``correlation ID``, on
+  their own or as the ``properties`` of an envelope;
+* Log Analytics ``AzureDiagnostics`` rows (``TimeGenerated``, ``ResourceId`` or
+  ``_ResourceId``, ``Level``, ``properties_s``): CSV rows passed in as a ``dict`` of
+  column → text, or the objects of a JSON export of the same query;
+* a portal notification text line (``[17:22:00] Source 'in' had 58 occurrences of kind
+  'K' between times 'A' and 'B'.``), passed in as a ``str``.
 
-Anything else, or a recognised record with a missing or mistyped field, is quarantined with
-a reason naming the field, its value and why. Kinds are normalised with
-:func:`diagnostics.kinds.normalise_kind`.
+Keys are matched ignoring case, spaces and underscores (``Correlation ID``,
+``correlationId`` and ``correlation_id`` are one key), as Azure's exports spell them
+differently. A data-error record that states no count is parsed with ``event_count`` null and
+``count_known`` false. Job names are upper-cased, as ASA writes them in ``resourceId`` (Azure
+resource ids are case-insensitive), so one job is one name whatever the export's casing.
+Anything else, or a recognised record with a mistyped field, is quarantined with a reason
+naming the field, its value and why.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import datetime as dt
 import functools
 import json
 import re
+from collections.abc import Mapping
 
 from diagnostics.kinds import ErrorKind, normalise_kind
 from diagnostics.logs import messages
@@ -30,14 +39,23 @@ from diagnostics.logs.times import parse_log_time
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
 _JOB = re.compile(r"/STREAMINGJOBS/([^/]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
-_CSV_TIME = ("TimeGenerated [UTC]", "TimeGenerated", "time")
-_CSV_RESOURCE = ("ResourceId", "_ResourceId", "resourceId")
-
-
+_NOT_KEY = re.compile(r"[^0-9a-z]")
 _INT64_MAX = 2**63 - 1
-#: A parsed record as a plain tuple, in :data:`DATA_ERROR_COLUMNS` order (the fields of
-#: :class:`DataError`): what the readers build Arrow batches from without a dataclass per row.
-Row = tuple
+#: Record times, most specific first (``TimeGenerated [UTC]`` is the CSV export's column).
+_TIME_KEYS = ("time", "timegeneratedutc", "timegenerated", "eventtimestamp", "messagetime")
+#: ``level`` values as written (the schema's ``Informational``, the data-errors page's
+#: ``Information``) mapped to one spelling.
+_LEVELS = {
+    "information": "Informational",
+    "informational": "Informational",
+    "warning": "Warning",
+    "error": "Error",
+    "critical": "Critical",
+    "verbose": "Verbose",
+}
+
+#: The record form of a parsed record (kept as a name for the readers; see :class:`DataError`).
+Row = DataError
 
 
 class _Reject(Exception):
@@ -48,28 +66,70 @@ class _Reject(Exception):
         self.reason = reason
 
 
+@functools.lru_cache(maxsize=1024)
+def key_of(name: str) -> str:
+    """The matching form of a key: lower case, without spaces, underscores or punctuation."""
+    return _NOT_KEY.sub("", name.lower())
+
+
+class _Fields:
+    """A record's keys matched case- and spacing-insensitively; ``where`` prefixes reasons."""
+
+    __slots__ = ("names", "values", "where")
+
+    def __init__(self, obj: Mapping[object, object], where: str = "") -> None:
+        self.values: dict[str, object] = {}
+        self.names: dict[str, str] = {}
+        self.where = where
+        for name, value in obj.items():
+            key = key_of(str(name))
+            if key not in self.values or self.values[key] in (None, ""):
+                self.values[key] = value
+                self.names[key] = str(name)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.values
+
+    def label(self, key: str) -> str:
+        """The key as the record spells it, with the prefix, for reasons."""
+        return f"{self.where}{self.names.get(key, key)}"
+
+    def raw(self, *keys: str) -> object:
+        """The first present, non-empty value among ``keys``."""
+        for key in keys:
+            value = self.values.get(key)
+            if value is not None and value != "":
+                return value
+        return None
+
+    def text(self, *keys: str) -> str | None:
+        """The first present, non-empty value among ``keys``, which must be a string."""
+        for key in keys:
+            value = self.values.get(key)
+            if value is None or value == "":
+                continue
+            if isinstance(value, str):
+                return value
+            msg = f"{self.label(key)}: expected a string, got {_type_name(value)} {str(value)[:40]}"
+            raise _Reject(msg)
+        return None
+
+    def time(self, *keys: str) -> dt.datetime | None:
+        """The first present time among ``keys``; a value that is not a time is rejected."""
+        for key in keys:
+            value = self.values.get(key)
+            if value is None or value == "":
+                continue
+            parsed = parse_log_time(value)
+            if parsed is None:
+                msg = f"{self.label(key)}: {str(value)[:40]!r} is not a time stamp"
+                raise _Reject(msg)
+            return parsed
+        return None
+
+
 def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
-
-
-def _opt_str(obj: dict, key: str, where: str = "") -> str | None:
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    msg = f"{where}{key}: expected a string, got {_type_name(value)} {str(value)[:40]}"
-    raise _Reject(msg)
-
-
-def _time(value: object, field: str, *, required: bool) -> dt.datetime | None:
-    if value is None or value == "":
-        if required:
-            raise _Reject(f"{field}: missing")
-        return None
-    parsed = parse_log_time(value)
-    if parsed is None:
-        msg = f"{field}: {str(value)[:40]!r} is not a time stamp"
-        raise _Reject(msg)
-    return parsed
 
 
 def _count(value: object, field: str) -> int | None:
@@ -79,7 +139,7 @@ def _count(value: object, field: str) -> int | None:
         msg = f"{field}: expected a non-negative integer, got {_type_name(value)}"
         raise _Reject(msg)
     if isinstance(value, str):
-        if not _DIGITS.fullmatch(value):
+        if not _DIGITS.fullmatch(value) or len(value) > 40:
             msg = f"{field}: {value[:40]!r} is not a non-negative integer"
             raise _Reject(msg)
         return _in_range(int(value), field)
@@ -97,24 +157,22 @@ def _in_range(value: int, field: str) -> int:
     return value
 
 
-def _storable(row: Row) -> Row:
+def _partition(value: object, field: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return _in_range(value, field)
+    if isinstance(value, str) and _DIGITS.fullmatch(value) and len(value) <= 40:
+        return _in_range(int(value), field)
+    msg = f"{field}: {str(value)[:40]!r} is not a partition number"
+    raise _Reject(msg)
+
+
+def _storable(row: DataError) -> DataError:
     """Quarantine what no table can store instead of failing when the tables are written:
     text that is not valid UTF-8 (a lone surrogate from a JSON escape such as ``\\ud800``)
     and numbers beyond a 64-bit integer (e.g. parsed from a message text)."""
-    job, source, partition, kind, count, *_, idle, level, correlation, file, line = row
-    try:  # one encode of all text fields (None renders as "None"), the usual case
-        f"{job}{source}{kind}{level}{correlation}{file}".encode()
-    except UnicodeEncodeError:
-        pass
-    else:
-        if (
-            (partition is None or partition <= _INT64_MAX)
-            and count <= _INT64_MAX
-            and (idle is None or idle <= _INT64_MAX)
-            and line <= _INT64_MAX
-        ):
-            return row
-    for name, value in zip(DATA_ERROR_COLUMNS, row, strict=True):  # which field, in order
+    for name, value in zip(DATA_ERROR_COLUMNS, row, strict=True):
         if isinstance(value, str):
             try:
                 value.encode("utf-8")
@@ -126,176 +184,150 @@ def _storable(row: Row) -> Row:
     return row
 
 
-def _partition(value: object, field: str) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return _in_range(value, field)
-    if isinstance(value, str) and _DIGITS.fullmatch(value):
-        return _in_range(int(value), field)
-    msg = f"{field}: {str(value)[:40]!r} is not a partition number"
-    raise _Reject(msg)
-
-
 @functools.lru_cache(maxsize=4096)
-def _job_from_resource(resource_id: str | None) -> str | None:
-    if not resource_id:
+def job_name(resource: str | None) -> str | None:
+    """The job of a resource id (``.../STREAMINGJOBS/<job>``) or a bare job name, upper-cased
+    as ASA writes it (resource ids are case-insensitive: one job, one name)."""
+    if not resource or not resource.strip():
         return None
-    match = _JOB.search(resource_id)
-    return match.group(1) if match else resource_id.rstrip("/").rsplit("/", 1)[-1] or None
+    match = _JOB.search(resource)
+    name = match.group(1) if match else resource.strip().rstrip("/").rsplit("/", 1)[-1]
+    return name.upper() or None
 
 
-def _example(*texts: str | None) -> messages.ExampleTimes | None:
-    for text in texts:
-        if text:
-            found = messages.parse_example(text)
-            if found is not None:
-                return found
-    return None
+def _level(value: str | None) -> str | None:
+    return None if value is None else _LEVELS.get(value.strip().lower(), value)
 
 
-def _resource_log(obj: dict, source_file: str, source_line: int) -> Row:
-    props = obj.get("properties")
+def _properties(envelope: _Fields) -> _Fields:
+    key = "properties" if "properties" in envelope else "propertiess"
+    props = envelope.raw(key)
+    if key == "propertiess" and props is None:
+        raise _Reject(f"{envelope.label(key)}: empty")
     if isinstance(props, str):
         try:
             props = json.loads(props)
         except ValueError as exc:
-            msg = f"properties: a string that is not JSON ({exc})"
+            msg = f"{envelope.label(key)}: a string that is not JSON ({exc})"
             raise _Reject(msg) from exc
     if not isinstance(props, dict):
-        msg = f"properties: expected an object or a JSON string, got {_type_name(props)}"
+        msg = f"{envelope.label(key)}: expected an object or a JSON string, got {_type_name(props)}"
         raise _Reject(msg)
-    extras = obj.get("orderdoc")
-    if extras is not None and not isinstance(extras, dict):
-        msg = f"orderdoc: expected an object, got {_type_name(extras)}"
-        raise _Reject(msg)
-    extras = extras or {}
-    record_type = _opt_str(props, "Type", "properties.")
-    error_type = _opt_str(props, "DataErrorType", "properties.")
+    return _Fields(props, "properties.")
+
+
+def _kind(props: _Fields, text: str, aggregate: messages.AggregateText | None) -> str:
+    """The record's kind: ``DataErrorType``, an idle notice, or the kind named in the text."""
+    error_type = props.text("dataerrortype")
     if error_type:
-        kind = normalise_kind(error_type)
-    elif record_type == _IDLE:
-        kind = _IDLE
-    elif record_type == "DataError":
-        raise _Reject("properties.DataErrorType: missing on a DataError record")
-    else:
-        msg = f"properties.Type: {record_type!r} is neither a DataError nor {_IDLE}"
+        return normalise_kind(error_type)
+    record_type = props.text("type")
+    if record_type is not None and key_of(record_type) == key_of(_IDLE):
+        return _IDLE
+    if messages.parse_idle(text) is not None:
+        return _IDLE
+    if aggregate is not None:
+        return normalise_kind(aggregate.kind)
+    if record_type is not None and key_of(record_type) == "dataerror":
+        msg = (
+            f"{props.label('dataerrortype')}: missing on a DataError record and no kind in its text"
+        )
         raise _Reject(msg)
-    record_time = _time(obj.get("time"), "time", required=True)
-    brief = _opt_str(props, "BriefMessage", "properties.")
-    message = _opt_str(props, "Message", "properties.")
-    source = _opt_str(props, "Source", "properties.")
-    partition = _partition(extras.get("partition_id"), "orderdoc.partition_id")
+    if props.raw("message") is None and props.raw("briefmessage") is None:
+        msg = f"{props.label('type')}: {record_type!r} record without a message"
+        raise _Reject(msg)
+    msg = f"{props.label('message')}: record of type {record_type!r} names no data-error kind"
+    raise _Reject(msg)
+
+
+def _record(
+    envelope: _Fields, props: _Fields, source_file: str, source_line: int, *, text: bool = False
+) -> DataError:
+    """One record from its envelope and its properties (the same object for a bare
+    activity-log message). A ``text`` record (a portal notification, whose clock time has
+    no date) takes its time from the end of the range it names."""
+    extras_value = envelope.raw("orderdoc")
+    if extras_value is not None and not isinstance(extras_value, dict):
+        msg = f"{envelope.label('orderdoc')}: expected an object, got {_type_name(extras_value)}"
+        raise _Reject(msg)
+    extras = _Fields(extras_value or {}, "orderdoc.")
+    message = props.text("message") or ""
+    brief = props.text("briefmessage") or ""
+    aggregate = messages.parse_aggregate(message) or messages.parse_aggregate(brief)
+    kind = _kind(props, f"{message} {brief}", aggregate)
+    record_time = envelope.time(*_TIME_KEYS) or props.time("messagetime", "time")
+    from_time = props.time("fromtimestamp")
+    to_time = props.time("totimestamp")
+    if aggregate is not None:
+        from_time = from_time or aggregate.from_time
+        to_time = to_time or aggregate.to_time
+    if text:
+        record_time = to_time or from_time
+        if record_time is None:
+            raise _Reject("message: a portal notification without its 'between times' range")
+    if record_time is None:
+        raise _Reject(f"{envelope.label('time')}: missing")
+    partition = _partition(extras.raw("partitionid"), "orderdoc.partition_id")
     if partition is None:
-        partition = _partition(props.get("PartitionId"), "properties.PartitionId")
+        partition = _partition(props.raw("partitionid"), props.label("partitionid"))
     idle_minutes = None
-    aggregate = messages.parse_aggregate(message or "") if message else None
+    count: int | None = None
     if kind == _IDLE:
-        idle = messages.parse_idle(message or "") or messages.parse_idle(brief or "")
+        idle = messages.parse_idle(message) or messages.parse_idle(brief)
         if idle is not None:
             partition = idle.partition_id if partition is None else partition
             idle_minutes = idle.minutes
         count = 1
     else:
-        count = _count(props.get("EventCount"), "properties.EventCount")
-        if count is None:
-            if aggregate is None:
-                raise _Reject("properties.EventCount: missing and not in the message text")
+        count = _count(props.raw("eventcount"), props.label("eventcount"))
+        if count is None and aggregate is not None:
             count = aggregate.count
-    from_time = _time(props.get("FromTimestamp"), "properties.FromTimestamp", required=False)
-    to_time = _time(props.get("ToTimestamp"), "properties.ToTimestamp", required=False)
-    if aggregate is not None:
-        from_time = from_time or aggregate.from_time
-        to_time = to_time or aggregate.to_time
-    example = _example(brief, message)
-    correlation = _opt_str(obj, "correlationId") or _opt_str(extras, "correlation_id", "orderdoc.")
-    resource_id = _opt_str(obj, "resourceId")
-    return (
-        _job_from_resource(resource_id) or _opt_str(obj, "Resource"),
-        source,
-        partition,
-        kind,
-        count,
-        record_time,
-        from_time,
-        to_time,
-        example.application_time if example else None,
-        example.arrival_time if example else None,
-        example.lateness_seconds if example else None,
-        idle_minutes,
-        _opt_str(obj, "level"),
-        correlation,
-        source_file,
-        source_line,
+    example = messages.parse_example(brief) or messages.parse_example(message)
+    source = props.text("source") or (aggregate.source if aggregate else None)
+    resource = envelope.text("resourceid") or envelope.text("resource")
+    job = job_name(resource) or job_name(messages.parse_resource_name(message))
+    return _storable(
+        DataError(
+            job=job,
+            source=source,
+            partition_id=partition,
+            kind=kind,
+            event_count=count,
+            count_known=count is not None,
+            record_time=record_time,
+            from_time=from_time,
+            to_time=to_time,
+            example_application_time=example.application_time if example else None,
+            example_arrival_time=example.arrival_time if example else None,
+            lateness_seconds=example.lateness_seconds if example else None,
+            idle_minutes=idle_minutes,
+            level=_level(envelope.text("level") or props.text("level")),
+            correlation_id=envelope.text("correlationid")
+            or props.text("correlationid")
+            or extras.text("correlationid"),
+            source_file=source_file,
+            source_line=source_line,
+        )
     )
 
 
-def _activity_log(obj: dict, source_file: str, source_line: int) -> Row:
-    text = _opt_str(obj, "message") or ""
-    record_type = _opt_str(obj, "type")
-    record_time = _time(obj.get("message Time"), "message Time", required=True)
-    job = messages.parse_resource_name(text)
-    level = _opt_str(obj, "level")
-    correlation = _opt_str(obj, "correlation ID")
-    idle = messages.parse_idle(text)
-    if record_type == _IDLE or idle is not None:
-        return (
-            job, None, idle.partition_id if idle else None, _IDLE, 1, record_time, None, None,
-            None, None, None, idle.minutes if idle else None, level, correlation, source_file,
-            source_line,
-        )  # fmt: skip
-    aggregate = messages.parse_aggregate(text)
-    if aggregate is None:
-        msg = f"message: activity-log record of type {record_type!r} has no data-error text"
+def _normalise(value: object, source_file: str, source_line: int) -> DataError:
+    if isinstance(value, str):
+        if not messages.is_notification(value):
+            raise _Reject("not a diagnostic record: text that is not a portal notification")
+        text = _Fields({"message": value.strip()})
+        return _record(text, text, source_file, source_line, text=True)
+    if not isinstance(value, dict):
+        msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"
         raise _Reject(msg)
-    example = _example(text)
-    return (
-        job, aggregate.source, None, normalise_kind(aggregate.kind), aggregate.count,
-        record_time, aggregate.from_time, aggregate.to_time,
-        example.application_time if example else None,
-        example.arrival_time if example else None,
-        example.lateness_seconds if example else None,
-        None, level, correlation, source_file, source_line,
-    )  # fmt: skip
-
-
-def _csv_row(row: dict[str, str]) -> dict:
-    def first(names: tuple[str, ...]) -> str | None:
-        return next((row[name] for name in names if row.get(name)), None)
-
-    if not row.get("properties_s"):
-        raise _Reject("properties_s: empty")
-    return {
-        "time": first(_CSV_TIME),
-        "resourceId": first(_CSV_RESOURCE),
-        "Resource": row.get("Resource") or None,
-        "level": row.get("Level") or None,
-        "correlationId": row.get("CorrelationId") or None,
-        "properties": row["properties_s"],
-    }
-
-
-def normalise_row(
-    value: object, source_file: str, source_line: int, raw: bytes | str, *, csv_row: bool = False
-) -> Row | Quarantined:
-    """As :func:`normalise`, with a parsed record as a plain :data:`Row` (the fast form)."""
-    try:
-        if not isinstance(value, dict):
-            msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"
-            raise _Reject(msg)
-        if csv_row or ("properties_s" in value and "properties" not in value):
-            # a Log Analytics row, from a CSV export or a JSON export of the same query
-            return _storable(_resource_log(_csv_row(value), source_file, source_line))
-        if "properties" in value:
-            return _storable(_resource_log(value, source_file, source_line))
-        if "message" in value and ("message Time" in value or "type" in value):
-            return _storable(_activity_log(value, source_file, source_line))
-        keys = ", ".join(sorted(str(key) for key in value)[:5])
-        raise _Reject(f"not a diagnostic record: no properties or message (keys: {keys})")
-    except _Reject as exc:
-        return quarantine(source_file, source_line, exc.reason, raw)
-    except RecursionError:
-        return quarantine(source_file, source_line, "record nested too deeply", raw)
+    envelope = _Fields(value)
+    if "properties" in envelope or "propertiess" in envelope:
+        props = _properties(envelope)
+        return _record(envelope, props, source_file, source_line)
+    if "message" in envelope and ("messagetime" in envelope or "type" in envelope):
+        return _record(envelope, envelope, source_file, source_line)
+    keys = ", ".join(sorted(str(key) for key in value)[:5])
+    raise _Reject(f"not a diagnostic record: no properties or message (keys: {keys})")
 
 
 def normalise(
@@ -303,8 +335,21 @@ def normalise(
 ) -> DataError | Quarantined:
     """Normalise one decoded record, or quarantine it with a reason (never raises).
 
-    ``value`` is the decoded JSON value (or, with ``csv_row``, a dict of CSV column → text);
-    ``raw`` is the record's original text, kept (truncated) if it is quarantined.
+    ``value`` is the decoded JSON value, a CSV row as a dict of column → text (``csv_row``:
+    empty cells are missing values) or a text line; ``raw`` is the record's original text,
+    kept (truncated) if it is quarantined.
     """
-    outcome = normalise_row(value, source_file, source_line, raw, csv_row=csv_row)
-    return DataError(*outcome) if isinstance(outcome, tuple) else outcome
+    try:
+        if csv_row and isinstance(value, dict):
+            value = {name: cell for name, cell in value.items() if cell != ""}
+            if "properties_s" not in value:
+                raise _Reject("properties_s: empty")
+        return _normalise(value, source_file, source_line)
+    except _Reject as exc:
+        return quarantine(source_file, source_line, exc.reason, raw)
+    except RecursionError:
+        return quarantine(source_file, source_line, "record nested too deeply", raw)
+
+
+#: The same function under its former name (the readers' row form is the record itself).
+normalise_row = normalise

@@ -7,14 +7,19 @@ Shapes, detected from the content (and ``.csv`` in the name):
 * a UTF-8 BOM is dropped; CRLF line ends are accepted;
 * **CSV** (a ``.csv`` name or a non-JSON header with ``properties_s``): Log Analytics
   ``AzureDiagnostics`` rows, quoted multi-line fields allowed, line = the row's first line;
-* **JSON Lines** when the first non-blank line is a complete JSON value: every non-blank line
-  is one record; a line holding ``{"records": [...]}`` or a JSON array counts each element;
-* **documents** otherwise: a bare array or ``{"records": [...]}`` spread over many lines is
-  read element by element (line = the element's first line); a broken element quarantines
-  the rest of the document as one record, keeping every element before it.
+* **documents**: a bare array (``[`` then ``{`` or ``]``) or ``{"records": [...]}`` spread
+  over many lines is read element by element (line = the element's first line); a broken
+  element quarantines the rest of the document as one record, keeping every element before
+  it; a whole-file JSON value is read as one document too;
+* **lines** otherwise (JSON Lines, text, or a mix): every non-blank line is one record with
+  its own line number; a line holding ``{"records": [...]}`` or a JSON array counts each
+  element; a line that is not JSON is a record when it is a portal notification
+  (``[17:22:00] Source '...' had 58 occurrences of kind '...' between times ...``) and is
+  quarantined otherwise.
 
-Invariant: blank lines are skipped and every other line or element yields exactly one
-outcome; nothing raises for bad content.
+Invariant: blank (empty or whitespace-only) lines are not records; every other line of a
+line-shaped file, element of a document or CSV row yields exactly one outcome with its line
+number; nothing raises for bad content.
 """
 
 from __future__ import annotations
@@ -26,15 +31,17 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 
-from diagnostics.logs.normalise import Row, normalise, normalise_row
+from diagnostics.logs import messages
+from diagnostics.logs.normalise import normalise
 from diagnostics.logs.records import DataError, Quarantined, quarantine
 
 Outcome = DataError | Quarantined
-#: :func:`~diagnostics.logs.normalise.normalise` or its row form ``normalise_row``.
-Normaliser = Callable[..., Outcome | Row]
+#: :func:`~diagnostics.logs.normalise.normalise` (or a function of the same signature).
+Normaliser = Callable[..., Outcome]
 
 _BOM = b"\xef\xbb\xbf"
 _WRAPPER = re.compile(r'\s*\{\s*"records"\s*:\s*\[')
+_ARRAY = re.compile(r"\s*\[\s*[{\]]")
 _WS = re.compile(r"[ \t\r\n]*")
 _DECODER = json.JSONDecoder()
 PARQUET_MAGIC = b"PAR1"
@@ -102,6 +109,10 @@ def read_line(
         yield quarantine(name, number, f"invalid UTF-8 at byte offset {exc.start}", line)
         return
     except ValueError as exc:
+        text = line.decode("utf-8", "replace")
+        if messages.is_notification(text):
+            yield make(text, name, number, line)
+            return
         reason = f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
         yield quarantine(name, number, reason, line)
         return
@@ -111,6 +122,8 @@ def read_line(
     elements = _elements(value)
     if elements is None:
         yield make(value, name, number, line)
+    elif not elements:  # the line is accounted for even though it holds no record
+        yield quarantine(name, number, "an empty JSON array: no record on this line", line)
     else:
         for element in elements:
             yield make(element, name, number, json.dumps(element))
@@ -222,10 +235,8 @@ def read_records(data: bytes, name: str) -> Iterator[Outcome]:
     return _read(data, name, normalise)
 
 
-def read_rows(data: bytes, name: str) -> Iterator[Row | Quarantined]:
-    """As :func:`read_records`, with each parsed record as a plain row (a tuple of the
-    :class:`DataError` fields in order): the same outcomes without a dataclass per record."""
-    return _read(data, name, normalise_row)  # type: ignore[return-value]
+#: The same reader under its former name (a :class:`DataError` is a row: a typed tuple).
+read_rows = read_records
 
 
 def _read(data: bytes, name: str, make: Normaliser) -> Iterator[Outcome]:
@@ -251,8 +262,7 @@ def _decoded(data: bytes, name: str, make: Normaliser, *, csv_mode: bool) -> Ite
     if csv_mode:
         yield from _csv_rows(text, name, make)
         return
-    stripped = text.lstrip()
-    if stripped.startswith("["):
+    if _ARRAY.match(text):
         yield from _document(text, name, text.index("["), make)
         return
     wrapper = _WRAPPER.match(text)

@@ -12,65 +12,47 @@ import datetime as dt
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pyarrow as pa
+
+from diagnostics.aggregates.schema import TABLES, TableName, parsed_schema
 
 #: Raw text kept for a quarantined record, in UTF-8 bytes (the full length is in raw_bytes).
 RAW_LIMIT_BYTES = 64 * 1024
 
-_TS = pa.timestamp("us", tz="UTC")
-
-#: The unified schema of parsed and quarantined records (one row per record).
-PARSED_SCHEMA = pa.schema(
-    [
-        ("job", pa.string()),
-        ("source", pa.string()),
-        ("partition_id", pa.int64()),
-        ("kind", pa.string()),
-        ("event_count", pa.int64()),
-        ("record_time", _TS),
-        ("from_time", _TS),
-        ("to_time", _TS),
-        ("example_application_time", _TS),
-        ("example_arrival_time", _TS),
-        ("lateness_seconds", pa.float64()),
-        ("idle_minutes", pa.int64()),
-        ("level", pa.string()),
-        ("correlation_id", pa.string()),
-        ("source_file", pa.string()),
-        ("source_line", pa.int64()),
-        ("reason", pa.string()),
-        ("raw", pa.string()),
-        ("raw_bytes", pa.int64()),
-    ]
-)
+#: The unified schema of parsed and quarantined records (one row per record), derived from
+#: the table definitions of :mod:`diagnostics.aggregates.schema`.
+PARSED_SCHEMA = parsed_schema()
 
 #: Columns of a parsed data error, in table order (``date`` is derived from record_time).
-DATA_ERROR_COLUMNS: tuple[str, ...] = tuple(PARSED_SCHEMA.names[:16])
-QUARANTINE_COLUMNS: tuple[str, ...] = ("source_file", "source_line", "reason", "raw", "raw_bytes")
+DATA_ERROR_COLUMNS: tuple[str, ...] = TABLES[TableName.DATA_ERRORS].input_columns
+QUARANTINE_COLUMNS: tuple[str, ...] = TABLES[TableName.QUARANTINE].input_columns
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
-_DATA_ERROR_FIELDS = operator.attrgetter(*DATA_ERROR_COLUMNS)
 _QUARANTINE_FIELDS = operator.attrgetter(*QUARANTINE_COLUMNS)
 _PARSED_TAIL = (None, None, None)  # reason, raw, raw_bytes of a parsed record
 _QUARANTINE_HEAD = (None,) * (len(DATA_ERROR_COLUMNS) - 2)  # up to source_file
 
 
-@dataclass(frozen=True, slots=True)
-class DataError:
-    """One normalised diagnostic record (a data-error aggregate or an idle notice).
+class DataError(NamedTuple):
+    """One normalised diagnostic record (a data-error aggregate or an idle notice), a typed
+    tuple whose fields are :data:`DATA_ERROR_COLUMNS` in order (what the readers turn into
+    Arrow rows without copying).
 
-    Invariants: ``kind`` is normalised (legacy names mapped); ``event_count >= 0`` and is 1
-    for an idle notice; ``record_time`` is an aware UTC datetime; ``lateness_seconds`` is
-    set exactly when both example times are.
+    Invariants: ``kind`` is normalised (older names mapped); ``event_count >= 0`` when
+    ``count_known``, ``None`` otherwise (a record that names no count: at least one event),
+    and 1 for an idle notice; ``record_time`` is an aware UTC datetime; ``lateness_seconds``
+    is set exactly when both example times are.
     """
 
     job: str | None
     source: str | None
     partition_id: int | None
     kind: str
-    event_count: int
+    event_count: int | None
+    count_known: bool
     record_time: dt.datetime
     from_time: dt.datetime | None
     to_time: dt.datetime | None
@@ -102,18 +84,12 @@ def quarantine(source_file: str, source_line: int, reason: str, raw: bytes | str
     return Quarantined(source_file, source_line, reason, kept, len(data))
 
 
-def to_arrow(outcomes: Sequence[DataError | Quarantined | tuple]) -> pa.RecordBatch:
-    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order.
-
-    A parsed record is a :class:`DataError` or a plain tuple of its fields in order (the row
-    form of :func:`diagnostics.logs.reader.read_rows`).
-    """
-    rows = []
+def to_arrow(outcomes: Sequence[DataError | Quarantined]) -> pa.RecordBatch:
+    """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order."""
+    rows: list[tuple[object, ...]] = []
     for item in outcomes:
-        if type(item) is tuple:
-            rows.append(item + _PARSED_TAIL)
-        elif isinstance(item, DataError):
-            rows.append(_DATA_ERROR_FIELDS(item) + _PARSED_TAIL)
+        if isinstance(item, DataError):
+            rows.append((*item, *_PARSED_TAIL))
         else:
             rows.append(_QUARANTINE_HEAD + _QUARANTINE_FIELDS(item))
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(PARSED_SCHEMA)

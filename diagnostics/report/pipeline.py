@@ -8,7 +8,9 @@ policy), so the demo's captures equal the bundled ones byte for byte.
 
 Layout of ``OUT``: ``<scenario>/capture.csv``, ``<scenario>/replay/`` (outcomes,
 diagnostics.jsonl, metrics.parquet), ``<scenario>/agg/`` (the aggregate folder the app
-opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``.
+opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/whatif/``,
+``<scenario>/fix/`` (the corrected job definition from ``sample_logs/jobs``, as
+``orderdoc explain --job-definition ... --write-fix`` writes it).
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.aggregates import write_tables
+from diagnostics.captures.reader import read_capture
 from diagnostics.durations import SECOND
-from diagnostics.engine.events_io import read_events
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import OrderdocError
 from diagnostics.explain import Report, explain
 from diagnostics.generate import Scenario
+from diagnostics.jobdef import job_policy, read_job_definition
+from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
+from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
 EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
@@ -58,6 +64,7 @@ class ScenarioRun:
     alerts: list[dict[str, Any]]
     whatif: SweepResult | None
     outcomes: pl.DataFrame
+    fix: RoundTrip | None = None
 
 
 def _orderdoc(argv: list[str]) -> None:
@@ -72,22 +79,25 @@ def _orderdoc(argv: list[str]) -> None:
 
 def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> dict[str, Any]:
     """Aggregate with the polars reference (the same tables as the Spark job) into ``out``."""
-    from diagnostics.logs.aggregate import aggregate_files
-
-    tables = aggregate_files([str(p) for p in logs], [str(p) for p in metrics])
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine"):
-        frame: pl.DataFrame = getattr(tables, name)
-        if name == "metrics" and frame.is_empty():
-            continue
-        (out / name).mkdir(exist_ok=True)
-        frame.write_parquet(out / name / "part-0.parquet")
-    (out / "summary.json").write_text(json.dumps(tables.summary, indent=2, default=str) + "\n")
+    tables = aggregate_files(logs, metrics)
+    write_tables(tables, out)
     return tables.summary
 
 
 def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> None:
     _orderdoc(["aggregate", *map(str, logs), *map(str, metrics), "--out", str(out)])
+
+
+#: The bundled job definitions (one per scenario, in the three shapes).
+JOBS_DIR = Path(__file__).resolve().parents[2] / "sample_logs" / "jobs"
+
+
+def job_definition_for(scenario: str, jobs_dir: Path = JOBS_DIR) -> Path | None:
+    """``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+    found = sorted(
+        p for p in jobs_dir.glob(f"{scenario}.*.json") if not p.name.endswith(".parameters.json")
+    )
+    return found[0] if found else None
 
 
 def _alerts(agg_dir: Path) -> list[dict[str, Any]]:
@@ -121,11 +131,14 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         _aggregate_spark(logs, metrics, agg_dir)
     else:
         write_agg_dir(logs, metrics, agg_dir)
-    events = read_events(capture)
+    read = read_capture(capture)  # the reader every command uses (renames, column detection)
+    events, policy = read.apply(POLICY)
     partitions = tuple(range(PARTITIONS))
     say(f"[{scenario}] explain (logs only, then with the capture)")
     logs_report = explain(agg_dir, policy=POLICY)
-    report = explain(agg_dir, events=events, policy=POLICY, partitions=partitions)
+    report = explain(
+        agg_dir, events=events, policy=policy, columns=read.columns, partitions=partitions
+    )
     (folder / "explain.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     say(f"[{scenario}] alerts")
     alerts = _alerts(agg_dir)
@@ -135,13 +148,24 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     if report.top is not None and report.top.cause.value in ("late_arrivals", "out_of_order"):
         say(f"[{scenario}] what-if sweep")
         whatif = sweep(
-            events, POLICY, late_values=LATE_GRID, ooo_values=OOO_GRID,
-            partition_by_values=(False, True), over_values=((), ("device_id",)),
-            partitions=partitions,
+            events, policy, late_values=LATE_GRID, ooo_values=OOO_GRID,
+            partition_by_values=(False, True), over_values=((), (read.column("device_id"),)),
+            columns=read.columns, partitions=partitions,
         )  # fmt: skip
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
-    return ScenarioRun(scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes)
+    fix = None
+    definition = job_definition_for(scenario)
+    if definition is not None:
+        say(f"[{scenario}] fix the job definition {definition.name} -> {folder / 'fix'}")
+        job = job_policy(read_job_definition(definition))
+        fix = fix_and_verify(
+            job, report.findings, folder / "fix", current=read.apply(job.policy)[1],
+            events=read, partitions=partitions,
+        )  # fmt: skip
+    return ScenarioRun(
+        scenario, folder, agg_dir, logs_report, report, alerts, whatif, outcomes, fix
+    )
 
 
 def run_demo(

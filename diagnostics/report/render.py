@@ -7,14 +7,22 @@ of every event by partition, from the replay's outcomes.
 
 from __future__ import annotations
 
+import difflib
 import html
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
+from diagnostics.explain.readable import (
+    cause_label,
+    evidence_lines,
+    impact_sentence,
+    suggestion_label,
+)
 from diagnostics.explain.render import text_finding, to_markdown
+from diagnostics.jobdef.fix import query_diff, settings_text, source_clause
+from diagnostics.jobdef.roundtrip import RoundTrip
 from diagnostics.report.pipeline import ScenarioRun
 from diagnostics.whatif import chart
 from diagnostics.whatif.report import format_table, recommendation
@@ -55,6 +63,8 @@ def to_text(runs: Sequence[ScenarioRun]) -> str:
             lines += text_finding(1, run.report.top)
         if run.whatif is not None:
             lines.append(f"   what-if {recommendation(run.whatif)} ({run.folder / 'whatif'})")
+        if run.fix is not None:
+            lines += [f"   {line}" for line in fix_lines(run.fix)]
         others = len(run.report.findings) - 1
         if others > 0:
             lines.append(f"   (+{others} more finding(s) in {run.folder / 'explain.json'})")
@@ -97,10 +107,62 @@ def to_markdown_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
         out += [f"- **{a['severity']}** {a['title']} ({a['state']})" for a in run.alerts] or [
             "No alert fired."
         ]
+        if run.fix is not None:
+            out += ["", *fix_markdown(run.fix)]
         if run.whatif is not None:
             out += ["", "### What-if sweep", "", "```", format_table(run.whatif), "```"]
             out.append(f"Charts: `{run.folder / 'whatif'}` (whatif.html, whatif.csv, whatif.json).")
     return "\n".join(out) + "\n"
+
+
+def fix_lines(trip: RoundTrip) -> list[str]:
+    """The corrected job in a few lines: before, after, measured effect, where it is."""
+    fix = trip.fix
+    if fix.policy == fix.job.policy and fix.query is None:
+        return [f"fix: {fix.job.definition.path.name} needs no change"]
+    lines = [
+        f"fix: {fix.job.definition.path.name}: {source_clause(fix.job.policy)}, "
+        f"{settings_text(fix.job.policy)}",
+        f"  -> {source_clause(trip.replayed.policy)}, {settings_text(trip.replayed.policy)}",
+    ]
+    if fix.before is not None and trip.after is not None:
+        b, a = fix.before, trip.after
+        lines.append(
+            f"  replayed: late {b.late} -> {a.late}, out of order {b.out_of_order} -> "
+            f"{a.out_of_order}, held back {b.held_back} -> {a.held_back}, output delay p95 "
+            f"{b.delay_p95_s:g} s -> {a.delay_p95_s:g} s"
+        )
+    lines.append(f"  files: {trip.written['definition'].parent}")
+    return lines
+
+
+def fix_markdown(trip: RoundTrip) -> list[str]:
+    """The corrected job as Markdown: settings, measured effect and the query diff."""
+    fix = trip.fix
+    out = ["### The corrected job", ""]
+    if fix.policy == fix.job.policy and fix.query is None:
+        return [*out, f"`{fix.job.definition.path.name}` needs no change.", ""]
+    out += [
+        f"From `{fix.job.definition.path.name}`; written to `{trip.written['definition'].parent}` "
+        "(definition, query.asaql, apply.sh, FIX.md).",
+        "",
+        "| | now | corrected |",
+        "|---|---|---|",
+        f"| query | `{source_clause(fix.job.policy)}` | `{source_clause(trip.replayed.policy)}` |",
+        f"| settings | {settings_text(fix.job.policy)} | {settings_text(trip.replayed.policy)} |",
+    ]
+    if fix.before is not None and trip.after is not None:
+        b, a = fix.before, trip.after
+        out += [
+            f"| late events | {b.late} | {a.late} |",
+            f"| out-of-order events | {b.out_of_order} | {a.out_of_order} |",
+            f"| events held back > 5 s by another partition | {b.held_back} | {a.held_back} |",
+            f"| output delay, p95 | {b.delay_p95_s:g} s | {a.delay_p95_s:g} s |",
+        ]
+    diff = query_diff(fix)
+    if diff:
+        out += ["", "```diff", diff.rstrip("\n"), "```"]
+    return [*out, ""]
 
 
 def _lateness_figure(run: ScenarioRun) -> Any:
@@ -139,33 +201,76 @@ table{border-collapse:collapse;font-size:.9em;margin:1em 0}td,th{border:1px soli
 code,pre{background:#f5f5f5;padding:2px 4px}pre{padding:8px;overflow-x:auto}
 .critical{color:#b00020;font-weight:bold}.warning{color:#b36b00;font-weight:bold}.info{color:#2e7d32}
 .finding{border-left:4px solid #ddd;padding-left:12px;margin:1em 0}
+.diff_add{background:#e6ffe6}.diff_chg{background:#ffffcc}.diff_sub{background:#ffe6e6}
+table.diff{font-family:monospace;font-size:12px}
 """
-
-
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _finding_html(number: int, finding: Any) -> str:
     data = finding.to_dict()
     suggestions = "".join(
-        f"<li><b>{html.escape(s['kind'])}</b>: <code>{html.escape(s['snippet'])}</code></li>"
+        f"<li><b>{html.escape(suggestion_label(s['kind']))}</b>: "
+        f"<code>{html.escape(s['snippet'])}</code></li>"
         for s in data["suggestions"]
     )
     evidence = "".join(
-        f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(_json(v))[:400]}</code></td></tr>"
-        for k, v in data["evidence"].items()
-        if v not in (None, {}, [])
+        f"<tr><td>{html.escape(label)}</td><td>{html.escape(value)}</td></tr>"
+        for label, value in evidence_lines(finding.evidence)
     )
     return (
         f"<div class='finding'><h4>{number}. {html.escape(finding.title)}</h4>"
-        f"<p><span class='{data['severity']}'>{data['severity']}</span> · cause "
-        f"<code>{data['cause']}</code> · confidence {data['confidence']:.0%}</p>"
+        f"<p><span class='{data['severity']}'>{data['severity']}</span> · cause: "
+        f"{html.escape(cause_label(data['cause']))} · confidence {data['confidence']:.0%}</p>"
         f"<p>{html.escape(finding.explanation)}</p><table>{evidence}</table>"
-        f"<p>Impact: <code>{html.escape(_json(data['impact']))}</code></p>"
+        f"<p>Impact: {html.escape(impact_sentence(finding.impact))}</p>"
         + (f"<p>Suggested changes:</p><ul>{suggestions}</ul>" if suggestions else "")
         + "</div>"
     )
+
+
+def _fix_html(trip: RoundTrip) -> str:
+    """The corrected job: settings and counts, and the query diff side by side."""
+    fix = trip.fix
+    head = "<h3>The corrected job</h3>"
+    if fix.policy == fix.job.policy and fix.query is None:
+        return (
+            head
+            + f"<p><code>{html.escape(fix.job.definition.path.name)}</code> needs no change.</p>"
+        )
+    rows: list[dict[str, Any]] = [
+        {
+            "": "query",
+            "now": source_clause(fix.job.policy),
+            "corrected": source_clause(trip.replayed.policy),
+        },
+        {
+            "": "settings",
+            "now": settings_text(fix.job.policy),
+            "corrected": settings_text(trip.replayed.policy),
+        },
+    ]
+    if fix.before is not None and trip.after is not None:
+        b, a = fix.before, trip.after
+        rows += [
+            {"": "late events", "now": b.late, "corrected": a.late},
+            {"": "out-of-order events", "now": b.out_of_order, "corrected": a.out_of_order},
+            {"": "events held back > 5 s", "now": b.held_back, "corrected": a.held_back},
+            {"": "output delay, p95 (s)", "now": b.delay_p95_s, "corrected": a.delay_p95_s},
+        ]
+    body = (
+        f"<p>From <code>{html.escape(fix.job.definition.path.name)}</code>; written to "
+        f"<code>{html.escape(str(trip.written['definition'].parent))}</code>.</p>" + _table(rows)
+    )
+    if fix.query is not None and fix.job.query is not None:
+        body += difflib.HtmlDiff(wrapcolumn=80).make_table(
+            fix.job.query.text.splitlines(),
+            fix.query.splitlines(),
+            "query now",
+            "corrected query",
+            context=True,
+            numlines=2,
+        )
+    return head + body
 
 
 def to_html_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
@@ -187,6 +292,8 @@ def to_html_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
             {k: a[k] for k in ("severity", "title", "state", "starts_at")} for a in run.alerts
         ]
         parts.append("<h3>Alerts</h3>" + (_table(alerts) if alerts else "<p>No alert fired.</p>"))
+        if run.fix is not None:
+            parts.append(_fix_html(run.fix))
         figures = [_lateness_figure(run)]
         if run.whatif is not None:
             figures.append(chart(run.whatif))

@@ -16,7 +16,6 @@ text is ever run as Python.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,6 +25,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from diagnostics.aggregates import read_summary, table_files
 from diagnostics.durations import SECOND
 from diagnostics.errors import InputError
 from diagnostics.rules.dense import RunRow, dense_ok, dense_runs
@@ -62,15 +62,6 @@ class Evaluation:
     skipped: tuple[tuple[str, str], ...]  # (rule id, reason)
 
 
-def table_glob(agg_dir: Path, table: TableName) -> str | None:
-    """The Parquet glob of a table, or ``None`` when the folder has no Parquet file."""
-    folder = agg_dir / table.value
-    if folder.is_dir() and any(folder.rglob("*.parquet")):
-        return str(folder / "**" / "*.parquet")
-    single = agg_dir / f"{table.value}.parquet"
-    return str(single) if single.is_file() else None
-
-
 def _to_ns(moment: datetime) -> int:
     if moment.tzinfo is None:
         msg = f"evaluation time {moment.isoformat()} has no time zone; give it in UTC"
@@ -97,11 +88,13 @@ class _Tables:
     def open(self, table: TableName) -> bool:
         if table in self.columns:
             return True
-        pattern = table_glob(self.agg_dir, table)
-        if pattern is None:
+        files = table_files(self.agg_dir, table)
+        if not files:
             return False
         try:
-            rel = self.con.read_parquet(pattern, hive_partitioning=True, union_by_name=True)
+            rel = self.con.read_parquet(
+                [str(p) for p in files], hive_partitioning=True, union_by_name=True
+            )
             rel.create_view(f"t_{table.value}")
         except duckdb.Error as exc:
             msg = f"{self.agg_dir / table.value}: cannot read the Parquet files: {exc}"
@@ -190,7 +183,8 @@ def _runs(rule: Rule, rows: pl.DataFrame, n_groups: int, now_min: int) -> list[R
     weights = weight_sql(rule.aggregate)
     if rows.height == 0:
         return []
-    span = min(now_min, int(rows["e"].max()) + window) - int(rows["e"].min()) + 1
+    e_min, e_max = rows.select(pl.col("e").min().alias("lo"), pl.col("e").max().alias("hi")).row(0)
+    span = min(now_min, int(e_max) + window) - int(e_min) + 1
     if dense_ok(set(weights), n_groups, max(span, 1), rows.height):
         parts = {k: (None if sql is None else rows[k].to_numpy()) for k, sql in weights.items()}
         return dense_runs(
@@ -347,11 +341,10 @@ def evaluate_detailed(
 
 
 def _summary_end(root: Path) -> datetime:
-    path = root / "summary.json"
     try:
-        text = json.loads(path.read_text(encoding="utf-8"))["time_range"]["to"]
+        text = read_summary(root)["time_range"]["to"]
         moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except (OSError, KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         msg = f"{root}: no timed table and no summary.json time_range.to; pass --now"
         raise InputError(msg) from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 
 from diagnostics.durations import MINUTE, DurationError, parse_duration
 from diagnostics.kinds import Severity
+from diagnostics.resources import packaged_rules
 from diagnostics.rules.model import (
     AggregateFn,
     Comparison,
@@ -48,11 +49,8 @@ class _Problem(Exception):
 
 
 def default_rules_dir() -> Path:
-    """``./rules`` when it exists, else the default pack shipped beside the package."""
-    local = Path.cwd() / "rules"
-    if local.is_dir():
-        return local
-    return Path(__file__).resolve().parents[2] / "rules"
+    """The default rule pack shipped with the package (:mod:`diagnostics.resources`)."""
+    return packaged_rules()
 
 
 def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[RuleProblem]]:

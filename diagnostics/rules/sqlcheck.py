@@ -18,7 +18,7 @@ from sqlglot import exp
 from diagnostics.rules.model import Aggregate, AggregateFn, ParamValue
 from diagnostics.rules.tables import TableSpec
 
-_ALLOWED_NODES: tuple[type[exp.Expression], ...] = (
+_ALLOWED_NODES: tuple[type[exp.Expr], ...] = (
     exp.Column,
     exp.Identifier,
     exp.Literal,
@@ -70,7 +70,7 @@ _ALLOWED_NODES: tuple[type[exp.Expression], ...] = (
     exp.Placeholder,
 )
 
-_BOOLEAN_ROOTS: tuple[type[exp.Expression], ...] = (
+_BOOLEAN_ROOTS: tuple[type[exp.Expr], ...] = (
     exp.Predicate,
     exp.Connector,
     exp.Not,
@@ -85,7 +85,7 @@ class ExprError(ValueError):
     """An expression is not valid SQL, or uses something a rule may not use."""
 
 
-def _parse(text: str, what: str) -> exp.Expression:
+def _parse(text: str, what: str) -> exp.Expr:
     """Parse exactly one SQL expression, or raise :class:`ExprError` locating the problem."""
     try:
         trees = sqlglot.parse(text, dialect="duckdb")
@@ -99,11 +99,11 @@ def _parse(text: str, what: str) -> exp.Expression:
     except sqlglot.errors.SqlglotError as exc:
         msg = f"{what} {text!r} is not valid SQL: {str(exc).splitlines()[0]}"
         raise ExprError(msg) from exc
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
-        msg = f"{what} {text!r} must be exactly one expression, found {len(trees)} statements"
+    found = [t for t in trees if t is not None]
+    if len(found) != 1:
+        msg = f"{what} {text!r} must be exactly one expression, found {len(found)} statements"
         raise ExprError(msg)
-    tree = trees[0]
+    tree = found[0]
     if isinstance(tree, exp.Alias):
         msg = f"{what} {text!r} must not carry an alias"
         raise ExprError(msg)
@@ -120,7 +120,7 @@ def _check_column(node: exp.Column, spec: TableSpec, what: str) -> None:
         raise ExprError(msg)
 
 
-def _literal(value: ParamValue) -> exp.Expression:
+def _literal(value: ParamValue) -> exp.Expr:
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, int | float):
@@ -128,10 +128,10 @@ def _literal(value: ParamValue) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def _bind(tree: exp.Expression, params: Mapping[str, ParamValue], what: str) -> exp.Expression:
+def _bind(tree: exp.Expr, params: Mapping[str, ParamValue], what: str) -> exp.Expr:
     """Replace every ``:name`` by the param's literal value (lists only inside ``IN (:name)``)."""
 
-    def replace(node: exp.Expression) -> exp.Expression:
+    def replace(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.In):
             items = node.expressions
             if len(items) == 1 and isinstance(items[0], exp.Placeholder):
@@ -192,7 +192,7 @@ def check_where(text: str, spec: TableSpec, params: Mapping[str, ParamValue]) ->
     return bound.sql(dialect="duckdb")
 
 
-_AGG_NODES: dict[type[exp.Expression], AggregateFn] = {
+_AGG_NODES: dict[type[exp.Expr], AggregateFn] = {
     exp.Count: AggregateFn.COUNT,
     exp.Sum: AggregateFn.SUM,
     exp.Max: AggregateFn.MAX,
@@ -212,7 +212,7 @@ def check_aggregate(text: str, spec: TableSpec) -> Aggregate:
         return Aggregate(AggregateFn(stripped.lower()))
     tree = _parse(stripped, what)
     fn: AggregateFn | None = None
-    args: list[exp.Expression] = []
+    args: list[exp.Expr] = []
     if type(tree) in _AGG_NODES:
         fn = _AGG_NODES[type(tree)]
         inner = tree.this

@@ -76,7 +76,7 @@ def _common(dicts: Sequence[dict[str, str]]) -> dict[str, str]:
 
 def payload(alerts: Sequence[Alert], *, receiver: str, max_alerts: int) -> dict[str, Any]:
     """The Alertmanager webhook payload for one group of alerts (one rule)."""
-    items = [
+    items: list[dict[str, Any]] = [
         {
             "status": "firing" if a.state is AlertState.FIRING else "resolved",
             "labels": dict(a.labels),

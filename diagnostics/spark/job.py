@@ -3,8 +3,7 @@
 Data flow (nothing of the data is collected to the driver; only the summary's aggregates)::
 
     paths --mapInArrow(read, parse)--> parsed (one row per record, kept on disk by the first
-        write: persist(DISK_ONLY); or, opted in, binaryFile(path, content) and the native
-        JSON Lines path of diagnostics.spark.fastpath, staged as Parquet)
+        write: persist(DISK_ONLY))
     parsed --data_errors--> data_errors --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
                                         --summarise--> summary.json (kinds, jobs, partitions)
@@ -14,14 +13,14 @@ Data flow (nothing of the data is collected to the driver; only the summary's ag
 The summary's counts and time range are observed while data_errors and quarantine are
 written (``DataFrame.observe``), not computed by extra passes over the records.
 
-Table definitions are those of :mod:`diagnostics.logs.aggregate` (the polars reference).
+The tables are defined in :mod:`diagnostics.aggregates.schema` and written by
+:func:`diagnostics.aggregates.spark.write_frame`; what they hold is computed as in
+:mod:`diagnostics.logs.aggregate` (the polars reference).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,19 +29,17 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
+from diagnostics.aggregates import TableName, write_summary
+from diagnostics.aggregates.folder import remove_table
+from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import metrics_file_batches, parse_path_batches
 from diagnostics.logs.inputs import InputFiles
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
-from diagnostics.spark import fastpath, schemas
+from diagnostics.spark import schemas
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
-TABLES = ("data_errors", "error_rollup", "partition_idle", "metrics", "quarantine")
 _ISO = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
-#: Opt-in (``--conf spark.orderdoc.nativeJsonLines=true``): parse JSON Lines natively
-#: (:mod:`diagnostics.spark.fastpath`). Off by default: measured slower than the Python
-#: parser on the benchmark machine (docs/performance.md).
-NATIVE_JSON_CONF = "spark.orderdoc.nativeJsonLines"
 #: Input bytes per parsing task (Spark's file sources split by 128 MB; parsing is slower).
 SPLIT_BYTES = 64 * 1024 * 1024
 
@@ -52,7 +49,7 @@ class AggregateResult:
     """What a run wrote: the output folder, the tables written and the summary content."""
 
     out: Path
-    tables: tuple[str, ...]
+    tables: tuple[TableName, ...]
     summary: dict
 
 
@@ -73,28 +70,6 @@ def parse_records(files: DataFrame) -> DataFrame:
     """Every record of every file of ``files`` (a ``path`` column), parsed or quarantined
     (schema :data:`schemas.PARSED`)."""
     return files.mapInArrow(parse_path_batches, schemas.PARSED)
-
-
-def stage_records(spark: SparkSession, files: DataFrame, staging: Path) -> DataFrame:
-    """Every record of ``files`` (schema :data:`schemas.PARSED`), staged as Parquet under ``staging``.
-
-    JSON Lines are parsed natively where :func:`fastpath.native` accepts a line; the lines it
-    keeps, and files of every other shape, are parsed by the Python parser (same results).
-    """
-    lines = staging / "lines"
-    kept = staging / "kept"
-    files.mapInArrow(fastpath.split_file_batches, fastpath.LINES).transform(
-        fastpath.native
-    ).write.mode("overwrite").parquet(str(lines))
-    staged = spark.read.schema(fastpath.LINES).parquet(str(lines))
-    staged.filter(F.col("line").isNotNull()).select(*fastpath.KEPT.names).mapInArrow(
-        fastpath.reparse_line_batches, schemas.PARSED
-    ).write.mode("overwrite").parquet(str(kept))
-    return (
-        staged.filter(F.col("line").isNull())
-        .drop("line")
-        .unionByName(spark.read.schema(schemas.PARSED).parquet(str(kept)))
-    )
 
 
 def parse_metrics(files: DataFrame) -> DataFrame:
@@ -131,8 +106,9 @@ def rollup(errors: DataFrame) -> DataFrame:
     return (
         errors.groupBy("job", "kind", "partition_id", minute)
         .agg(
-            F.sum("event_count").cast("long").alias("event_count"),
+            F.coalesce(F.sum("event_count"), F.lit(0)).cast("long").alias("event_count"),
             F.count(F.lit(1)).cast("long").alias("records"),
+            F.count_if(~F.col("count_known")).cast("long").alias("records_without_count"),
             F.max("lateness_seconds").alias("max_lateness_seconds"),
         )
         .transform(with_date("minute"))
@@ -205,28 +181,30 @@ def summarise(errors: DataFrame, errors_seen: dict, quarantined: int) -> dict:
     partition), the metrics observed while data_errors was written and the quarantined count."""
     idle_partition = F.when(F.col("kind") == IDLE_KIND, F.col("partition_id")).alias("idle")
     groups = (
-        errors.groupBy("kind", "job", idle_partition).agg(F.sum("event_count").alias("n")).collect()
+        errors.groupBy("kind", "job", idle_partition)
+        .agg(
+            F.coalesce(F.sum("event_count"), F.lit(0)).alias("n"),
+            F.count_if(~F.col("count_known")).alias("unknown"),
+        )
+        .collect()
     )
     by_kind: dict[str, int] = {}
+    unknown: dict[str, int] = {}
     for row in groups:
         by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + int(row["n"])
+        if row["unknown"]:
+            unknown[row["kind"]] = unknown.get(row["kind"], 0) + int(row["unknown"])
     parsed = int(errors_seen["records"])
     return {
         "records_total": parsed + quarantined,
         "records_parsed": parsed,
         "records_quarantined": quarantined,
         "events_by_kind": dict(sorted(by_kind.items())),
+        "records_without_count": dict(sorted(unknown.items())),
         "idle_partitions": sorted({int(r["idle"]) for r in groups if r["idle"] is not None}),
         "jobs": sorted({r["job"] for r in groups if r["job"] is not None}),
         "time_range": {"from": errors_seen["from"], "to": errors_seen["to"]},
     }
-
-
-def _write(df: DataFrame, path: Path, *, by_date: bool) -> None:
-    writer = df.write.mode("overwrite")
-    if by_date:
-        writer = writer.partitionBy("date")
-    writer.parquet(str(path))
 
 
 def run_aggregate(
@@ -240,42 +218,37 @@ def run_aggregate(
     Invariant: ``records_total == records_parsed + records_quarantined`` in the summary.
     """
     out.mkdir(parents=True, exist_ok=True)
-    staging = out / "parsed.tmp"
     parsing = ""
     if not files.logs:
         parsed = spark.createDataFrame([], schemas.PARSED)
-    elif spark.conf.get(NATIVE_JSON_CONF, "false").lower() == "true":
-        progress(f"parsing {len(files.logs)} log file(s)")
-        parsed = stage_records(spark, read_files(spark, files.logs), staging)
     else:  # parsed while data_errors is written, kept on disk for the other tables
         parsed = list_files(spark, files.logs).transform(parse_records)
         parsed = parsed.persist(StorageLevel.DISK_ONLY)
         parsing = f" (parsing {len(files.logs)} log file(s))"
     errors = parsed.transform(data_errors)
     errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
-    steps: list[tuple[str, DataFrame, bool]] = [
-        ("data_errors", errors.transform(observed(errors_seen, **error_metrics())), True),
-        ("quarantine", parsed.transform(quarantined).transform(
-            observed(quarantine_seen, records=F.count(F.lit(1)))), False),
-        ("error_rollup", errors.transform(rollup), True),
-        ("partition_idle", errors.transform(idle_episodes), True),
+    steps: list[tuple[TableName, DataFrame]] = [
+        (TableName.DATA_ERRORS, errors.transform(observed(errors_seen, **error_metrics()))),
+        (TableName.QUARANTINE, parsed.transform(quarantined).transform(
+            observed(quarantine_seen, records=F.count(F.lit(1))))),
+        (TableName.ERROR_ROLLUP, errors.transform(rollup)),
+        (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
     ]  # fmt: skip
     if files.metrics:
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
-        steps.append(("metrics", metrics.transform(metrics_table), True))
+        steps.append((TableName.METRICS, metrics.transform(metrics_table)))
     else:  # no stale metrics from an earlier run into the same folder
-        shutil.rmtree(out / "metrics", ignore_errors=True)
+        remove_table(out, TableName.METRICS)
     try:
-        for name, frame, by_date in steps:
-            progress(f"writing {name}{parsing if name == 'data_errors' else ''}")
-            _write(frame, out / name, by_date=by_date)
+        for name, frame in steps:
+            progress(f"writing {name}{parsing if name is TableName.DATA_ERRORS else ''}")
+            write_frame(frame, out, name)
         progress("summarising")
         summary = summarise(errors, errors_seen.get, int(quarantine_seen.get["records"]))
     finally:
         parsed.unpersist()
     summary["files_read"] = len(files.logs) + len(files.metrics)
     summary["files_skipped"] = list(files.skipped)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(staging, ignore_errors=True)
-    written = tuple(name for name in TABLES if name in {step[0] for step in steps})
+    write_summary(out, summary)
+    written = tuple(name for name in TableName if name in {step[0] for step in steps})
     return AggregateResult(out=out, tables=written, summary=summary)

@@ -1,62 +1,19 @@
-"""Explicit Spark schemas of the job (no inference anywhere), mirroring the Arrow ones.
+"""Explicit Spark schemas of the job (no inference anywhere), derived from the Arrow ones.
 
-``PARSED`` mirrors :data:`diagnostics.logs.records.PARSED_SCHEMA` and ``METRICS`` mirrors
-:data:`diagnostics.logs.metrics.METRICS_SCHEMA`; a test checks the mirrors field by field.
+``PARSED`` is :data:`diagnostics.logs.records.PARSED_SCHEMA` and ``METRICS`` is
+:data:`diagnostics.logs.metrics.METRICS_SCHEMA`, both built from the table definitions of
+:mod:`diagnostics.aggregates.schema`.
 """
 
 from __future__ import annotations
 
-from pyspark.sql.types import (
-    DoubleType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import StringType, StructField, StructType
 
-
-def _fields(spec: list[tuple[str, object]]) -> StructType:
-    return StructType([StructField(name, kind, True) for name, kind in spec])  # type: ignore[arg-type]
-
+from diagnostics.aggregates.spark import from_arrow
+from diagnostics.logs.metrics import METRICS_SCHEMA
+from diagnostics.logs.records import PARSED_SCHEMA
 
 #: The files a job reads: local paths, as the driver listed them (read by the parsing tasks).
 PATHS = StructType([StructField("path", StringType(), False)])
-
-PARSED = _fields(
-    [
-        ("job", StringType()),
-        ("source", StringType()),
-        ("partition_id", LongType()),
-        ("kind", StringType()),
-        ("event_count", LongType()),
-        ("record_time", TimestampType()),
-        ("from_time", TimestampType()),
-        ("to_time", TimestampType()),
-        ("example_application_time", TimestampType()),
-        ("example_arrival_time", TimestampType()),
-        ("lateness_seconds", DoubleType()),
-        ("idle_minutes", LongType()),
-        ("level", StringType()),
-        ("correlation_id", StringType()),
-        ("source_file", StringType()),
-        ("source_line", LongType()),
-        ("reason", StringType()),
-        ("raw", StringType()),
-        ("raw_bytes", LongType()),
-    ]
-)
-
-METRICS = _fields(
-    [
-        ("job", StringType()),
-        ("partition_id", LongType()),
-        ("minute", TimestampType()),
-        ("input_events", LongType()),
-        ("late_input_events", LongType()),
-        ("early_input_events", LongType()),
-        ("dropped_or_adjusted_events", LongType()),
-        ("output_watermark_delay_seconds", DoubleType()),
-        ("source_file", StringType()),
-    ]
-)
+PARSED = from_arrow(PARSED_SCHEMA)
+METRICS = from_arrow(METRICS_SCHEMA)

@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.aggregates import TableName, scan
 from diagnostics.errors import UsageError
 from diagnostics.rules.model import AlertState
 from diagnostics.watch.alertstate import Episode
@@ -40,11 +41,8 @@ def _label(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _scan(agg: Path, table: str) -> pl.LazyFrame | None:
-    folder = agg / table
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
-        return None
-    return pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True)
+def _scan(agg: Path, table: TableName) -> pl.LazyFrame | None:
+    return scan(agg, table)
 
 
 class WatchMetrics:
@@ -129,7 +127,7 @@ class WatchMetrics:
 
     def _tables(self, agg: Path) -> None:
         self.events.clear()
-        rollup = _scan(agg, "error_rollup")
+        rollup = _scan(agg, TableName.ERROR_ROLLUP)
         if rollup is not None:
             sums = (
                 rollup.group_by("job", "partition_id", "kind")
@@ -140,7 +138,7 @@ class WatchMetrics:
             for job, partition, kind, count in sums.iter_rows():
                 self.events.labels(_label(job), _label(partition), _label(kind)).set(count or 0)
         self.idle.clear()
-        idle = _scan(agg, "partition_idle")
+        idle = _scan(agg, TableName.PARTITION_IDLE)
         if idle is not None:
             latest = (
                 idle.sort("start")
@@ -151,7 +149,7 @@ class WatchMetrics:
             for job, source, partition, minutes in latest.iter_rows():
                 self.idle.labels(_label(job), _label(source), _label(partition)).set(minutes or 0)
         self.delay.clear()
-        metrics = _scan(agg, "metrics")
+        metrics = _scan(agg, TableName.METRICS)
         if metrics is not None:
             worst = (
                 metrics.group_by("job", "partition_id")
@@ -161,7 +159,7 @@ class WatchMetrics:
             for job, partition, seconds in worst.iter_rows():
                 if seconds is not None:
                     self.delay.labels(_label(job), _label(partition)).set(seconds)
-        quarantine = _scan(agg, "quarantine")
+        quarantine = _scan(agg, TableName.QUARANTINE)
         rows = 0 if quarantine is None else quarantine.select(pl.len()).collect().item()
         self.quarantined.set(rows)
 

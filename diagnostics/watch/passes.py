@@ -28,9 +28,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import DateType, LongType, StringType, StructField, StructType
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from diagnostics.aggregates import TableName, table_files
+from diagnostics.aggregates.folder import remove_table
+from diagnostics.aggregates.spark import spark_schema, write_frame
 from diagnostics.logs.batches import BATCH_ROWS, parse_file
 from diagnostics.logs.normalise import normalise_row
 from diagnostics.logs.reader import read_line
@@ -39,8 +43,7 @@ from diagnostics.spark import job, schemas
 from diagnostics.watch.files import read_range, write_atomic
 from diagnostics.watch.manifest import Manifest, Plan, Read, ReadMode
 
-APPENDED = ("data_errors", "quarantine")
-DERIVED = ("error_rollup", "partition_idle", "metrics")
+APPENDED = (TableName.DATA_ERRORS, TableName.QUARANTINE)
 _BOM = b"\xef\xbb\xbf"
 
 READS = StructType(
@@ -52,11 +55,6 @@ READS = StructType(
         StructField("mode", StringType(), False),
     ]
 )
-DATA_ERRORS = StructType(
-    [f for f in schemas.PARSED.fields if f.name in job.DATA_ERROR_COLUMNS]
-    + [StructField("date", DateType(), True)]
-)
-QUARANTINE = StructType([f for f in schemas.PARSED.fields if f.name in job.QUARANTINE_COLUMNS])
 
 
 def parse_lines(data: bytes, name: str, first_line: int) -> Iterator[pa.RecordBatch]:
@@ -96,16 +94,11 @@ def _tag(number: int) -> str:
     return f"p{number:08d}-"
 
 
-def _table_files(agg: Path, table: str) -> list[Path]:
-    folder = agg / table
-    return sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
-
-
 def drop_pass(agg: Path, number: int) -> None:
     """Delete every table file pass ``number`` added (before it is redone)."""
     tag = _tag(number)
     for table in APPENDED:
-        for path in _table_files(agg, table):
+        for path in table_files(agg, table):
             if path.name.startswith(tag):
                 path.unlink()
 
@@ -114,7 +107,7 @@ def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
     """Remove the rows of ``source_file`` from the files of passes before ``number``."""
     tag = _tag(number)
     for table in APPENDED:
-        for path in _table_files(agg, table):
+        for path in table_files(agg, table):
             if path.name.startswith(tag):
                 continue
             column = pq.read_table(path, columns=["source_file"])["source_file"]
@@ -129,11 +122,11 @@ def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
             write_atomic(path, sink.getvalue().to_pybytes())
 
 
-def _move_staged(staged: Path, agg: Path, table: str, number: int) -> None:
+def _move_staged(staged: Path, agg: Path, table: TableName, number: int) -> None:
     """Move the Parquet files Spark wrote under ``staged`` into the table, tagged by pass."""
     for path in sorted(staged.rglob("*.parquet")):
         relative = path.relative_to(staged)
-        target = agg / table / relative.parent / f"{_tag(number)}{relative.name}"
+        target = agg / table.value / relative.parent / f"{_tag(number)}{relative.name}"
         target.parent.mkdir(parents=True, exist_ok=True)
         path.replace(target)
 
@@ -149,38 +142,42 @@ def write_reads(spark: SparkSession, plan: Plan, agg: Path, staging: Path) -> in
         .mapInArrow(parse_read_batches, schemas.PARSED)
         .persist(StorageLevel.DISK_ONLY)
     )
+    seen = {name: Observation(name) for name in APPENDED}
+    count = F.count(F.lit(1)).alias("records")
     try:
         shutil.rmtree(staging, ignore_errors=True)
-        parsed.transform(job.data_errors).write.partitionBy("date").parquet(
-            str(staging / "data_errors")
-        )
-        parsed.transform(job.quarantined).write.parquet(str(staging / "quarantine"))
-        count = parsed.count()
+        errors = parsed.transform(job.data_errors).observe(seen[TableName.DATA_ERRORS], count)
+        write_frame(errors, staging, TableName.DATA_ERRORS)
+        bad = parsed.transform(job.quarantined).observe(seen[TableName.QUARANTINE], count)
+        write_frame(bad, staging, TableName.QUARANTINE)
     finally:
         parsed.unpersist()
     for table in APPENDED:
-        _move_staged(staging / table, agg, table, plan.number)
+        _move_staged(staging / table.value, agg, table, plan.number)
     shutil.rmtree(staging, ignore_errors=True)
-    return count
+    return sum(int(observation.get["records"]) for observation in seen.values())
 
 
-def read_table(spark: SparkSession, agg: Path, table: str, schema: StructType) -> DataFrame:
-    """A stored table (empty with ``schema`` when it has no file yet)."""
-    if not _table_files(agg, table):
+def read_table(spark: SparkSession, agg: Path, table: TableName) -> DataFrame:
+    """A stored table (empty when it has no file yet)."""
+    schema = spark_schema(table)
+    if not table_files(agg, table):
         return spark.createDataFrame([], schema)
-    return spark.read.schema(schema).option("basePath", str(agg / table)).parquet(str(agg / table))
+    folder = str(agg / table.value)
+    return spark.read.schema(schema).option("basePath", folder).parquet(folder)
 
 
-def _swap(spark_write: DataFrame | None, agg: Path, table: str, *, by_date: bool) -> None:
-    """Write a derived table beside its folder and swap it in by renames (or remove it)."""
-    final = agg / table
-    if spark_write is None:
-        shutil.rmtree(final, ignore_errors=True)
+def _swap(frame: DataFrame | None, agg: Path, table: TableName) -> None:
+    """Write a derived table beside the folder and swap it in by renames (or remove it)."""
+    if frame is None:
+        remove_table(agg, table)
         return
-    fresh, old = agg / f".{table}.new", agg / f".{table}.old"
+    fresh, old = agg / ".new" / table.value, agg / ".old" / table.value
     shutil.rmtree(fresh, ignore_errors=True)
     shutil.rmtree(old, ignore_errors=True)
-    job._write(spark_write, fresh, by_date=by_date)
+    write_frame(frame, fresh.parent, table)
+    old.parent.mkdir(exist_ok=True)
+    final = agg / table.value
     if final.exists():
         final.rename(old)
     fresh.rename(final)
@@ -189,21 +186,21 @@ def _swap(spark_write: DataFrame | None, agg: Path, table: str, *, by_date: bool
 
 def derive(spark: SparkSession, agg: Path, manifest: Manifest) -> dict:
     """Re-derive error_rollup, partition_idle, metrics and ``summary.json``; the summary."""
-    errors = read_table(spark, agg, "data_errors", DATA_ERRORS).drop("date")
-    errors = errors.transform(job.with_date("record_time"))
-    _swap(errors.transform(job.rollup), agg, "error_rollup", by_date=True)
-    _swap(errors.transform(job.idle_episodes), agg, "partition_idle", by_date=True)
+    errors = read_table(spark, agg, TableName.DATA_ERRORS)
+    _swap(errors.transform(job.rollup), agg, TableName.ERROR_ROLLUP)
+    _swap(errors.transform(job.idle_episodes), agg, TableName.PARTITION_IDLE)
     metrics = None
     if manifest.metrics:
         metrics = job.read_files(spark, manifest.metrics).transform(job.parse_metrics)
         metrics = metrics.transform(job.metrics_table)
-    _swap(metrics, agg, "metrics", by_date=True)
+    _swap(metrics, agg, TableName.METRICS)
     seen = errors.agg(*(v.alias(k) for k, v in job.error_metrics().items())).collect()[0]
-    quarantined = read_table(spark, agg, "quarantine", QUARANTINE).count()
+    quarantined = read_table(spark, agg, TableName.QUARANTINE).count()
     summary = job.summarise(errors, seen.asDict(), quarantined)
     summary["files_read"] = len(manifest.files) + len(manifest.metrics)
     summary["files_skipped"] = list(manifest.skipped)
-    write_atomic(agg / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
+    text = json.dumps(summary, indent=2, default=str) + "\n"
+    write_atomic(agg / "summary.json", text.encode())
     return summary
 
 

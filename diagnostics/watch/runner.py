@@ -37,11 +37,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from diagnostics.aggregates import present_tables
 from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.batches import local_name
-from diagnostics.rules.evaluate import evaluate_detailed, table_glob
+from diagnostics.rules.evaluate import evaluate_detailed
 from diagnostics.rules.model import AlertState, RuleSet, iso
-from diagnostics.rules.tables import TableName
 from diagnostics.rules.webhook import DeliveryError, DeliveryPolicy, post_json
 from diagnostics.watch import passes
 from diagnostics.watch.alertstate import AlertStore
@@ -203,7 +203,7 @@ class Watcher:
     # -- alerts ---------------------------------------------------------------------------
     def evaluate(self, problems: list[str]) -> tuple[datetime | None, int, int, int]:
         """Step 3: evaluation time, firing and pending counts, notifications delivered."""
-        if not any(table_glob(self.agg, t) for t in TableName):
+        if not present_tables(self.agg):
             return None, 0, 0, 0
         now = self.clock() if self.config.evaluate_at is EvaluateAt.NOW else None
         result = evaluate_detailed(self.rules, self.agg, now=now)

@@ -90,9 +90,9 @@ def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
 
 
 def _check(policy: OrderingPolicy, prepared: Prepared) -> None:
-    if policy.over and not policy.partition_by and len(prepared.partitions) > 1:
-        msg = "TIMESTAMP BY ... OVER on a multi-partition input needs PARTITION BY PartitionId"
-        raise PolicyError(msg)
+    problem = policy.partition_problem(len(prepared.partitions))
+    if problem is not None:
+        raise PolicyError(problem)
 
 
 def pareto_mask(affected: np.ndarray, delay: np.ndarray) -> np.ndarray:

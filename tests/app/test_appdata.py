@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 from diagnostics.appdata import figures, lateness, overview, partitions, quarantine, store
 from diagnostics.appdata.alerts import check_text, load_pack
 from diagnostics.appdata.build import UploadKind, build_from_logs, classify
-from diagnostics.appdata.insight import CAUSE_KINDS, scalar_evidence, select_point
+from diagnostics.appdata.insight import (
+    CAUSE_KINDS,
+    impact_text,
+    readable_evidence,
+    scalar_evidence,
+    select_point,
+)
 from diagnostics.appdata.workdir import safe_name, save_uploads
 from diagnostics.errors import InputError
 from tests.app.conftest import ASA, RULES_BAD, RULES_GOOD, SCENARIOS
@@ -113,6 +119,18 @@ def test_asa_sample_counts_match_its_readme(agg_asa):
             UploadKind.CAPTURE,
         ),
         ("e.jsonl", b'{"arrival_time": "2024-01-01T00:00:00Z", "v": 1}\n', UploadKind.CAPTURE),
+        (
+            "pt.csv",
+            b"v,PartitionId,EventEnqueuedUtcTime\n1,0,2024-01-01T00:00:00Z\n",
+            UploadKind.CAPTURE,
+        ),
+        (
+            "iot.jsonl",
+            b'{"IoTHub": {"EnqueuedTime": "2024-01-01T00:00:00Z"}}\n',
+            UploadKind.CAPTURE,
+        ),
+        ("c.avro", b"Obj\x01 header", UploadKind.CAPTURE),
+        ("x.avro", b"not avro", UploadKind.UNKNOWN),
         ("p.png", b"\x89PNG\r\n\x1a\n\x00\x00", UploadKind.UNKNOWN),
         ("z.bin", b"abc\x00def", UploadKind.UNKNOWN),
         ("empty.json", b"  \n\n", UploadKind.UNKNOWN),
@@ -319,6 +337,40 @@ def test_scalar_evidence_and_select_point():
     assert set(CAUSE_KINDS) >= {"late_arrivals", "out_of_order", "idle_partition"}
 
 
+def test_readable_evidence_and_impact_speak_words_not_json():
+    table = readable_evidence(
+        {
+            "share_of_events": 0.2565,
+            "partitions": {"0": 259, "1": 254},
+            "lateness": {"p50_seconds": 61.0, "max_seconds": 120.2, "from": "exact (capture)"},
+            "episodes": [
+                {"partition_id": 3, "start": "2024-01-01T00:05:59.960000+00:00",
+                 "end": "2024-01-01T00:24:01+00:00", "minutes": 18.0, "notices": 3}
+            ],
+            "empty": [],
+        }
+    )  # fmt: skip
+    assert table.rows() == [
+        ("share of all events", "25.7%"),
+        ("events per partition", "partition 0: 259, partition 1: 254"),
+        ("lateness", "median 61 s, largest 120.2 s, exact (capture)"),
+        (
+            "silent periods",
+            "partition 3 from 2024-01-01 00:05:59 UTC to 2024-01-01 00:24:01 UTC "
+            "(18 min, 3 notices)",
+        ),
+    ]
+    text = impact_text(
+        {"events_affected": 513, "delay_seconds": 0.0, "fix_adds_output_delay_seconds": 116}
+    )
+    assert text == (
+        "513 events adjusted or dropped. The suggested tolerance adds up to 116 s of output "
+        "delay (none with OVER)."
+    )
+    assert "{" not in text
+    assert "_" not in text
+
+
 def test_figures_carry_their_reference_lines(agg_idle):
     agg = store.open_aggregate(agg_idle)
     fig = figures.watermark_delay(partitions.watermark_delay(agg), 5.0)
@@ -327,7 +379,7 @@ def test_figures_carry_their_reference_lines(agg_idle):
     tol = next(t for t in fig.data if t.name == "tolerance")
     assert list(tol.y) == [5.0, 5.0]
     timeline = figures.idle_timeline(partitions.idle_episodes(agg))
-    assert list(timeline.data[0].y) == ["sample-idle_partition / partition 3"] * len(
+    assert list(timeline.data[0].y) == ["SAMPLE-IDLE_PARTITION / partition 3"] * len(
         timeline.data[0].y
     )
 
@@ -338,6 +390,7 @@ def test_samples_are_offered(tmp_path: Path):
     labels = list(samples.choices())
     assert labels[0] == "scenario: late_senders (event capture)"
     assert samples.ASA_LABEL in labels
+    assert samples.CAPTURE_LABEL in labels
 
 
 @settings(max_examples=80, deadline=None)
@@ -392,3 +445,17 @@ def test_capture_settings_round_trip():
     assert CaptureSettings.from_dict(json.loads(json.dumps(settings_.to_dict()))) == settings_
     with pytest.raises(InputError, match=r"source\.json"):
         CaptureSettings.from_dict({"job": "j"})
+
+
+def test_the_capture_folder_sample_builds_through_the_shared_reader(tmp_path: Path):
+    from diagnostics.appdata import samples
+
+    sample = samples.choices()[samples.CAPTURE_LABEL]
+    out = samples.build(sample, tmp_path / "agg", lambda _f, _m: None)
+    info = json.loads((out / "capture" / "source.json").read_text())
+    assert info["events"] == 400
+    assert info["arrival"] == "EventEnqueuedUtcTime"
+    assert info["partition"] == "PartitionId"
+    assert info["partitions"] == [0, 1, 2, 3]
+    outcomes = pl.read_parquet(out / "capture" / "outcomes.parquet")
+    assert int(outcomes["late"].sum()) == 87  # sample_logs/captures: late senders

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from diagnostics.cli import main
-from diagnostics.cli.app import APP_FILE, STREAMLIT_FLAGS, command
+from diagnostics.cli.app import STREAMLIT_FLAGS, command
+from diagnostics.resources import app_file
 
 
 def _args(**values) -> argparse.Namespace:
@@ -19,7 +20,7 @@ def _args(**values) -> argparse.Namespace:
 def test_command_binds_to_localhost_and_passes_the_folder(agg_asa):
     argv, env = command(_args(agg_dir=agg_asa, port=9123))
     assert argv[1:4] == ["-m", "streamlit", "run"]
-    assert argv[4] == str(APP_FILE)
+    assert argv[4] == str(app_file())
     assert "--server.address=127.0.0.1" in argv
     assert "--server.port=9123" in argv
     assert set(STREAMLIT_FLAGS) <= set(argv)

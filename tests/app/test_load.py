@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import gzip
+import json
+from pathlib import Path
 
+import fastavro
 import pytest
 
 from tests.app.conftest import ASA, SCENARIOS, metrics
+
+CAPTURES = SCENARIOS.parent / "captures"
+#: sample_logs/captures: the late_senders events replayed under ASA's default policy
+LATE_IN_CAPTURE_SAMPLE = 87
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -120,3 +127,83 @@ def test_a_folder_emptied_after_loading_shows_a_message_on_every_page(open_app, 
     ):
         at = open_app(page, gone)
         assert "not an aggregate folder" in at.info[0].value
+
+
+def test_an_event_hubs_capture_avro_upload_is_replayed(open_app):
+    first = sorted((CAPTURES / "eventhubs-capture").rglob("*.avro"))[0]
+    at = _upload(open_app("Load"), ("00.avro", first.read_bytes(), "application/octet-stream"))
+    assert at.success[0].value.startswith("Loaded capture 00.avro")
+    with first.open("rb") as handle:
+        records = sum(1 for _ in fastavro.reader(handle))
+    source = Path(at.session_state["agg_dir"]) / "capture" / "source.json"
+    info = json.loads(source.read_text())
+    assert info["events"] == records
+    assert info["arrival"] == "EventEnqueuedUtcTime"
+
+
+def test_a_passthrough_capture_upload_needs_no_column_settings(open_app):
+    data = (CAPTURES / "passthrough.csv").read_bytes()
+    at = _upload(open_app("Load"), ("passthrough.csv", data, "text/csv"))
+    assert at.success[0].value.startswith("Loaded capture passthrough.csv")
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    assert metrics(at)["Late events"] == str(LATE_IN_CAPTURE_SAMPLE)
+
+
+def test_a_capture_folder_on_this_machine_is_replayed(open_app):
+    at = open_app("Load")
+    at.text_input(key="capture_path").set_value(str(CAPTURES / "eventhubs-capture")).run()
+    at.button(key="replay_path").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.success[0].value.startswith("Loaded capture ")
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    assert metrics(at)["Late events"] == str(LATE_IN_CAPTURE_SAMPLE)
+
+
+def test_a_missing_capture_path_shows_a_message(open_app, tmp_path):
+    at = open_app("Load")
+    at.text_input(key="capture_path").set_value(str(tmp_path / "nope")).run()
+    at.button(key="replay_path").click().run()
+    assert not at.exception
+    assert "no such file or folder" in at.error[0].value
+
+
+JOBS = SCENARIOS.parent / "jobs"
+
+
+def test_a_capture_with_its_job_definition_gives_the_corrected_job(open_app):
+    definition = (JOBS / "cross_device_disorder.resource.json").read_bytes()
+    at = open_app("Load")
+    at.text_input(key="cap_ts").set_value("not_used").run()  # the definition wins
+    at.file_uploader(key="job_definition").set_value(
+        [("job.json", definition, "application/json")]
+    ).run()
+    assert not at.error, [e.value for e in at.error]
+    assert any("Policy from job sample-cross-device-disorder" in c.value for c in at.caption)
+    data = (SCENARIOS / "cross_device_disorder" / "capture.csv").read_bytes()
+    at = _upload(at, ("capture.csv", data, "text/csv"))
+    assert at.success[0].value.startswith("Loaded capture capture.csv")
+    at.sidebar.radio(key="page").set_value("Findings").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [h.value for h in at.header] == ["The corrected job"]
+    table = at.dataframe[-1].value
+    row = table[table["replayed on the capture"] == "out-of-order events"].iloc[0]
+    assert (row["now"], row["corrected"]) == ("211", "0")
+    codes = [c.value for c in at.code]
+    assert any("FROM [telemetry] TIMESTAMP BY event_time\n" in c for c in codes)
+    assert any(
+        "FROM [telemetry] TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId" in c
+        for c in codes
+    )
+    labels = {b.label for b in at.get("download_button")}
+    assert labels >= {"Download job.fixed.json", "Download query.asaql", "Download apply.sh"}
+
+
+def test_a_bad_job_definition_is_a_message(open_app):
+    at = open_app("Load")
+    at.file_uploader(key="job_definition").set_value(
+        [("job.json", b'{"resources": []}', "application/json")]
+    ).run()
+    assert not at.exception
+    assert at.error[0].value == (
+        "job.json: no Microsoft.StreamAnalytics/streamingjobs resource in resources[]"
+    )

@@ -1,4 +1,5 @@
-"""``orderdoc replay --cti-*``: the CTI mode end to end, its outputs and its one-line errors."""
+"""``orderdoc cti``: the CTI replay end to end, its outputs, its one-line errors, the flags
+it rejects and the deprecated ``orderdoc replay --cti-*`` alias."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def ten_and_five(tmp_path: Path) -> Path:
 
 def replay(tmp_path: Path, *args: str) -> tuple[int, Path]:
     out = tmp_path / "out"
-    code = main(["replay", *args, "--out", str(out)])
+    code = main(["cti", *args, "--out", str(out)])
     return code, out
 
 
@@ -161,7 +162,7 @@ def test_import_from_a_ctis_table(tmp_path: Path) -> None:
         [f"{ts(5)},{ts(2.5)}", f"{ts(30)},{ts(4)}"],
     )
     out = tmp_path / "slow_out"
-    args = ["replay", str(slow), "--cti-import", str(fast_out / "ctis.parquet"), "--out", str(out)]
+    args = ["cti", str(slow), "--cti-import", str(fast_out / "ctis.parquet"), "--out", str(out)]
     assert main(args) == 0
     outcomes = pl.read_parquet(out / "outcomes.parquet")
     # 5 s arrives at 2.5 s after the imported 10 s CTI (issued at 2 s): a point before it
@@ -171,8 +172,8 @@ def test_import_from_a_ctis_table(tmp_path: Path) -> None:
 
 def test_batch_size_does_not_change_the_outputs(tmp_path: Path, ten_and_five: Path) -> None:
     flags = [str(ten_and_five), "--cti-every", "3", "--cti-delay", "1s", "--cti-flush"]
-    assert main(["replay", *flags, "--out", str(tmp_path / "a")]) == 0
-    assert main(["replay", *flags, "--batch-size", "1", "--out", str(tmp_path / "b")]) == 0
+    assert main(["cti", *flags, "--out", str(tmp_path / "a")]) == 0
+    assert main(["cti", *flags, "--batch-size", "1", "--out", str(tmp_path / "b")]) == 0
     for name in ("outcomes.parquet", "ctis.parquet"):
         assert pl.read_parquet(tmp_path / "a" / name).equals(pl.read_parquet(tmp_path / "b" / name))
 
@@ -249,3 +250,115 @@ def test_union_through_a_tumbling_window(tmp_path: Path) -> None:
     assert released.to_list() == ["25", None]
     right_released = pl.read_parquet(out / "outcomes_right.parquet")["release_time"]
     assert right_released.dt.strftime("%S").to_list() == ["25", None]
+
+
+def test_negative_values_are_values_not_flags(tmp_path: Path, ten_and_five: Path) -> None:
+    for n, delay in enumerate((["--cti-delay", "-100ns"], ["--cti-delay=-1tick"])):
+        out = tmp_path / f"neg{n}"
+        assert main(["cti", str(ten_and_five), "--cti-every", "1", *delay, "--out", str(out)]) == 0
+        assert "delay -100ns" in json.loads((out / "cti_summary.json").read_text())["policy"]
+
+
+def test_the_replay_alias_writes_what_cti_writes(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = [str(ten_and_five), "--cti-every", "10", "--cti-delay", "5s", "--cti-flush"]
+    assert main(["cti", *flags, "--out", str(tmp_path / "cti")]) == 0
+    printed = capsys.readouterr()
+    # --timestamp-by names the start column, as it did in 'replay --cti-every'
+    alias = [*flags, "--timestamp-by", "start_time", "--out", str(tmp_path / "alias")]
+    assert main(["replay", *alias]) == 0
+    aliased = capsys.readouterr()
+    assert "deprecated; use 'orderdoc cti'" in aliased.err
+    assert aliased.out == printed.out.replace(str(tmp_path / "cti"), str(tmp_path / "alias"))
+    for name in ("outcomes.parquet", "ctis.parquet", "metrics.parquet"):
+        assert pl.read_parquet(tmp_path / "cti" / name).equals(
+            pl.read_parquet(tmp_path / "alias" / name)
+        )
+    for name in ("diagnostics.jsonl", "cti_summary.json"):
+        assert (tmp_path / "cti" / name).read_text() == (tmp_path / "alias" / name).read_text()
+
+
+ASA_ONLY = [
+    ["--late-arrival", "10s"],
+    ["--out-of-order", "1s"],
+    ["--action", "drop"],
+    ["--partition-by"],
+    ["--partitions", "4"],
+    ["--over", "id"],
+    ["--partition-col", "id"],
+    ["--capture-path-format", "{PartitionId}"],
+    ["--idle-notice", "1m"],
+    ["--no-early-policy"],
+    ["--outcomes-only"],
+]
+
+
+@pytest.mark.parametrize("command", ["cti", "replay"])
+@pytest.mark.parametrize("flag", ASA_ONLY, ids=lambda f: f[0])
+def test_asa_flags_are_rejected_in_cti_mode(
+    tmp_path: Path,
+    ten_and_five: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    flag: list[str],
+) -> None:
+    argv = [command, str(ten_and_five), "--cti-every", "1", *flag, "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"orderdoc {command}: error: {flag[0]}: ASA replay settings, not used by a CTI "
+        "replay; remove them (docs/cti.md)"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        ["--cti-delay", "5s"],
+        ["--cti-policy", "drop"],
+        ["--cti-flush"],
+        ["--cti-join", "x.csv"],
+        ["--cti-union", "x.csv"],
+        ["--cti-window", "1m"],
+        ["--start-col", "start_time"],
+        ["--end-col", "end_time"],
+        ["--edge-col", "edge"],
+    ],
+    ids=lambda f: f[0],
+)
+def test_cti_flags_are_rejected_in_an_asa_replay(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str], flag: list[str]
+) -> None:
+    argv = ["replay", str(ten_and_five), *flag, "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"orderdoc replay: error: {flag[0]}: CTI settings, no meaning for an ASA replay; "
+        "use 'orderdoc cti' (docs/cti.md)"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_cti_needs_a_frequency_or_an_import(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cti", str(ten_and_five), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "orderdoc cti: error: --cti-every or --cti-import is required: a CTI replay generates "
+        "or imports CTIs"
+    ]
+
+
+def test_start_col_and_timestamp_by_exclude_each_other(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["cti", str(ten_and_five), "--cti-every", "1", "--start-col", "a"]
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--timestamp-by", "b", "--out", str(tmp_path / "o")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "--timestamp-by: not allowed with argument --start-col" in err[0]

@@ -8,7 +8,7 @@ import pytest
 from diagnostics.durations import parse_duration
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import EngineStateError, InputError
+from diagnostics.errors import EngineStateError
 
 from .conftest import capture, clock
 
@@ -71,10 +71,13 @@ def test_unlimited_late_and_a_silent_partition_never_release() -> None:
     assert rest["release_time"].is_null().all()
 
 
-def test_input_column_named_like_an_outcome_is_refused() -> None:
-    engine = OrderingEngine(POLICY, [0])
-    with pytest.raises(InputError, match="'late' has the name of an outcome column"):
-        engine.process(capture(B).with_columns(pl.lit(1).alias("late")))
+def test_input_column_named_like_an_outcome_stays_apart_from_the_outcome() -> None:
+    plain = OrderingEngine(POLICY, [0]).process(capture(B))
+    named = OrderingEngine(POLICY, [0]).process(capture(B).with_columns(pl.lit(1).alias("late")))
+    assert named.batch["late"].to_list() == [1] * len(B)
+    assert named.outcomes["late"].dtype == pl.Boolean
+    assert named.outcomes.equals(plain.outcomes)
+    assert named.events["input_late"].to_list() == [1] * len(B)
 
 
 def test_staged_batches_commit_in_order_and_before_close() -> None:

@@ -78,3 +78,36 @@ def test_unknown_scenario(tmp_path: Path, capsys):
         _generate(tmp_path / "x.csv", scenario="sunny")
     assert exit_info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_avro_format_writes_a_capture_folder_that_replays_like_the_csv(tmp_path: Path, capsys):
+    assert _generate(tmp_path / "cap", "--format", "avro", scenario="late_senders") == 0
+    assert "Event Hubs Capture files" in capsys.readouterr().out
+    files = sorted((tmp_path / "cap").rglob("*.avro"))
+    assert files
+    assert all(
+        f.relative_to(tmp_path / "cap").parts[:2] == ("orderdoc", "late-senders") for f in files
+    )
+    assert _generate(tmp_path / "again", "--format", "avro", scenario="late_senders") == 0
+    again = sorted((tmp_path / "again").rglob("*.avro"))
+    assert [f.read_bytes() for f in files] == [f.read_bytes() for f in again]
+    assert _generate(tmp_path / "c.csv", scenario="late_senders") == 0
+    outs = {}
+    for name in ("cap", "c.csv"):
+        code = main(["replay", str(tmp_path / name), "--out", str(tmp_path / f"o-{name}"),
+                     "--timestamp-by", "event_time", "--outcomes-only"])  # fmt: skip
+        assert code == 0
+        outs[name] = pl.read_parquet(tmp_path / f"o-{name}" / "outcomes.parquet").sort("message_id")
+    capsys.readouterr()
+    for column in ("device_id", "partition", "arrival", "system_timestamp", "late", "status"):
+        assert outs["cap"][column].to_list() == outs["c.csv"][column].to_list(), column
+    assert outs["cap"]["late"].any()
+
+
+def test_avro_format_refuses_a_folder_that_is_not_empty(tmp_path: Path, capsys):
+    (tmp_path / "cap").mkdir()
+    (tmp_path / "cap" / "keep.txt").write_text("x")
+    assert _generate(tmp_path / "cap", "--format", "avro") == 2
+    assert "not an empty folder" in capsys.readouterr().err
+    assert _generate(tmp_path / "c.csv", "--format", "parquet") == 2
+    assert "names a csv file" in capsys.readouterr().err

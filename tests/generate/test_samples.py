@@ -64,3 +64,36 @@ def test_each_sample_accounts_for_its_outcomes(folder: str):
     assert totals.get("LateInputEvent", 0) == outcomes["late"].sum()
     assert totals.get("EarlyInputEvent", 0) == outcomes["early"].sum()
     assert totals.get("OutOfOrderEvent", 0) == outcomes["out_of_order"].sum()
+
+
+CAPTURES = ROOT / "sample_logs" / "captures"
+
+
+def test_committed_capture_samples_are_up_to_date(tmp_path: Path):
+    script = _load_script()
+    script.build_captures(tmp_path)
+    made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    committed = sorted(p.relative_to(CAPTURES) for p in CAPTURES.rglob("*") if p.is_file())
+    assert made == committed
+    assert any(p.suffix == ".avro" for p in made)
+    for relative in made:
+        assert (tmp_path / relative).read_bytes() == (CAPTURES / relative).read_bytes(), relative
+
+
+def test_capture_samples_replay_alike_with_no_column_flags(tmp_path: Path):
+    from diagnostics.cli import main
+
+    outcomes = {}
+    for name in ("eventhubs-capture", "passthrough.csv"):
+        out = tmp_path / name
+        assert main(["replay", str(CAPTURES / name), "--out", str(out), "--timestamp-by",
+                     "event_time", "--outcomes-only"]) == 0  # fmt: skip
+        outcomes[name] = pl.read_parquet(out / "outcomes.parquet").sort("message_id")
+    avro, csv = outcomes["eventhubs-capture"], outcomes["passthrough.csv"]
+    assert avro.height == csv.height == 400
+    assert avro["PartitionId"].to_list() == csv["PartitionId"].to_list()
+    for column in ("arrival", "system_timestamp", "late", "out_of_order", "status", "release_time"):
+        assert avro[column].to_list() == csv[column].to_list(), column
+    late = avro.filter("late")
+    assert late.height > 0  # the one cause built in: late senders
+    assert set(late["device_id"]) <= {f"dev-{i:05d}" for i in range(0, 100, 5)}

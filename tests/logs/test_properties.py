@@ -120,7 +120,8 @@ def test_structured_garbage_never_raises(envelope: dict, props: dict, as_string:
     outcome = normalise(value, "s.json", 1, json.dumps(value))
     assert isinstance(outcome, DataError | Quarantined)
     if isinstance(outcome, DataError):
-        assert outcome.event_count >= 0
+        assert outcome.count_known == (outcome.event_count is not None)
+        assert outcome.event_count is None or outcome.event_count >= 0
         assert outcome.record_time.utcoffset().total_seconds() == 0
 
 
@@ -176,3 +177,83 @@ def test_iso_fast_paths_agree_with_the_general_parser(text: str) -> None:
     except (ValueError, OverflowError):
         expected = None
     assert times.parse_log_time(text) == expected
+
+
+# --- every line accounted for, in every line-shaped file ------------------------------------------
+
+_RID = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/J"
+_TEXT = (
+    "Source 'in' had 58 occurrences of kind 'InputDeserializerError.TypeConversionError' "
+    "between times '2020-05-13T09:10:00.0000000Z' and '2020-05-13T09:11:00.0000000Z'."
+)
+GOOD_LINES = {
+    "resource": json.dumps({"time": "2019-02-04T17:11:52.7250696Z", "resourceId": _RID,
+                            "properties": {"Type": "DiagnosticMessage", "Message": _TEXT}}),
+    "resource-string": json.dumps({"time": "2019-02-04 17:11:52Z", "resourceId": _RID.lower(),
+                                   "properties": json.dumps({"type": "DataError",
+                                                             "dataErrorType": "InputDeserializerError.InvalidData",
+                                                             "message": "Could not deserialize"})}),
+    "activity": json.dumps({"Message Time": "2/3/2019 8:54:16 PM UTC", "Message": _TEXT,
+                            "Type": "DiagnosticMessage", "Correlation ID": "c"}),
+    "loganalytics": json.dumps({"TimeGenerated": "02/04/2019 17:11:48", "_ResourceId": _RID,
+                                "properties_s": json.dumps({"Type": "InputPartitionNotProgressing",
+                                                            "Message": "Input Partition [2] does not have additional data for more than [5] minute(s)."})}),
+    "notification": "[17:22:00] " + _TEXT,
+}  # fmt: skip
+broken_line = st.sampled_from(list(GOOD_LINES.values())).flatmap(
+    lambda good: st.integers(1, len(good) - 1).map(lambda n: good[:n])
+)
+text_line = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40
+).filter(lambda t: t.strip() != "")
+blank_line = st.sampled_from(["", " ", "\t", "  \t "])
+mixed_line = st.one_of(
+    st.sampled_from(list(GOOD_LINES.values())).map(lambda line: ("good", line)),
+    broken_line.map(lambda line: ("broken", line)),
+    st.sampled_from(["[]", '{"records": []}', "[1", "{}", "null"]).map(lambda t: ("broken", t)),
+    text_line.map(lambda line: ("text", line)),
+    blank_line.map(lambda line: ("blank", line)),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=st.sampled_from(sorted(GOOD_LINES)),
+    lines=st.lists(mixed_line, max_size=25),
+    crlf=st.booleans(),
+    name=st.sampled_from(["PT1H.json", "notes.txt", "export.log"]),
+)
+def test_every_line_is_parsed_or_quarantined_with_its_own_number(
+    first: str, lines: list[tuple[str, str]], crlf: bool, name: str
+) -> None:
+    """A file's non-blank lines == its parsed + quarantined records, line by line; blank
+    lines are neither. Whatever shape the first line has (JSON or a text notification)."""
+    rows = [("good", GOOD_LINES[first]), *lines]
+    data = ("\r\n" if crlf else "\n").join(text for _, text in rows).encode()
+    outcomes = list(read_records(data, name))
+    non_blank = [n for n, (_, text) in enumerate(rows, start=1) if text.strip()]
+    assert sorted(o.source_line for o in outcomes) == non_blank
+    good = {n for n, (kind, _) in enumerate(rows, start=1) if kind == "good"}
+    assert {o.source_line for o in outcomes if isinstance(o, DataError)} >= good
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(st.sampled_from(["good", "short", "blank"]), max_size=15),
+    crlf=st.booleans(),
+)
+def test_every_csv_row_is_parsed_or_quarantined(rows: list[str], crlf: bool) -> None:
+    props = json.dumps({"Type": "DataError", "DataErrorType": "LateInputEvent", "EventCount": 2})
+    cells = {
+        "good": f'"2/4/2019, 5:16:00.000 PM",{_RID.lower()},Informational,"{props.replace(chr(34), 2 * chr(34))}"',
+        "short": '"2/4/2019, 5:16:00.000 PM",x',
+        "blank": "",
+    }
+    end = "\r\n" if crlf else "\n"
+    text = end.join(
+        ["TimeGenerated [UTC],_ResourceId,Level,properties_s", *(cells[r] for r in rows)]
+    )
+    outcomes = list(read_records(text.encode(), "export.csv"))
+    non_blank = [n for n, r in enumerate(rows, start=2) if r != "blank"]
+    assert sorted(o.source_line for o in outcomes) == non_blank
+    assert sum(isinstance(o, DataError) for o in outcomes) == rows.count("good")

@@ -44,7 +44,7 @@ def test_json_lines_with_crlf_bom_and_blank_lines(read) -> None:
         "JOB1",
         "in",
         "LateInputEvent",
-        "Information",
+        "Informational",
     )
     assert first.lateness_seconds == 30.0
 
@@ -135,7 +135,7 @@ def test_activity_log_idle_and_unknown(read) -> None:
     assert [
         (p.kind, p.partition_id, p.idle_minutes, p.event_count, p.correlation_id) for p in parsed
     ] == [("InputPartitionNotProgressing", 7, 15, 1, "abc")]
-    assert bad[0].reason == "message: activity-log record of type 'Other' has no data-error text"
+    assert bad[0].reason == "message: record of type 'Other' names no data-error kind"
 
 
 def test_engine_output_extras(read) -> None:

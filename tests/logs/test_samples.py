@@ -70,8 +70,9 @@ def test_whole_folder_summary(samples: Path) -> None:
             "LateInputEvent": 82,
             "OutOfOrderEvent": 18,
         },
+        "records_without_count": {},
         "idle_partitions": [0, 1, 2, 3],
-        "jobs": ["ASAjob", "ORDERS-JOB", "PAYMENTS-JOB", "REPLAY"],
+        "jobs": ["ASAJOB", "ORDERS-JOB", "PAYMENTS-JOB", "REPLAY"],
         "time_range": {"from": "2019-02-03T20:54:16.000000Z", "to": "2024-03-07T00:07:00.000000Z"},
     }
     assert tables.metrics.height == 3

@@ -63,6 +63,27 @@ def test_demo_reports_markdown_and_html_with_charts(demo) -> None:
     assert "orderdoc app" in page
 
 
+def test_demo_fixes_the_bundled_job_definition_and_shows_the_diff(demo) -> None:
+    out, printed = demo
+    fix = out / "late_senders" / "fix"
+    assert {p.name for p in fix.iterdir()} == {
+        "late_senders.arm.fixed.json", "query.asaql", "query.diff", "apply.sh", "FIX.md",
+    }  # fmt: skip
+    assert "replayed: late 513 -> 0, out of order 270 -> 0" in printed
+    assert "fix: healthy.resource.json needs no change" in printed
+    markdown = (out / "report.md").read_text()
+    assert "### The corrected job" in markdown
+    assert "-    FROM telemetry TIMESTAMP BY event_time\n" in markdown
+    assert (
+        "+    FROM telemetry TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId"
+        in markdown
+    )
+    page = (out / "report.html").read_text()
+    assert "<h3>The corrected job</h3>" in page
+    assert "corrected query" in page  # the side-by-side diff table
+    assert not (out / "healthy" / "fix" / "query.asaql").exists()
+
+
 def test_unknown_scenario_is_one_line_exit_2(tmp_path, capsys) -> None:
     assert orderdoc(["demo", "--out", str(tmp_path), "--scenario", "nope"]) == 2
     err = capsys.readouterr().err.strip()

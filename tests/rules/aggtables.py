@@ -23,6 +23,7 @@ DTYPES: dict[ColumnType, pl.DataType] = {
     ColumnType.FLOAT: pl.Float64(),
     ColumnType.TIMESTAMP: pl.Datetime("ns", "UTC"),
     ColumnType.DATE: pl.Date(),
+    ColumnType.BOOLEAN: pl.Boolean(),
 }
 
 

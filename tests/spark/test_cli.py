@@ -37,7 +37,7 @@ def test_missing_java_is_one_line_exit_2(samples: Path, tmp_path: Path) -> None:
         (["{samples}", "--out", "x", "--master", "moon://1"], "--master: 'moon://1' is not a Spark master URL"),
         (["{samples}", "--out", "x", "--remote", "http://h:1"], "--remote: 'http://h:1' is not a Spark Connect URL"),
         (["{samples}", "--out", "x", "--conf", "novalue"], "--conf: 'novalue' is not KEY=VALUE"),
-        (["{samples}", "--out", "{samples}/PT1H.json"], "PT1H.json' is a file, not a folder"),
+        (["{samples}", "--out", "{samples}/PT1H.json"], "PT1H.json: exists and is not a folder"),
     ],
 )  # fmt: skip
 def test_bad_flags_and_inputs_are_one_line(samples: Path, args: list[str], message: str) -> None:

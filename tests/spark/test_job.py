@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from diagnostics.aggregates import TABLES
 from diagnostics.logs import aggregate as reference
 from diagnostics.logs.inputs import expand_inputs
 from diagnostics.logs.metrics import METRICS_SCHEMA
@@ -17,25 +18,12 @@ from tests.spark.conftest import canonical, read_table
 
 pytestmark = pytest.mark.spark
 
-COLUMNS = {
-    "data_errors": [
-        "job", "source", "partition_id", "kind", "event_count", "record_time", "from_time",
-        "to_time", "example_application_time", "example_arrival_time", "lateness_seconds",
-        "idle_minutes", "level", "correlation_id", "source_file", "source_line", "date",
-    ],
-    "error_rollup": ["job", "kind", "partition_id", "minute", "event_count", "records", "max_lateness_seconds", "date"],
-    "partition_idle": ["job", "source", "partition_id", "start", "end", "notices", "max_idle_minutes", "date"],
-    "metrics": [
-        "job", "partition_id", "minute", "input_events", "late_input_events", "early_input_events",
-        "dropped_or_adjusted_events", "output_watermark_delay_seconds", "date",
-    ],
-    "quarantine": ["source_file", "source_line", "reason", "raw", "raw_bytes"],
-}  # fmt: skip
+COLUMNS = {table.value: list(spec.columns) for table, spec in TABLES.items()}
 
 
 def test_spark_schemas_mirror_arrow_schemas() -> None:
     spark_fields = [(f.name, f.dataType.simpleString()) for f in schemas.PARSED.fields]
-    arrow_to_spark = {"string": "string", "int64": "bigint", "double": "double"}
+    arrow_to_spark = {"string": "string", "int64": "bigint", "double": "double", "bool": "boolean"}
     expected = [
         (
             f.name,
@@ -98,3 +86,18 @@ def test_garbage_and_huge_record_lose_nothing(spark, tmp_path: Path) -> None:
     assert quarantine["raw_bytes"].max() == len(big)
     assert quarantine["raw"].str.len_bytes().max() == 64 * 1024
     assert_same_as_reference(tmp_path / "agg", files, summary)
+
+
+def test_real_shapes_folder_matches_reference(spark, tmp_path: Path) -> None:
+    """Real wordings, casings, time formats, a text file and Azure Monitor metric exports."""
+    real = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+    files = expand_inputs([str(real)])
+    assert len(files.metrics) == 2
+    result = run_aggregate(spark, files, tmp_path / "agg")
+    assert (result.summary["records_total"], result.summary["records_quarantined"]) == (17, 0)
+    assert result.summary["jobs"] == ["MYSTREAMINGJOB"]
+    assert result.summary["records_without_count"] == {
+        "InputDeserializerError.InvalidData": 1,
+        "InputDeserializerError.InvalidHeader": 1,
+    }
+    assert_same_as_reference(tmp_path / "agg", files, result.summary)

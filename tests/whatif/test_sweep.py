@@ -44,6 +44,12 @@ def test_table_has_the_agreed_columns_and_one_row_per_valid_setting(late_sweep) 
     # 5 x 3 x 2 without OVER, 5 x 3 with OVER and PARTITION BY; OVER without it is skipped
     assert table.height == 30 + 15
     assert len(late_sweep.skipped) == 15
+    # the reason is the engine's own rule, OrderingPolicy.partition_problem
+    assert all(
+        reason.endswith(": TIMESTAMP BY ... OVER device_id on an input with 4 partitions needs "
+                        "PARTITION BY PartitionId, as ASA requires")
+        for reason in late_sweep.skipped
+    )  # fmt: skip
     assert table["late_arrival_s"].null_count() == 9
     assert late_sweep.rule == RULE
     assert int(table["recommended"].sum()) == 1

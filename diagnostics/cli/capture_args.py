@@ -1,0 +1,39 @@
+"""Reading the capture a command names (replay, whatif, explain --events): the library's
+errors about a setting get the flag that sets it."""
+
+from __future__ import annotations
+
+import argparse
+
+from diagnostics.captures.detect import Setting, SettingError
+from diagnostics.captures.reader import Capture, read_capture
+from diagnostics.cli.progress import ProgressLine
+
+#: The flag that sets each capture setting.
+FLAGS = {
+    Setting.ARRIVAL: "--arrival-col",
+    Setting.PARTITION: "--partition-col",
+    Setting.PATH_FORMAT: "--capture-path-format",
+}
+
+
+def with_flag(exc: SettingError) -> SettingError:
+    """``exc`` with ``(use --flag)`` appended to its message."""
+    return SettingError(f"{exc} (use {FLAGS[exc.setting]})", exc.setting)
+
+
+def capture_from_args(args: argparse.Namespace, path: str | None = None) -> Capture:
+    """The capture at ``path`` (default ``args.events``), read as the column flags say."""
+    progress = ProgressLine("read capture files")
+    try:
+        return read_capture(
+            path if path is not None else args.events,
+            arrival=getattr(args, "arrival_col", None),
+            partition=getattr(args, "partition_col", None),
+            path_format=getattr(args, "capture_path_format", None),
+            progress=progress,
+        )
+    except SettingError as exc:
+        raise with_flag(exc) from exc
+    finally:
+        progress.finish()

@@ -1,0 +1,33 @@
+"""``orderdoc explain --write-fix DIR``: the corrected job written and checked."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from diagnostics.captures.reader import Capture
+from diagnostics.cli.job_args import Resolved
+from diagnostics.explain.model import Report
+
+
+def write_and_check(
+    args: argparse.Namespace,
+    resolved: Resolved,
+    report: Report,
+    capture: Capture | None,
+    partitions: Sequence[int] | None,
+) -> str:
+    """Write the fix into ``--write-fix`` and return the summary to print."""
+    from diagnostics.jobdef.roundtrip import fix_and_verify, summary
+
+    assert resolved.job is not None
+    trip = fix_and_verify(
+        resolved.job,
+        report.findings,
+        args.write_fix,
+        current=resolved.policy,
+        events=capture,
+        partitions=partitions,
+        parameters=args.parameters,
+    )
+    return summary(trip)

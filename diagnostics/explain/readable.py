@@ -1,0 +1,220 @@
+"""A finding's evidence and impact in words: labelled values and short sentences instead of
+raw JSON, for the terminal, Markdown, the HTML report and the app (``--format json`` keeps
+the data as it is)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+#: Labels of the evidence and impact values findings carry (others: the key in words).
+LABELS = {
+    "events": "events",
+    "records": "log records",
+    "share_of_events": "share of all events",
+    "partitions": "events per partition",
+    "events_per_partition": "events per partition",
+    "events_per_minute": "events per minute",
+    "top_keys": "top senders",
+    "lateness": "lateness",
+    "disorder": "out of order by",
+    "current_late_tolerance_seconds": "late-arrival tolerance now",
+    "out_of_order_events_alongside": "out-of-order events alongside",
+    "late_events_alongside": "late events alongside",
+    "over_key_analysis": "one timeline per key (OVER)",
+    "share_following_late_events": "share right after a late event",
+    "idle_partitions": "silent partitions",
+    "episodes": "silent periods",
+    "idle_minutes_total": "silent minutes in all",
+    "watermark_delay_seconds": "watermark delay",
+    "output_delay_seconds": "output delay",
+    "lateness_p99_9_seconds": "lateness, 99.9th percentile",
+    "lateness_max_seconds": "lateness, largest",
+    "invalid_timestamp": "events without a usable timestamp",
+    "invalid_key": "events without an OVER key",
+    "hot_partition": "busiest partition",
+    "fair_share": "fair share",
+    "share": "share",
+    "early_by": "early by",
+    "sources": "evidence from",
+}
+_PERCENT = {"share_of_events", "share_following_late_events", "fair_share", "share"}
+
+
+def _seconds(value: Any) -> str:
+    return "unlimited" if value is None else f"{float(value):g} s"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _stats(value: Mapping[str, Any]) -> str:
+    """``{"p50_seconds": .., "p95_seconds": .., ...}`` as a sentence."""
+    names = {
+        "p50": "median",
+        "p95": "95th percentile",
+        "p99": "99th percentile",
+        "p99_9": "99.9th percentile",
+        "max": "largest",
+    }
+    parts = [
+        f"{label} {_seconds(value[name])}"
+        for key, label in names.items()
+        for name in (f"{key}_seconds", key)
+        if value.get(name) is not None
+    ]
+    text = ", ".join(parts)
+    if value.get("from"):
+        text += f", {value['from']}"
+    covered = value.get("share_covered_by_suggestion")
+    if covered is not None:
+        text += f"; the suggested tolerance covers {covered:.0%} of them"
+    return text
+
+
+def _mapping(value: Mapping[str, Any], key: str) -> str:
+    if any(str(k).startswith("p50") for k in value):
+        return _stats(value)
+    if key == "events_per_minute":
+        return (
+            f"peak {_number(value.get('peak'))}, mean {_number(value.get('mean'))} "
+            f"over {_number(value.get('minutes'))} minutes"
+        )
+    prefix = "partition " if key in ("partitions", "events_per_partition") else ""
+    return ", ".join(f"{prefix}{k}: {_number(v)}" for k, v in value.items())
+
+
+def _time(value: Any) -> str:
+    """An ISO time as ``2024-01-01 00:05:59 UTC``."""
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _row(item: Mapping[str, Any]) -> str:
+    if "partition_id" in item and "start" in item:  # a silent period
+        return (
+            f"partition {item['partition_id']} from {_time(item['start'])} to {_time(item['end'])} "
+            f"({_number(item.get('minutes'))} min, {_number(item.get('notices'))} notices)"
+        )
+    if "column" in item and "removed_share" in item:  # an OVER key tried
+        return (
+            f"OVER {item['column']}: {_number(item.get('distinct_keys'))} keys, removes "
+            f"{float(item['removed_share']):.0%} of the out-of-order events "
+            f"({_number(item.get('out_of_order_within_keys'))} remain within a key)"
+        )
+    return "; ".join(f"{words(str(k))} {_value(str(k), v)}" for k, v in item.items())
+
+
+#: What each kind of suggestion changes, in words.
+SUGGESTION_LABELS = {
+    "late_arrival_tolerance": "late-arrival tolerance",
+    "out_of_order_tolerance": "out-of-order tolerance",
+    "partition_by": "query: PARTITION BY",
+    "timestamp_by_over": "query: TIMESTAMP BY ... OVER",
+    "feed_all_partitions": "senders",
+    "fix_sender_clocks": "sender clocks",
+    "fix_payload": "event payload",
+    "separate_replay_job": "separate job",
+    "scale_out": "scale out",
+    "cti_delay": "CTI delay",
+}
+
+
+def suggestion_label(kind: str) -> str:
+    """A suggestion kind in words."""
+    return SUGGESTION_LABELS.get(kind, kind.replace("_", " "))
+
+
+def cause_label(cause: str) -> str:
+    """A cause in words (``late_arrivals`` -> ``late arrivals``)."""
+    return cause.replace("_", " ")
+
+
+def words(key: str) -> str:
+    """A value's label: the known one, else the key in words."""
+    if key in LABELS:
+        return LABELS[key]
+    return key.removesuffix("_seconds").replace("_", " ")
+
+
+def _value(key: str, value: Any) -> str:
+    if value is None:
+        return "unlimited" if "tolerance" in key else "none"
+    if key in _PERCENT and isinstance(value, int | float):
+        return f"{float(value):.1%}"
+    if isinstance(value, Mapping):
+        return _mapping(value, key)
+    if key.endswith("_seconds") or key == "early_by":
+        return _seconds(value) if isinstance(value, int | float) else str(value)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        if value and all(isinstance(v, Mapping) for v in value):
+            return "; ".join(_row(v) for v in value)
+        return ", ".join(_number(v) for v in value)
+    return _number(value)
+
+
+def evidence_lines(evidence: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(label, value)`` per evidence value worth showing."""
+    return [
+        (words(str(k)), _value(str(k), v))
+        for k, v in evidence.items()
+        if v not in (None, {}, [], ())
+    ]
+
+
+def impact_sentence(impact: Mapping[str, Any]) -> str:
+    """The impact as one or two sentences."""
+    parts: list[str] = []
+    affected = impact.get("events_affected")
+    if affected:
+        parts.append(f"{_number(affected)} events adjusted or dropped")
+    elif affected == 0:
+        parts.append("no event adjusted or dropped")
+    if impact.get("dropped"):
+        parts.append(f"{_number(impact['dropped'])} of them dropped")
+    delay = impact.get("delay_seconds")
+    if delay:
+        parts.append(f"output held back by up to {_seconds(delay)}")
+    text = "; ".join(parts).capitalize() + "." if parts else ""
+    fix_cost = impact.get("fix_adds_output_delay_seconds")
+    if "fix_adds_output_delay_seconds" in impact:
+        if fix_cost == 0:
+            text += " The fix adds no output delay."
+        elif fix_cost is None:
+            text += " The suggested tolerance can hold output back indefinitely."
+        else:
+            text += (
+                f" The suggested tolerance adds up to {_seconds(fix_cost)} of output delay "
+                "(none with OVER)."
+            )
+    if impact.get("consequence_of"):
+        text += f" A consequence of the {str(impact['consequence_of']).replace('_', ' ')}."
+    if impact.get("effect"):
+        text += f" Effect: {impact['effect']}."
+    known = {
+        "events_affected",
+        "dropped",
+        "delay_seconds",
+        "fix_adds_output_delay_seconds",
+        "consequence_of",
+        "effect",
+    }
+    rest = [
+        f"{words(k)}: {_value(k, v)}" for k, v in impact.items() if k not in known and v is not None
+    ]
+    if rest:
+        text += " " + "; ".join(rest) + "."
+    return text.strip()

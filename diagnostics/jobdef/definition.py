@@ -1,0 +1,282 @@
+"""Reading an ASA job definition in any of the three shapes users have.
+
+* an ARM deployment template: ``resources[]`` holding a
+  ``Microsoft.StreamAnalytics/streamingjobs`` resource; ``[parameters('x')]`` and
+  ``[variables('x')]`` values are resolved from a parameter file, the parameter's
+  ``defaultValue`` or the template's ``variables``;
+* one resource as JSON (the portal's resource JSON view): ``{"type": ..., "properties": {...}}``;
+* the flattened output of ``az stream-analytics job show`` (the properties at the top level).
+
+The document is kept as read (:attr:`JobDefinition.document`) together with where each field
+came from, so that :mod:`diagnostics.jobdef.fix` can write the corrected definition in the same
+shape, every other value untouched. docs/explain.md maps every field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from diagnostics.errors import InputError
+
+JOB_TYPE = "microsoft.streamanalytics/streamingjobs"
+_REFERENCE = re.compile(r"^\[\s*(parameters|variables)\(\s*'([^']+)'\s*\)\s*\]$", re.IGNORECASE)
+
+#: Names of the three policy properties (the same in every shape).
+LATE = "eventsLateArrivalMaxDelayInSeconds"
+OUT_OF_ORDER = "eventsOutOfOrderMaxDelayInSeconds"
+POLICY = "eventsOutOfOrderPolicy"
+
+
+class Shape(StrEnum):
+    """The three shapes a job definition comes in."""
+
+    ARM_TEMPLATE = "arm-template"
+    RESOURCE = "resource"
+    AZ_SHOW = "az-show"
+
+
+@dataclass(frozen=True, slots=True)
+class JobInput:
+    """One input of the job: ``kind`` is ``Stream`` or ``Reference``; ``source`` the data
+    source type (e.g. ``Microsoft.ServiceBus/EventHub``)."""
+
+    name: str
+    kind: str
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobDefinition:
+    """A job definition as read. Tolerances are whole seconds (``late_seconds`` ``None`` =
+    unlimited, ASA's -1); ``properties_path`` locates the job's properties object in
+    ``document`` (keys and list indexes)."""
+
+    path: Path
+    shape: Shape
+    name: str | None
+    resource_group: str | None
+    late_seconds: int | None
+    out_of_order_seconds: int
+    action: str
+    compatibility_level: str | None
+    inputs: tuple[JobInput, ...]
+    query: str | None
+    transformation_name: str
+    document: Any
+    properties_path: tuple[str | int, ...]
+    query_path: tuple[str | int, ...] | None
+
+    @property
+    def stream_inputs(self) -> list[JobInput]:
+        """The inputs of type Stream (the only ones with event ordering)."""
+        return [i for i in self.inputs if i.kind.lower() == "stream"]
+
+    def input_named(self, name: str) -> JobInput | None:
+        """The input called ``name`` (case-insensitive, as in ASA)."""
+        return next((i for i in self.inputs if i.name.lower() == name.lower()), None)
+
+
+class _Resolver:
+    """Resolves ``[parameters('x')]`` / ``[variables('x')]`` values of an ARM template."""
+
+    def __init__(self, path: Path, template: Mapping[str, Any], values: Mapping[str, Any]):
+        self.path = path
+        self.parameters = template.get("parameters") or {}
+        self.variables = template.get("variables") or {}
+        self.values = values
+
+    def __call__(self, value: Any, field: str) -> Any:
+        if not isinstance(value, str) or not (match := _REFERENCE.match(value)):
+            if isinstance(value, str) and value.startswith("[") and not value.startswith("[["):
+                msg = f"{self.path}: {field} is the ARM expression {value!r}, which orderdoc cannot evaluate; give the value in a --parameters file or write it literally"
+                raise InputError(msg)
+            return value
+        kind, name = match.group(1).lower(), match.group(2)
+        if kind == "variables":
+            if name not in self.variables:
+                msg = f"{self.path}: {field} uses variable '{name}', which the template does not define"
+                raise InputError(msg)
+            return self(self.variables[name], field)
+        if name in self.values:
+            return self.values[name]
+        declared = self.parameters.get(name)
+        if isinstance(declared, Mapping) and "defaultValue" in declared:
+            return self(declared["defaultValue"], field)
+        msg = f"{self.path}: parameter '{name}' (used by {field}) has no value: give it in --parameters FILE or as a defaultValue"
+        raise InputError(msg)
+
+
+def _load_json(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        msg = f"{what} {path}: no such file"
+        raise InputError(msg) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"{what} {path}: cannot read ({exc})"
+        raise InputError(msg) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        raise InputError(msg) from exc
+
+
+def read_parameters(path: Path) -> dict[str, Any]:
+    """An ARM parameter file (``{"parameters": {"x": {"value": ...}}}``) as ``{x: value}``."""
+    data = _load_json(path, "--parameters")
+    params = data.get("parameters") if isinstance(data, Mapping) else None
+    if not isinstance(params, Mapping):
+        msg = f"{path}: not an ARM parameter file (no 'parameters' object)"
+        raise InputError(msg)
+    values: dict[str, Any] = {}
+    for name, entry in params.items():
+        if not isinstance(entry, Mapping) or "value" not in entry:
+            msg = f"{path}: parameter '{name}' has no 'value' (Key Vault references are not read)"
+            raise InputError(msg)
+        values[name] = entry["value"]
+    return values
+
+
+def _is_job(node: Any) -> bool:
+    return isinstance(node, Mapping) and str(node.get("type", "")).lower() == JOB_TYPE
+
+
+def _locate(path: Path, data: Any) -> tuple[Shape, tuple[str | int, ...]]:
+    """The shape and the path of the job's properties object."""
+    if not isinstance(data, Mapping):
+        msg = f"{path}: not a job definition (the JSON is not an object)"
+        raise InputError(msg)
+    if isinstance(data.get("resources"), list):
+        jobs = [i for i, r in enumerate(data["resources"]) if _is_job(r)]
+        if not jobs:
+            msg = f"{path}: no Microsoft.StreamAnalytics/streamingjobs resource in resources[]"
+            raise InputError(msg)
+        if len(jobs) > 1:
+            msg = f"{path}: {len(jobs)} streaming jobs in resources[]; keep one per file"
+            raise InputError(msg)
+        return Shape.ARM_TEMPLATE, ("resources", jobs[0], "properties")
+    if _is_job(data) and isinstance(data.get("properties"), Mapping):
+        return Shape.RESOURCE, ("properties",)
+    if any(k in data for k in (LATE, OUT_OF_ORDER, POLICY, "transformation", "jobId")):
+        return Shape.AZ_SHOW, ()
+    msg = f"{path}: no streaming job in it (expected an ARM template, a Microsoft.StreamAnalytics/streamingjobs resource or 'az stream-analytics job show' output)"
+    raise InputError(msg)
+
+
+def get_path(data: Any, keys: tuple[str | int, ...]) -> Any:
+    """``data[k0][k1]...``."""
+    for key in keys:
+        data = data[key]
+    return data
+
+
+def _int(path: Path, value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        msg = f"{path}: {field} is {value!r}, not a whole number of seconds"
+        raise InputError(msg)
+    try:
+        return int(value)
+    except ValueError as exc:
+        msg = f"{path}: {field} is {value!r}, not a whole number of seconds"
+        raise InputError(msg) from exc
+
+
+def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        msg = f"{path}: inputs is not a list"
+        raise InputError(msg)
+    found = []
+    for n, item in enumerate(raw):
+        if not isinstance(item, Mapping) or not item.get("name"):
+            msg = f"{path}: inputs[{n}] has no name"
+            raise InputError(msg)
+        name = resolve(item["name"], f"inputs[{n}].name") if resolve else item["name"]
+        nested = item.get("properties")
+        props: Mapping[str, Any] = nested if isinstance(nested, Mapping) else item
+        kind = str(props.get("type") or "Stream")
+        if "/" in kind:  # a resource type, not Stream/Reference
+            kind = "Stream"
+        datasource = props.get("datasource")
+        source = datasource.get("type") if isinstance(datasource, Mapping) else None
+        found.append(JobInput(name=str(name).split("/")[-1], kind=kind, source=source))
+    return tuple(found)
+
+
+def read_job_definition(path: Path | str, parameters: Path | str | None = None) -> JobDefinition:
+    """The job definition in ``path`` (any of the three shapes); errors name the file."""
+    path = Path(path)
+    data = _load_json(path, "--job-definition")
+    shape, props_path = _locate(path, data)
+    values = read_parameters(Path(parameters)) if parameters else {}
+    resolve = _Resolver(path, data, values) if shape is Shape.ARM_TEMPLATE else None
+    props = get_path(data, props_path)
+
+    def field(key: str, default: Any = None) -> Any:
+        if key not in props:
+            return default
+        return resolve(props[key], key) if resolve else props[key]
+
+    late_raw = field(LATE)
+    late = None if late_raw is None else _int(path, late_raw, LATE)
+    if late is not None and not -1 <= late <= 1_814_399:
+        msg = f"{path}: {LATE} is {late}; ASA accepts -1 (unlimited) to 1814399"
+        raise InputError(msg)
+    ooo = _int(path, field(OUT_OF_ORDER, 0), OUT_OF_ORDER)
+    if not 0 <= ooo <= 1_814_399:
+        msg = f"{path}: {OUT_OF_ORDER} is {ooo}; ASA accepts 0 to 1814399"
+        raise InputError(msg)
+    action = str(field(POLICY, "Adjust"))
+    if action.lower() not in ("adjust", "drop"):
+        msg = f"{path}: {POLICY} is {action!r}; ASA accepts Adjust or Drop"
+        raise InputError(msg)
+    transformation = props.get("transformation") or {}
+    query_path: tuple[str | int, ...] | None = None
+    if isinstance(transformation, Mapping):
+        if isinstance(transformation.get("properties"), Mapping) and (
+            "query" in transformation["properties"]
+        ):
+            query_path = (*props_path, "transformation", "properties", "query")
+        elif "query" in transformation:
+            query_path = (*props_path, "transformation", "query")
+    query = get_path(data, query_path) if query_path else None
+    if resolve and query is not None:
+        query = resolve(query, "transformation query")
+    if query is not None and not isinstance(query, str):
+        msg = f"{path}: the transformation query is not a string"
+        raise InputError(msg)
+    container = data if shape is Shape.AZ_SHOW else get_path(data, props_path[:-1])
+    name = container.get("name")
+    if resolve and name is not None:
+        try:
+            name = resolve(name, "name")
+        except InputError:
+            name = None
+    return JobDefinition(
+        path=path,
+        shape=shape,
+        name=name if isinstance(name, str) else None,
+        resource_group=data.get("resourceGroup") if shape is Shape.AZ_SHOW else None,
+        late_seconds=None if late is None or late == -1 else late,
+        out_of_order_seconds=ooo,
+        action=action.capitalize(),
+        compatibility_level=None
+        if field("compatibilityLevel") is None
+        else str(field("compatibilityLevel")),
+        inputs=_inputs(path, props.get("inputs"), resolve),
+        query=query,
+        transformation_name=str(transformation.get("name") or "Transformation")
+        if isinstance(transformation, Mapping)
+        else "Transformation",
+        document=data,
+        properties_path=props_path,
+        query_path=query_path,
+    )

@@ -1,0 +1,185 @@
+"""From findings to one corrected policy, measured on the capture when there is one.
+
+The findings' suggestions that a job definition can carry (tolerances, ``TIMESTAMP BY ...
+OVER``, ``PARTITION BY PartitionId``) are combined into a few candidate policies; with a
+capture each candidate is replayed by the engine and the one leaving the fewest late,
+out-of-order and held-back events (then: the smallest output delay) wins. Suggestions no
+setting can carry (fix a sender's clock, feed an idle partition) become advice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+
+from diagnostics.captures.reader import Capture
+from diagnostics.durations import SECOND
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import replay
+from diagnostics.explain.model import Finding, SuggestionKind
+from diagnostics.jobdef.fix import Fix, Outcome, build_query
+from diagnostics.jobdef.job import JobPolicy
+from diagnostics.jobdef.query import parse_query
+
+_SETTINGS = {
+    SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+    SuggestionKind.OUT_OF_ORDER_TOLERANCE,
+    SuggestionKind.TIMESTAMP_BY_OVER,
+    SuggestionKind.PARTITION_BY,
+}
+#: An event is held back by another partition when it leaves more than this after its own
+#: partition's watermark passed it: 5 s, what merging partitions costs under ASA's default
+#: late-arrival tolerance, so that a healthy job with default settings holds nothing back.
+HELD_BACK_SLACK_NS = 5 * SECOND
+
+
+#: Events to replay: a frame (with ``columns`` naming arrival and partition) or a capture,
+#: which also maps the policy's column names to its own (renamed or nested columns).
+Events = pl.DataFrame | Capture
+
+
+def _releases(
+    events: Events,
+    policy: OrderingPolicy,
+    columns: EventColumns | None,
+    partitions: Sequence[int] | None,
+) -> pl.DataFrame:
+    if isinstance(events, Capture):
+        frame, mapped = events.apply(policy)
+        return replay(frame, mapped, columns=events.columns, partitions=partitions).outcomes
+    return replay(events, policy, columns=columns, partitions=partitions).outcomes
+
+
+def measure(
+    events: Events,
+    policy: OrderingPolicy,
+    *,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> Outcome:
+    """Replay ``events`` under ``policy``: late, out-of-order, early and dropped events, the
+    95th percentile of the output delay, and the events held back by other partitions (left
+    more than 5 s after their own partition's watermark passed them)."""
+    out = _releases(events, policy, columns, partitions)
+    held = 0
+    if not policy.partition_by and policy.application_time:
+        own = _releases(events, replace(policy, partition_by=True), columns, partitions)
+        gap = (out["release_time"] - own["release_time"]).dt.total_nanoseconds()
+        never = out["release_time"].is_null() & own["release_time"].is_not_null()
+        held = int(((gap > HELD_BACK_SLACK_NS).fill_null(False) | never).sum())
+    delay = (out["release_time"] - out["arrival"]).dt.total_nanoseconds().drop_nulls()
+    p95 = float(np.percentile(delay.to_numpy(), 95)) / SECOND if delay.len() else 0.0
+    return Outcome(
+        late=int(out["late"].sum()),
+        out_of_order=int(out["out_of_order"].sum()),
+        early=int(out["early"].sum()),
+        dropped=int(out["dropped"].sum()),
+        delay_p95_s=round(p95, 3),
+        held_back=held,
+    )
+
+
+def _wanted(findings: Sequence[Finding]) -> tuple[dict[str, object], list[str], list[str]]:
+    """What the findings ask for: ``late``/``ooo`` seconds, ``over`` keys, ``partition_by``;
+    the reasons and the advice no setting carries."""
+    wanted: dict[str, object] = {}
+    reasons: list[str] = []
+    advice: list[str] = []
+    for finding in findings:
+        for s in finding.suggestions:
+            if s.kind not in _SETTINGS:
+                if s.snippet not in advice:
+                    advice.append(s.snippet)
+                continue
+            if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE and "late" not in wanted:
+                wanted["late"] = s.value_seconds
+            elif s.kind is SuggestionKind.OUT_OF_ORDER_TOLERANCE and "ooo" not in wanted:
+                wanted["ooo"] = s.value_seconds
+            elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER and "over" not in wanted:
+                refs = parse_query(s.snippet).sources
+                if refs and refs[0].over:
+                    wanted["over"] = refs[0].over
+            elif s.kind is SuggestionKind.PARTITION_BY:
+                wanted["partition_by"] = True
+        if any(s.kind in _SETTINGS for s in finding.suggestions):
+            reasons.append(finding.title)
+    return wanted, reasons, advice
+
+
+def _candidates(current: OrderingPolicy, wanted: dict[str, object]) -> list[OrderingPolicy]:
+    base = current
+    if "late" in wanted:
+        late = wanted["late"]
+        base = replace(base, late_arrival_ns=None if late is None else int(late) * SECOND)  # type: ignore[call-overload]
+    # Most complete first: without a capture the first one is taken.
+    options: list[OrderingPolicy] = []
+    if "over" in wanted:
+        options.append(replace(base, over=tuple(wanted["over"]), partition_by=True))  # type: ignore[arg-type]
+    if "ooo" in wanted:
+        options.append(replace(base, out_of_order_ns=int(wanted["ooo"]) * SECOND))  # type: ignore[call-overload]
+    options.append(base)
+    if wanted.get("partition_by"):
+        options = [replace(p, partition_by=True) for p in options]
+    unique: list[OrderingPolicy] = []
+    for p in options:
+        if p not in unique and p != current:
+            unique.append(p)
+    return unique
+
+
+def plan_fix(
+    job: JobPolicy,
+    findings: Sequence[Finding],
+    *,
+    current: OrderingPolicy | None = None,
+    events: Events | None = None,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> Fix:
+    """The corrected job for ``findings`` (``current``: the policy in force, default the
+    definition's). With ``events``, candidates are replayed and the best one is kept, with
+    the before/after counts."""
+    current = current or job.policy
+    wanted, reasons, advice = _wanted(findings)
+    candidates = _candidates(current, wanted) if current.application_time else []
+    notes: list[str] = []
+    if not current.application_time and wanted:
+        notes.append("the job runs on arrival time (no TIMESTAMP BY): no tolerance applies")
+    chosen = candidates[0] if candidates else current
+    before = after = None
+    if events is not None and current.application_time:
+        before = measure(events, current, columns=columns, partitions=partitions)
+        scored = [
+            (measure(events, p, columns=columns, partitions=partitions), p) for p in candidates
+        ]
+        good = [
+            (o, p)
+            for o, p in scored
+            if o.targeted + o.held_back < before.targeted + before.held_back
+        ]
+        if good:
+            after, chosen = min(
+                good, key=lambda op: (op[0].targeted + op[0].held_back, op[0].delay_p95_s)
+            )
+        else:
+            after, chosen = before, current
+            if candidates:
+                notes.append(
+                    "no candidate setting reduced the events on this capture; the job is left as it is"
+                )
+    if chosen == current:
+        reasons = []
+    return Fix(
+        job=job,
+        policy=chosen,
+        query=build_query(job, chosen),
+        reasons=tuple(reasons),
+        advice=tuple(advice),
+        before=before,
+        after=after,
+        notes=tuple(notes),
+    )

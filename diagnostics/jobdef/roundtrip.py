@@ -1,0 +1,78 @@
+"""The whole round trip: plan the fix, write it, read the written definition back and replay
+the capture under it, so that the before/after a user is shown is that of the files written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.explain.model import Finding
+from diagnostics.jobdef.definition import read_job_definition
+from diagnostics.jobdef.fix import Fix, Outcome, write_fix
+from diagnostics.jobdef.job import JobPolicy, job_policy
+from diagnostics.jobdef.plan import Events, measure, plan_fix
+
+
+@dataclass(frozen=True, slots=True)
+class RoundTrip:
+    """A written fix: the plan, the files, and the capture replayed under the written job."""
+
+    fix: Fix
+    written: dict[str, Path]
+    replayed: JobPolicy
+    after: Outcome | None
+
+
+def fix_and_verify(
+    job: JobPolicy,
+    findings: Sequence[Finding],
+    out_dir: Path | str,
+    *,
+    current: OrderingPolicy | None = None,
+    events: Events | None = None,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+    parameters: Path | str | None = None,
+) -> RoundTrip:
+    """Plan, write into ``out_dir``, read back, replay (with ``events``)."""
+    current = current or job.policy
+    fix = plan_fix(
+        job, findings, current=current, events=events, columns=columns, partitions=partitions
+    )
+    written = write_fix(fix, out_dir)
+    back = read_job_definition(written["definition"], parameters)
+    override = current.timestamp_by != job.policy.timestamp_by
+    again = job_policy(back, job.input.name, timestamp_override=override)
+    if override:  # the column came from --timestamp-by, not from the query
+        again = replace(again, policy=replace(again.policy, timestamp_by=current.timestamp_by))
+    after = None
+    if events is not None and again.policy.application_time:
+        policy = replace(again.policy, early_policy=current.early_policy)
+        after = measure(events, policy, columns=columns, partitions=partitions)
+    return RoundTrip(fix=fix, written=written, replayed=again, after=after)
+
+
+def summary(trip: RoundTrip) -> str:
+    """What was written and the measured before/after, for the terminal."""
+    fix = trip.fix
+    lines = ["", f"fix for {fix.job.describe_source()}:"]
+    if fix.policy == fix.job.policy and fix.query is None:
+        lines.append("  nothing to change in the job's settings or query")
+    else:
+        lines.append(f"  before: {fix.job.policy.describe()}")
+        lines.append(f"  after:  {trip.replayed.policy.describe()}")
+    before, after = fix.before, trip.after
+    if before is not None and after is not None:
+        lines.append(
+            f"  replayed under the written definition: late {before.late} -> {after.late}, "
+            f"out of order {before.out_of_order} -> {after.out_of_order}, held back by "
+            f"another partition {before.held_back} -> {after.held_back}, dropped "
+            f"{before.dropped} -> {after.dropped}, output delay p95 {before.delay_p95_s:g} s "
+            f"-> {after.delay_p95_s:g} s"
+        )
+    lines += [f"  note: {n}" for n in fix.notes]
+    lines += [f"  wrote {path}" for path in trip.written.values()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,108 @@
+"""A wheel that works alone: build it, check its package data, install it into a fresh venv
+outside the checkout and run ``orderdoc rules check`` and ``orderdoc demo`` there.
+
+Run by scripts/run-tests.sh (``make test``) with the project's venv:
+``.venv/bin/python scripts/check_wheel.py``. The wheel is built from a copy of the working
+tree (tracked and untracked, not ignored files), so stale ``build/`` folders never leak into
+it. Dependencies come from the package index pip is configured with (pip's cache keeps this
+quick). Exit code 0 when everything works, 1 otherwise, with what failed on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Top-level folders shipped as package data under diagnostics/_data/.
+DATA_FOLDERS = ("rules", "app", "sample_logs")
+#: What the demo needs besides the core: the rules extra, plotly and pandas for report.html (the app
+#: extra has it too, but its streamlit is not needed and would triple the install time).
+EXTRAS = "rules"
+EXTRA_PACKAGES = ("plotly>=5.20", "pandas<3")
+
+
+def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(argv), flush=True)
+    subprocess.run(argv, check=True, cwd=cwd, env=env)
+
+
+def working_tree() -> list[str]:
+    """Files of the working tree git knows of or would add (not ignored, still present)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    return [name for name in listed.split("\0") if name and os.path.lexists(ROOT / name)]
+
+
+def copy_tree(files: list[str], dest: Path) -> None:
+    for name in files:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = ROOT / name
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+
+
+def missing_data(wheel: Path, files: list[str]) -> list[str]:
+    """Files of the data folders that the wheel lacks (as diagnostics/_data/<path>)."""
+    with zipfile.ZipFile(wheel) as archive:
+        packed = set(archive.namelist())
+    wanted = [f for f in files if f.split("/", 1)[0] in DATA_FOLDERS and (ROOT / f).is_file()]
+    return [f for f in wanted if f"diagnostics/_data/{f}" not in packed]
+
+
+def main() -> int:
+    files = working_tree()
+    with tempfile.TemporaryDirectory(prefix="orderdoc-wheel-") as tmp:
+        work = Path(tmp)
+        copy_tree(files, work / "src")
+        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"),
+             str(work / "src")])  # fmt: skip
+        (wheel,) = (work / "dist").glob("diagnostics-*.whl")
+        lacking = missing_data(wheel, files)
+        if lacking:
+            sys.stderr.write(f"check_wheel: the wheel lacks {len(lacking)} data file(s): ")
+            sys.stderr.write(", ".join(lacking[:5]) + "\n")
+            return 1
+        base = getattr(sys, "_base_executable", sys.executable)
+        run([base, "-m", "venv", str(work / "venv")])
+        bin_dir = work / "venv" / "bin"
+        run([str(bin_dir / "python"), "-m", "pip", "install", "-q", f"{wheel}[{EXTRAS}]",
+             *EXTRA_PACKAGES])  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        elsewhere = work / "elsewhere"
+        (elsewhere / "rules").mkdir(parents=True)  # a ./rules folder must not be picked up
+        (elsewhere / "rules" / "broken.yaml").write_text("not: [a rule\n", encoding="utf-8")
+        orderdoc = str(bin_dir / "orderdoc")
+        run([str(bin_dir / "python"), "-c",
+             "import diagnostics, sys; from diagnostics.resources import missing; "
+             "sys.exit(f'outside the checkout? {diagnostics.__file__}' if "
+             f"diagnostics.__file__.startswith({str(ROOT)!r}) else "
+             "(f'missing package data: {missing()}' if missing() else 0))"],
+            cwd=elsewhere, env=env)  # fmt: skip
+        run([orderdoc, "rules", "check"], cwd=elsewhere, env=env)
+        run([orderdoc, "demo", "--out", str(work / "demo")], cwd=elsewhere, env=env)
+        if not (work / "demo" / "report.html").is_file():
+            sys.stderr.write("check_wheel: orderdoc demo wrote no report.html\n")
+            return 1
+    print("check_wheel: the wheel installed outside the checkout runs rules check and the demo")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except subprocess.CalledProcessError as exc:
+        sys.stderr.write(f"check_wheel: failed ({exc.returncode}): {' '.join(exc.cmd)}\n")
+        sys.exit(1)

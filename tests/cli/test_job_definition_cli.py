@@ -1,0 +1,140 @@
+"""``--job-definition`` on replay / explain / whatif, ``explain --write-fix``: the user's job
+in, the corrected job out, and one-line errors (exit 2) for bad definitions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagnostics.cli import main
+from diagnostics.jobdef import job_policy, read_job_definition
+
+ROOT = Path(__file__).resolve().parents[2]
+JOBS = ROOT / "sample_logs" / "jobs"
+LATE = ROOT / "sample_logs" / "scenarios" / "late_senders" / "capture.csv"
+
+
+def test_explain_writes_a_deployable_fix_with_measured_counts(tmp_path, capsys):
+    out = tmp_path / "fix"
+    code = main(
+        [
+            "explain", "--events", str(LATE), "--partitions", "4",
+            "--job-definition", str(JOBS / "late_senders.arm.json"),
+            "--parameters", str(JOBS / "late_senders.parameters.json"),
+            "--write-fix", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "(from job sample-late-senders-prod (arm-template" in text
+    assert "replayed under the written definition: late 513 -> 0, out of order 270 -> 0" in text
+    names = {p.name for p in out.iterdir()}
+    assert names == {
+        "late_senders.arm.fixed.json",
+        "query.asaql",
+        "query.diff",
+        "apply.sh",
+        "FIX.md",
+    }
+    fixed = job_policy(read_job_definition(out / "late_senders.arm.fixed.json"))
+    assert fixed.policy.over == ("device_id",)
+    assert fixed.policy.partition_by
+    fix_md = (out / "FIX.md").read_text()
+    assert "| late events (LateInputEvent) | 513 | 0 |" in fix_md
+    assert "```diff" in fix_md
+    assert "JOB_NAME=${JOB_NAME:-sample-late-senders-prod}" in (out / "apply.sh").read_text()
+
+
+def test_json_format_stays_json_on_stdout(tmp_path, capsys):
+    code = main(
+        [
+            "explain", "--events", str(LATE), "--format", "json",
+            "--job-definition", str(JOBS / "late_senders.arm.json"),
+            "--write-fix", str(tmp_path / "fix"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert set(report) == {"findings", "sources", "policy"}
+    assert "wrote" in captured.err
+
+
+def test_flags_override_the_definition_and_say_so(tmp_path, capsys):
+    code = main(
+        [
+            "replay", str(LATE), "--out", str(tmp_path / "r"), "--late-arrival", "2m",
+            "--job-definition", str(JOBS / "idle_partition.az-show.json"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "late 2m, out-of-order 0s, adjust (from job sample-idle-partition" in text
+    assert "overridden by --late-arrival" in text
+
+
+def test_whatif_tries_the_jobs_own_setting(tmp_path, capsys):
+    code = main(
+        [
+            "whatif", str(LATE), "--out", str(tmp_path / "w"), "--no-png", "--no-verify",
+            "--late-arrival", "0s,2m", "--out-of-order", "0s", "--json",
+            "--job-definition", str(JOBS / "late_senders.arm.json"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["late_arrival_s"] for row in rows} == {0.0, 5.0, 120.0}
+
+
+def _template(tmp_path: Path, change) -> Path:
+    document = json.loads((JOBS / "late_senders.arm.json").read_text())
+    change(document)
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _text(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _no_default(doc):
+    del doc["parameters"]["lateArrivalSeconds"]["defaultValue"]
+
+
+def _expression(doc):
+    props = doc["resources"][0]["properties"]["transformation"]["properties"]
+    props["query"] = props["query"].replace(
+        "TIMESTAMP BY event_time", "TIMESTAMP BY DATEADD(second, 1, event_time)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "message"),
+    [
+        (lambda p: _text(p, "{oops"), [], "job.json: not JSON (line 1, column 2"),
+        (lambda p: _text(p, '{"resources": []}'), [], "job.json: no Microsoft.StreamAnalytics/streamingjobs resource"),
+        (lambda p: _template(p.parent, _no_default), [], "job.json: parameter 'lateArrivalSeconds'"),
+        (lambda p: _template(p.parent, _expression), [], "job.json: TIMESTAMP BY DATEADD(second, 1, event_time)"),
+        (lambda p: _template(p.parent, lambda d: None), ["--input", "nope"], "job.json: the job has no input 'nope'"),
+    ],
+)  # fmt: skip
+def test_bad_definitions_are_one_line_errors(tmp_path, capsys, make, extra, message):
+    path = make(tmp_path / "job.json")
+    code = main(["explain", "--events", str(LATE), "--job-definition", str(path), *extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_write_fix_needs_a_definition(capsys):
+    assert (
+        main(["explain", "--events", str(LATE), "--timestamp-by", "event_time", "--write-fix", "x"])
+        == 2
+    )
+    assert "--write-fix DIR needs --job-definition" in capsys.readouterr().err

@@ -1,0 +1,145 @@
+"""Reading job definitions: the three shapes, ARM parameters, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.policy import Action
+from diagnostics.errors import InputError
+from diagnostics.jobdef import Shape, job_policy, read_job_definition
+
+from .conftest import JOBS, resource
+
+
+@pytest.mark.parametrize(
+    ("file", "shape"),
+    [
+        ("late_senders.arm.json", Shape.ARM_TEMPLATE),
+        ("cross_device_disorder.resource.json", Shape.RESOURCE),
+        ("idle_partition.az-show.json", Shape.AZ_SHOW),
+    ],
+)
+def test_the_three_shapes_give_the_same_policy(file, shape):
+    definition = read_job_definition(JOBS / file)
+    assert definition.shape is shape
+    assert definition.late_seconds == 5
+    assert definition.out_of_order_seconds == 0
+    assert definition.action == "Adjust"
+    assert definition.compatibility_level == "1.2"
+    job = job_policy(definition)
+    assert job.input.name == "telemetry"
+    assert job.input.source == "Microsoft.ServiceBus/EventHub"
+    assert job.policy.timestamp_by == "event_time"
+    assert job.policy.late_arrival_ns == 5 * SECOND
+    assert job.policy.action is Action.ADJUST
+    assert not job.policy.partition_by
+    assert job.policy.over == ()
+
+
+def test_arm_template_reads_both_inputs_and_resolves_names():
+    definition = read_job_definition(JOBS / "late_senders.arm.json")
+    assert [(i.name, i.kind) for i in definition.inputs] == [
+        ("telemetry", "Stream"),
+        ("devices", "Reference"),
+    ]
+    assert definition.name == "sample-late-senders"
+    assert len(job_policy(definition).reads) == 1  # Readings step; the others read steps
+
+
+def test_parameter_file_wins_over_default_value(tmp_path):
+    params = {"parameters": {"lateArrivalSeconds": {"value": -1}, "jobName": {"value": "prod"}}}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(params))
+    definition = read_job_definition(JOBS / "late_senders.arm.json", path)
+    assert definition.late_seconds is None  # -1: unlimited
+    assert definition.name == "prod"
+    assert job_policy(definition).policy.late_arrival_ns is None
+
+
+def test_unresolved_parameter_names_it(write_json):
+    template = json.loads((JOBS / "late_senders.arm.json").read_text())
+    del template["parameters"]["outOfOrderSeconds"]["defaultValue"]
+    path = write_json(template)
+    with pytest.raises(InputError, match=r"job\.json: parameter 'outOfOrderSeconds'.*--parameters"):
+        read_job_definition(path)
+
+
+def test_absent_properties_take_asa_resource_defaults(write_json):
+    definition = read_job_definition(write_json(resource("SELECT * FROM input TIMESTAMP BY ts")))
+    assert definition.late_seconds is None  # ARM reference: absent means -1
+    assert definition.out_of_order_seconds == 0
+    assert definition.action == "Adjust"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", r"job\.json: not JSON \(line 1, column 2"),
+        ("[1, 2]", r"job\.json: not a job definition"),
+        (
+            '{"resources": [{"type": "Microsoft.Storage/storageAccounts"}]}',
+            "no Microsoft.StreamAnalytics/streamingjobs resource",
+        ),
+        ('{"hello": 1}', r"job\.json: no streaming job in it"),
+    ],
+)
+def test_bad_documents_are_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "job.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message) as info:
+        read_job_definition(path)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_job_definition(tmp_path / "absent.json")
+
+
+def test_out_of_range_tolerance(write_json):
+    doc = resource("SELECT 1", eventsLateArrivalMaxDelayInSeconds=1_814_400)
+    with pytest.raises(InputError, match="1814400"):
+        read_job_definition(write_json(doc))
+
+
+def test_input_choice_and_errors(write_json):
+    inputs = [
+        {"name": "a", "properties": {"type": "Stream"}},
+        {"name": "b", "properties": {"type": "Stream"}},
+    ]
+    definition = read_job_definition(
+        write_json(resource("SELECT * FROM a TIMESTAMP BY t1 UNION SELECT * FROM b", inputs=inputs))
+    )
+    with pytest.raises(InputError, match=r"2 stream inputs \(a, b\); pick one with --input"):
+        job_policy(definition)
+    with pytest.raises(InputError, match=r"no input 'c' \(inputs: a, b\)"):
+        job_policy(definition, "c")
+    assert job_policy(definition, "A").policy.timestamp_by == "t1"
+    assert job_policy(definition, "b").policy.timestamp_by is None
+
+
+def test_timestamp_expression_is_an_error_quoting_it(write_json):
+    definition = read_job_definition(
+        write_json(resource("SELECT * FROM input TIMESTAMP BY DATEADD(second, -5, ts)"))
+    )
+    with pytest.raises(InputError, match=r"TIMESTAMP BY DATEADD\(second, -5, ts\).*--timestamp-by"):
+        job_policy(definition)
+    assert job_policy(definition, timestamp_override=True).policy.timestamp_by is None
+
+
+def test_input_read_twice_differently_needs_a_choice(write_json):
+    query = "SELECT * FROM input TIMESTAMP BY t1\nSELECT * FROM input TIMESTAMP BY t2"
+    definition = read_job_definition(write_json(resource(query)))
+    with pytest.raises(InputError, match=r"TIMESTAMP BY t1; TIMESTAMP BY t2.*--timestamp-by"):
+        job_policy(definition)
+
+
+def test_over_and_partition_count_from_the_query(write_json):
+    query = "SELECT * FROM input TIMESTAMP BY ts OVER dev PARTITION BY PartitionId INTO 8"
+    job = job_policy(read_job_definition(write_json(resource(query))))
+    assert job.policy.over == ("dev",)
+    assert job.policy.partition_by
+    assert job.partition_count == 8

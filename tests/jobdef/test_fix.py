@@ -1,0 +1,138 @@
+"""The corrected job written: same shape, only policy fields and query changed, az commands."""
+
+from __future__ import annotations
+
+import json
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.policy import Action
+from diagnostics.explain.model import Cause, Finding
+from diagnostics.explain.snippets import (
+    late_tolerance,
+    ooo_tolerance,
+    partition_by,
+    timestamp_by_over,
+)
+from diagnostics.jobdef import job_policy, read_job_definition
+from diagnostics.jobdef.definition import LATE, OUT_OF_ORDER, POLICY, get_path
+from diagnostics.jobdef.fix import apply_script, corrected_document, write_fix
+from diagnostics.jobdef.plan import plan_fix
+from diagnostics.kinds import Severity
+
+from .conftest import JOBS
+
+
+def _finding(*suggestions) -> Finding:
+    return Finding(Cause.LATE_ARRIVALS, Severity.CRITICAL, "t", "e", suggestions=suggestions)
+
+
+def _differences(a, b, path=()):
+    """Paths where two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [(*path, k) for k in a.keys() ^ b.keys()]
+        for k in a.keys() & b.keys():
+            out += _differences(a[k], b[k], (*path, k))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _differences(x, y, (*path, i))
+        ]
+    return [] if a == b else [path]
+
+
+def test_without_a_capture_the_first_suggestions_win():
+    job = job_policy(read_job_definition(JOBS / "late_senders.arm.json"))
+    fix = plan_fix(
+        job,
+        [
+            _finding(
+                late_tolerance(121),
+                timestamp_by_over("event_time", ("device_id",), multi_partition=True),
+            )
+        ],
+    )
+    assert fix.policy.late_arrival_ns == 121 * SECOND
+    assert fix.policy.over == ("device_id",)
+    assert fix.policy.partition_by
+    assert fix.before is None
+    assert fix.query is not None
+
+
+def test_arm_template_keeps_every_other_value_and_its_parameter_references(tmp_path):
+    definition = read_job_definition(JOBS / "late_senders.arm.json")
+    job = job_policy(definition)
+    fix = plan_fix(job, [_finding(late_tolerance(121), partition_by("telemetry"))])
+    document = corrected_document(definition, fix)
+    props = ("resources", 0, "properties")
+    assert sorted(_differences(definition.document, document), key=str) == [
+        (*props, LATE),
+        (*props, "transformation", "properties", "query"),
+    ]
+    assert get_path(document, props)[LATE] == 121
+    assert get_path(document, props)[OUT_OF_ORDER] == "[parameters('outOfOrderSeconds')]"
+    written = write_fix(fix, tmp_path / "fix")
+    assert json.loads(written["definition"].read_text()) == document
+    again = job_policy(read_job_definition(written["definition"]))
+    assert again.policy == fix.policy
+
+
+def test_az_show_output_and_apply_script(tmp_path):
+    definition = read_job_definition(JOBS / "idle_partition.az-show.json")
+    job = job_policy(definition)
+    fix = plan_fix(job, [_finding(ooo_tolerance(4))])
+    assert fix.query is None
+    assert fix.policy.out_of_order_ns == 4 * SECOND
+    document = corrected_document(definition, fix)
+    assert _differences(definition.document, document) == [(OUT_OF_ORDER,)]
+    script = apply_script(fix)
+    assert "RESOURCE_GROUP=${RESOURCE_GROUP:-rg-telemetry}" in script
+    assert "JOB_NAME=${JOB_NAME:-sample-idle-partition}" in script
+    assert "--arrival-max-delay 5 --order-max-delay 4 --out-of-order-policy Adjust" in script
+    assert "transformation update" not in script
+    written = write_fix(fix, tmp_path)
+    assert set(written) == {"definition", "apply", "fix"}
+    assert written["apply"].stat().st_mode & 0o111
+
+
+def test_query_change_writes_query_diff_and_transformation_update(tmp_path):
+    definition = read_job_definition(JOBS / "cross_device_disorder.resource.json")
+    job = job_policy(definition)
+    fix = plan_fix(
+        job, [_finding(timestamp_by_over("event_time", ("device_id",), multi_partition=True))]
+    )
+    written = write_fix(fix, tmp_path)
+    assert written["query"].read_text() == fix.query
+    diff = written["diff"].read_text()
+    assert "-FROM [telemetry] TIMESTAMP BY event_time\n" in diff
+    assert (
+        "+FROM [telemetry] TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId\n"
+        in diff
+    )
+    script = written["apply"].read_text()
+    assert "--name Transformation" in script
+    assert 'query.asaql")"' in script
+    assert "job update" not in script  # no property changed
+    document = json.loads(written["definition"].read_text())
+    assert _differences(definition.document, document) == [
+        ("properties", "transformation", "properties", "query")
+    ]
+    assert document["properties"][POLICY] == "Adjust"
+    fix_md = written["fix"].read_text()
+    assert (
+        "| query: how telemetry is read | TIMESTAMP BY event_time | TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId |"
+        in fix_md
+    )
+    assert "No capture was given" in fix_md
+
+
+def test_no_finding_changes_nothing(tmp_path):
+    definition = read_job_definition(JOBS / "healthy.resource.json")
+    job = job_policy(definition)
+    fix = plan_fix(job, [])
+    assert fix.policy == job.policy
+    assert fix.policy.action is Action.ADJUST
+    written = write_fix(fix, tmp_path)
+    assert json.loads(written["definition"].read_text()) == definition.document
+    assert "Nothing to apply" in written["apply"].read_text()

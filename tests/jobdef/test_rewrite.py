@@ -1,0 +1,85 @@
+"""Query edits: the needed clauses inserted in the right place, every other byte untouched."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.jobdef.query import parse_query
+from diagnostics.jobdef.rewrite import identifier, rewrite_query
+
+OVER_PB = OrderingPolicy(timestamp_by="ts", over=("device id",), partition_by=True)
+
+
+def _without(new: str, old: str, inserted: list[str]) -> str:
+    for piece in inserted:
+        new = new.replace(piece, "", 1)
+    return new
+
+
+def test_over_and_partition_by_in_the_step_that_reads_the_input():
+    query = (
+        "WITH s AS (\n  SELECT * FROM input TIMESTAMP BY ts -- the reader\n),\n"
+        "t AS (SELECT * FROM s)\nSELECT * INTO o FROM t\n"
+    )
+    new = rewrite_query(parse_query(query), "input", OVER_PB)
+    assert (
+        "FROM input TIMESTAMP BY ts OVER [device id] PARTITION BY PartitionId -- the reader" in new
+    )
+    assert _without(new, query, [" OVER [device id]", " PARTITION BY PartitionId"]) == query
+
+
+def test_existing_over_is_replaced_and_partition_by_kept():
+    query = "SELECT * FROM [input] TIMESTAMP BY ts OVER a PARTITION BY PartitionId INTO 4 WHERE x"
+    new = rewrite_query(parse_query(query), "input", OVER_PB)
+    assert new == (
+        "SELECT * FROM [input] TIMESTAMP BY ts OVER [device id] PARTITION BY PartitionId INTO 4 WHERE x"
+    )
+
+
+def test_timestamp_by_added_after_the_alias_when_missing():
+    query = "SELECT * FROM input i JOIN other o ON i.k = o.k"
+    policy = OrderingPolicy(timestamp_by="event_time", partition_by=True)
+    new = rewrite_query(parse_query(query), "input", policy)
+    assert new == (
+        "SELECT * FROM input i TIMESTAMP BY event_time PARTITION BY PartitionId "
+        "JOIN other o ON i.k = o.k"
+    )
+
+
+def test_every_read_is_edited_and_nothing_else():
+    query = (
+        "SELECT 'FROM input' FROM input TIMESTAMP BY ts\nUNION SELECT * FROM input TIMESTAMP BY ts"
+    )
+    new = rewrite_query(
+        parse_query(query), "input", OrderingPolicy(timestamp_by="ts", partition_by=True)
+    )
+    assert new.count("PARTITION BY PartitionId") == 2
+    assert new.startswith(
+        "SELECT 'FROM input' FROM input TIMESTAMP BY ts PARTITION BY PartitionId\n"
+    )
+
+
+def test_unchanged_policy_gives_the_same_text():
+    query = "SELECT * FROM input TIMESTAMP BY ts OVER d PARTITION BY PartitionId"
+    policy = OrderingPolicy(timestamp_by="ts", over=("d",), partition_by=True)
+    assert rewrite_query(parse_query(query), "input", policy) == query
+
+
+def test_identifier_brackets_only_what_needs_it():
+    assert identifier("event_time") == "event_time"
+    assert identifier("body.event time") == "body.[event time]"
+    assert identifier("a]b") == "[a]]b]"
+
+
+@given(
+    st.text(alphabet="abc \n", max_size=20),
+    st.text(alphabet="abc \n", max_size=20),
+)
+def test_text_around_the_clause_is_byte_identical(before, after):
+    query = f"SELECT {before!s}x FROM input TIMESTAMP BY ts\nSELECT y{after} FROM z"
+    new = rewrite_query(parse_query(query), "input", OVER_PB)
+    head, _, tail = query.partition("TIMESTAMP BY ts")
+    assert new.startswith(head + "TIMESTAMP BY ts OVER [device id] PARTITION BY PartitionId")
+    assert new.endswith(tail)
