@@ -27,6 +27,7 @@ from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.errors import OrderdocError
 
 AGG_KEY = "agg_dir"
+WATCH_KEY = "watch_state"
 LABEL_KEY = "source_label"
 
 
