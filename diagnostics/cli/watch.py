@@ -56,7 +56,7 @@ def _port(text: str) -> int:
     return port
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``watch`` sub-command."""
     parser = subparsers.add_parser(
         "watch",
