@@ -26,6 +26,7 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import (
@@ -175,8 +176,7 @@ class Watcher:
         )
 
     def _batch(self, frame: DataFrame, _batch_id: int) -> None:
-        paths = [os.path.realpath(local_name(row["path"])) for row in frame.collect()]
-        self.run_pass(paths)
+        self.run_pass([local_path(row["path"]) for row in frame.collect()])
 
     def discover(self) -> None:
         """Step 1: the AvailableNow streaming query over the folders."""
@@ -267,6 +267,15 @@ class Watcher:
             if self.config.once:
                 return
             sleep(self.config.interval_s)
+
+
+def local_path(uri: str) -> str:
+    """The absolute local path of a file the file source lists (``file:`` URI, possibly
+    percent-encoded), symbolic links resolved as ``orderdoc aggregate`` resolves them."""
+    path = local_name(uri)
+    if not os.path.exists(path) and os.path.exists(unquote(path)):
+        path = unquote(path)
+    return os.path.realpath(path)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from diagnostics.errors import InputError
 from diagnostics.logs.batches import parse_file
 from diagnostics.watch.manifest import Manifest, ReadMode, StateFiles, is_empty, plan_pass
 from diagnostics.watch.passes import parse_read
@@ -129,10 +131,16 @@ def test_state_files_round_trip_and_reject_garbage(tmp_path: Path) -> None:
     assert files.manifest() == plan.after
     assert files.pending_plan(files.manifest()) is None
     (tmp_path / "state" / "manifest.json").write_text('{"version": 1}', encoding="utf-8")
-    try:
+    with pytest.raises(InputError, match=r"manifest\.json: corrupt watcher state"):
         files.manifest()
-    except Exception as exc:
-        assert "corrupt watcher state" in str(exc)
-        assert "manifest.json" in str(exc)
-    else:
-        raise AssertionError("a manifest without fields was accepted")
+
+
+def test_paths_from_the_file_source_are_local_paths(tmp_path: Path) -> None:
+    from diagnostics.watch.runner import local_path
+
+    spaced = tmp_path / "a b" / "PT1H.json"
+    spaced.parent.mkdir()
+    spaced.write_text("", encoding="utf-8")
+    assert local_path(f"file:{spaced}") == str(spaced.resolve())
+    encoded = str(spaced).replace(" ", "%20")
+    assert local_path(f"file://{encoded}") == str(spaced.resolve())
