@@ -17,22 +17,65 @@ class ErrorKind(StrEnum):
     CTI_VIOLATION = "CtiViolation"
 
 
-#: Older documentation's names for the same conditions; readers must accept both.
+#: Older documentation's names for the same conditions, and the Azure Monitor metric names
+#: that count them; readers must accept all of them.
 LEGACY_KIND_NAMES: dict[str, ErrorKind] = {
     "InputEventLateBeyondThreshold": ErrorKind.LATE,
     "InputEventEarlyBeyondThreshold": ErrorKind.EARLY,
+    "LateInputEvents": ErrorKind.LATE,
+    "EarlyInputEvents": ErrorKind.EARLY,
+}
+
+#: Prefixes of the kinds that are not about time: ``InputDeserializerError.InvalidData``, ...
+INPUT_DATA_PREFIX = "InputDeserializerError"
+OUTPUT_DATA_PREFIX = "OutputDataConversionError"
+
+
+class KindFamily(StrEnum):
+    """What a data-error kind is about: which part of the job lost or changed the events."""
+
+    ORDERING = "ordering"  # late, early, out of order: adjusted or dropped by the time rules
+    TIMESTAMP = "timestamp"  # no usable TIMESTAMP BY value or OVER key: dropped
+    INPUT_DATA = "input_data"  # the payload could not be read: lost before any ordering
+    OUTPUT_DATA = "output_data"  # a result row did not fit the output's schema
+    IDLE = "idle"  # InputPartitionNotProgressing: not an error, a silent partition
+    CTI = "cti"  # CTI violations of the CTI replay
+    OTHER = "other"
+
+
+_FAMILY = {
+    ErrorKind.LATE.value: KindFamily.ORDERING,
+    ErrorKind.EARLY.value: KindFamily.ORDERING,
+    ErrorKind.OUT_OF_ORDER.value: KindFamily.ORDERING,
+    ErrorKind.INVALID_TIMESTAMP.value: KindFamily.TIMESTAMP,
+    ErrorKind.INVALID_KEY.value: KindFamily.TIMESTAMP,
+    ErrorKind.PARTITION_NOT_PROGRESSING.value: KindFamily.IDLE,
+    ErrorKind.CTI_VIOLATION.value: KindFamily.CTI,
 }
 
 
 def normalise_kind(name: str) -> str:
-    """Map a ``DataErrorType`` (or activity-log ``type``) to its current name.
+    """Map a ``DataErrorType`` (or activity-log ``type``, or metric name) to its current name.
 
-    Known legacy names map to :class:`ErrorKind`; any other name is kept as it is, so that an
+    Known older names map to :class:`ErrorKind`; any other name is kept as it is, so that an
     unknown kind is counted under its own name rather than lost.
     """
     if name in LEGACY_KIND_NAMES:
         return LEGACY_KIND_NAMES[name].value
     return name
+
+
+def kind_family(kind: str) -> KindFamily:
+    """The :class:`KindFamily` of a (normalised) kind name."""
+    family = _FAMILY.get(kind)
+    if family is not None:
+        return family
+    head = kind.split(".", 1)[0]
+    if head == INPUT_DATA_PREFIX:
+        return KindFamily.INPUT_DATA
+    if head == OUTPUT_DATA_PREFIX:
+        return KindFamily.OUTPUT_DATA
+    return KindFamily.OTHER
 
 
 class Severity(StrEnum):

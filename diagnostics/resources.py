@@ -35,7 +35,11 @@ class Resource(StrEnum):
 EXPECTED: dict[Resource, tuple[str, ...]] = {
     Resource.RULES: ("schema.json", "late_events.yaml", "watermark_delay.yaml"),
     Resource.APP: ("streamlit_app.py", ".streamlit/config.toml", "screens/__init__.py"),
-    Resource.SAMPLES: ("scenarios/README.md", "scenarios/late_senders/capture.csv"),
+    Resource.SAMPLES: (
+        "scenarios/README.md",
+        "scenarios/late_senders/capture.csv",
+        "jobs/late_senders.arm.json",
+    ),
 }
 
 

@@ -9,13 +9,14 @@ import polars as pl
 import streamlit as st
 
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
+from diagnostics.appdata.store import Aggregate
 from diagnostics.appdata.watching import alert_history, passes, runbook_sections, runbook_text
 from diagnostics.errors import OrderdocError
 from diagnostics.rules import AlertState
 from screens import cache
 
 
-def _alerts(agg) -> None:  # type: ignore[no-untyped-def]
+def _alerts(agg: Aggregate) -> None:
     try:
         view = cache.evaluate(agg)
     except OrderdocError as exc:

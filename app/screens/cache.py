@@ -25,6 +25,7 @@ from diagnostics.appdata import (
 )
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.errors import OrderdocError
+from diagnostics.explain.model import Report
 
 AGG_KEY = "agg_dir"
 WATCH_KEY = "watch_state"
@@ -208,7 +209,7 @@ def quarantine(path: str, sig: str) -> pl.DataFrame:
 
 
 @st.cache_data(show_spinner="Working out the causes…", max_entries=8)
-def report(path: str, sig: str) -> insight.ReportView:
+def report(path: str, sig: str) -> Report:
     """The explainer's report for the folder (with its capture, when it has one)."""
     ctx = build.capture_context(Path(path))
     if ctx is None:
@@ -227,7 +228,7 @@ def job_fix(path: str, sig: str) -> jobfix.FixView | None:
     return jobfix.build_fix(Path(path))
 
 
-def report_or_error(agg: store.Aggregate) -> insight.ReportView | None:
+def report_or_error(agg: store.Aggregate) -> Report | None:
     """The explainer's report for ``agg``, or ``None`` after saying in the page why not
     (a page never shows a traceback)."""
     try:

@@ -6,14 +6,16 @@ import polars as pl
 import streamlit as st
 
 from diagnostics.appdata import figures, insight, lateness
+from diagnostics.appdata.store import Aggregate
 from diagnostics.errors import OrderdocError
+from diagnostics.explain.model import Finding
 from screens import cache
 from screens.common import chart, severity
 
 LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
 
 
-def _tolerance(agg) -> float | None:  # type: ignore[no-untyped-def]
+def _tolerance(agg: Aggregate) -> float | None:
     ctx = cache.capture(*cache.key(agg))
     if ctx is None:
         return 5.0
@@ -21,8 +23,9 @@ def _tolerance(agg) -> float | None:  # type: ignore[no-untyped-def]
     return None if late is None else late / 1e9
 
 
-def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # type: ignore[no-untyped-def]
+def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
     key = cache.key(agg)
+    kinds = insight.cause_kinds(finding.cause)
     if finding.cause == "idle_partition":
         episodes = cache.idle(*key, None)
         if episodes.height:
@@ -41,7 +44,7 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
         frame = (
             cache.lateness_capture(*key, "partition")
             if ctx is not None
-            else cache.lateness_aggregate(*key, finding.kinds)
+            else cache.lateness_aggregate(*key, kinds)
         )
         if frame.height:
             chart(
@@ -49,11 +52,11 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
                 f"evidence_{index}",
             )
             return
-    if finding.kinds:
-        frame, bucket = cache.kinds_by_partition(*key, finding.kinds)
+    if kinds:
+        frame, bucket = cache.kinds_by_partition(*key, kinds)
         if frame.height:
             chart(
-                figures.kinds_by_partition(frame, bucket, " / ".join(finding.kinds)),
+                figures.kinds_by_partition(frame, bucket, " / ".join(kinds)),
                 f"evidence_{index}",
             )
             return
@@ -64,7 +67,7 @@ def _evidence_chart(agg, finding: insight.FindingView, index: int) -> None:  # t
         st.caption("No data errors to chart.")
 
 
-def _job_fix(agg) -> None:  # type: ignore[no-untyped-def]
+def _job_fix(agg: Aggregate) -> None:
     """The corrected job definition: before/after, the queries side by side, downloads."""
     try:
         view = cache.job_fix(*cache.key(agg))
@@ -95,6 +98,10 @@ def _job_fix(agg) -> None:  # type: ignore[no-untyped-def]
         left, right = st.columns(2)
         left.code(view.old_definition, language="json")
         right.code(view.new_definition, language="json")
+    fix_md = dict(view.files).get("FIX.md")
+    if fix_md is not None:
+        with st.expander("FIX.md: what each change costs and gains, how to apply"):
+            st.markdown(fix_md.decode("utf-8"))
     cols = st.columns(len(view.files))
     for col, (name, data) in zip(cols, view.files, strict=True):
         col.download_button(f"Download {name}", data, file_name=name, key=f"download_{name}")
@@ -104,10 +111,6 @@ def render() -> None:
     st.title("Findings")
     agg = cache.require()
     if agg is None:
-        return
-    problem = insight.explainer_status()
-    if problem is not None:
-        st.warning(f"Findings are not available in this installation: {problem}.")
         return
     report = cache.report_or_error(agg)
     if report is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -9,6 +10,7 @@ import streamlit as st
 from diagnostics.appdata import jobfix, samples, workdir
 from diagnostics.appdata.build import (
     CaptureSettings,
+    Progress,
     UploadKind,
     build_from_logs,
     classify,
@@ -25,7 +27,7 @@ from diagnostics.errors import OrderdocError
 from screens import cache
 
 
-def _progress_bar(text: str):  # type: ignore[no-untyped-def]
+def _progress_bar(text: str) -> Progress:
     bar = st.progress(0.0, text=text)
 
     def step(fraction: float, message: str) -> None:
@@ -34,7 +36,7 @@ def _progress_bar(text: str):  # type: ignore[no-untyped-def]
     return step
 
 
-def _run(label: str, target: Path, work) -> None:  # type: ignore[no-untyped-def]
+def _run(label: str, target: Path, work: Callable[[Progress], None]) -> None:
     """Run ``work(progress)`` into ``target`` unless it is already there; then select it."""
     try:
         if workdir.is_complete(target):
@@ -173,7 +175,7 @@ def _uploads(settings: CaptureSettings | None) -> None:
         name, data = named[0]
         target = workdir.folder_for(data, repr(settings.to_dict()).encode(), _job_fingerprint())
 
-        def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
+        def replay_it(progress: Progress) -> None:
             build_from_reader(read_upload(name, data, settings), settings, target, progress)
             _keep_job(target)
 
@@ -181,7 +183,7 @@ def _uploads(settings: CaptureSettings | None) -> None:
         return
     target = workdir.folder_for(*(n.encode() + b"\0" + d for n, d in named))
 
-    def aggregate_it(progress) -> None:  # type: ignore[no-untyped-def]
+    def aggregate_it(progress: Progress) -> None:
         paths = workdir.save_uploads(target / "uploads", named)
         logs = [p for p in paths if not p.name.lower().endswith(".parquet")]
         metrics = [p for p in paths if p.name.lower().endswith(".parquet")]
@@ -245,7 +247,7 @@ def _capture_path(settings: CaptureSettings | None) -> None:
         st.error(f"{path}: cannot be read ({exc.strerror or exc})")
         return
 
-    def replay_it(progress) -> None:  # type: ignore[no-untyped-def]
+    def replay_it(progress: Progress) -> None:
         build_from_reader(read_path(path, settings), settings, target, progress)
         _keep_job(target)
 

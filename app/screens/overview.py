@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, insight
+from diagnostics.appdata import figures
 from diagnostics.appdata.alerts import alert_markers
 from diagnostics.kinds import ErrorKind
 from diagnostics.rules import AlertState
@@ -33,7 +33,13 @@ def render() -> None:
         f"{k.time_from or '?'} → {k.time_to or '?'}"
     )
     top = st.columns(4)
-    top[0].metric("Events with data errors", f"{k.data_errors:,}")
+    top[0].metric(
+        "Events with data errors",
+        k.data_errors_text,
+        help="at least: some records named no count; each is counted as one event"
+        if k.records_without_count
+        else None,
+    )
     top[1].metric(
         "Quarantined records",
         f"{k.records_quarantined:,}",
@@ -53,8 +59,8 @@ def render() -> None:
     kinds = sorted(k.events_by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
     if kinds:
         row = st.columns(len(kinds))
-        for i, (name, n) in enumerate(kinds):
-            row[i].metric(SHORT.get(name, name), f"{n:,}", help=name)
+        for i, (name, _events) in enumerate(kinds):
+            row[i].metric(SHORT.get(name, name), k.events_text(name), help=name)
     else:
         st.success("No data errors and no idle notices in this folder.")
     over_time, bucket = cache.errors_over_time(*cache.key(agg))
@@ -86,10 +92,6 @@ def render() -> None:
 
 
 def _top_finding() -> None:
-    problem = insight.explainer_status()
-    if problem is not None:
-        st.caption(f"Findings are not available: {problem}.")
-        return
     agg, _ = cache.current()
     assert agg is not None
     report = cache.report_or_error(agg)

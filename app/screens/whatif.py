@@ -26,10 +26,6 @@ def render() -> None:
             "upload one on the Load page or load a bundled scenario."
         )
         return
-    problem = insight.whatif_status()
-    if problem is not None:
-        st.warning(f"The what-if sweep is not available in this installation: {problem}.")
-        return
     policy = ctx.settings.policy
     device = lateness.device_column(cache.outcomes(*key), policy.over)
     st.caption(f"Current policy: {policy.describe()}")

@@ -144,6 +144,7 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
                 "idle_minutes": _I,
                 "level": _S,
                 "correlation_id": _S,
+                "column_name": _S,  # the column a data-error message names
                 "source_file": _S,
                 "source_line": _I,
                 "date": _D,  # UTC date of record_time

@@ -1,16 +1,13 @@
-"""Adapters to the explainer (``diagnostics.explain``) and the what-if sweep
-(``diagnostics.whatif``), built by another part of the project.
-
-The adapters turn their results into plain frozen values the app can cache and render. When
-a module is not installed (or lacks the agreed entry point), :func:`explainer_status` and
-:func:`whatif_status` say why, and the pages show that message instead of a chart.
+"""The explainer (``diagnostics.explain``) and the what-if sweep (``diagnostics.whatif``) for
+the app's pages: the explainer's :class:`~diagnostics.explain.model.Report` as is (its
+findings pickle, so Streamlit can cache them), the sweep as a :class:`SweepView` with its
+chart, and small helpers that put evidence and impact into words.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,12 @@ import polars as pl
 from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.explain import explain as run_explainer
+from diagnostics.explain.model import Report
+from diagnostics.explain.readable import evidence_lines, impact_sentence
 from diagnostics.kinds import ErrorKind
+from diagnostics.whatif import chart as sweep_chart
+from diagnostics.whatif import sweep as run_sweep
 
 #: The data-error kinds each explainer cause is judged on (for its evidence chart).
 CAUSE_KINDS: dict[str, tuple[str, ...]] = {
@@ -34,80 +36,9 @@ CAUSE_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _entry(module: str, name: str) -> tuple[Any | None, str | None]:
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        return None, f"{module} is not available yet ({exc})"
-    fn = getattr(mod, name, None)
-    if fn is None:
-        return None, f"{module} has no {name}() yet"
-    return fn, None
-
-
-def explainer_status() -> str | None:
-    """``None`` when ``diagnostics.explain.explain`` can be called, else the reason it cannot."""
-    return _entry("diagnostics.explain", "explain")[1]
-
-
-def whatif_status() -> str | None:
-    """``None`` when ``diagnostics.whatif.sweep`` can be called, else the reason it cannot."""
-    return _entry("diagnostics.whatif", "sweep")[1]
-
-
-@dataclass(frozen=True)
-class SuggestionView:
-    """A fix: its kind, its value (seconds, when it has one) and the text to copy."""
-
-    kind: str
-    value_seconds: float | None
-    snippet: str
-
-
-@dataclass(frozen=True)
-class FindingView:
-    """One finding as plain values (from ``Finding.to_dict()``)."""
-
-    cause: str
-    severity: str
-    title: str
-    explanation: str
-    confidence: float
-    evidence: dict[str, Any] = field(default_factory=dict)
-    impact: dict[str, Any] = field(default_factory=dict)
-    suggestions: tuple[SuggestionView, ...] = ()
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        """The diagnostic kinds behind this finding's cause (empty if none apply)."""
-        return CAUSE_KINDS.get(self.cause, ())
-
-
-def _view(data: Mapping[str, Any]) -> FindingView:
-    return FindingView(
-        cause=str(data.get("cause", "")),
-        severity=str(data.get("severity", "info")),
-        title=str(data.get("title", "")),
-        explanation=str(data.get("explanation", "")),
-        confidence=float(data.get("confidence", 0.0)),
-        evidence=dict(data.get("evidence") or {}),
-        impact=dict(data.get("impact") or {}),
-        suggestions=tuple(
-            SuggestionView(
-                str(s.get("kind", "")), s.get("value_seconds"), str(s.get("snippet", ""))
-            )
-            for s in data.get("suggestions") or ()
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class ReportView:
-    """The explainer's report: findings most important first, sources and policy text."""
-
-    findings: tuple[FindingView, ...]
-    sources: tuple[str, ...] = ()
-    policy: str | None = None
+def cause_kinds(cause: str) -> tuple[str, ...]:
+    """The diagnostic kinds behind a finding's cause (empty if none apply)."""
+    return CAUSE_KINDS.get(cause, ())
 
 
 def explain(
@@ -116,33 +47,20 @@ def explain(
     events: pl.DataFrame | None = None,
     policy: OrderingPolicy | None = None,
     columns: EventColumns | None = None,
-) -> ReportView:
-    """Run the explainer; raises RuntimeError with :func:`explainer_status` when unavailable."""
-    fn, problem = _entry("diagnostics.explain", "explain")
-    if fn is None:
-        raise RuntimeError(problem)
-    report = fn(agg_dir, events=events, policy=policy, columns=columns)
-    data = report.to_dict()
-    return ReportView(
-        findings=tuple(_view(f) for f in data.get("findings", ())),
-        sources=tuple(str(s) for s in data.get("sources", ())),
-        policy=data.get("policy"),
-    )
+) -> Report:
+    """The explainer's report: findings most important first, sources and policy text."""
+    return run_explainer(agg_dir, events=events, policy=policy, columns=columns)
 
 
 def readable_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:
     """Every evidence value as ``evidence``/``value`` rows in words (tables become short
     sentences), as the text and Markdown reports show them."""
-    from diagnostics.explain.readable import evidence_lines
-
     rows = evidence_lines(evidence)
     return pl.DataFrame(rows, schema={"evidence": pl.String, "value": pl.String}, orient="row")
 
 
 def impact_text(impact: Mapping[str, Any]) -> str:
     """A finding's impact as a sentence."""
-    from diagnostics.explain.readable import impact_sentence
-
     return impact_sentence(impact)
 
 
@@ -190,13 +108,8 @@ def sweep(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
 ) -> SweepView:
-    """Run the what-if sweep (tolerances in seconds, ``None`` = unlimited late tolerance);
-    raises RuntimeError with :func:`whatif_status` when unavailable."""
-    fn, problem = _entry("diagnostics.whatif", "sweep")
-    chart, chart_problem = _entry("diagnostics.whatif", "chart")
-    if fn is None or chart is None:
-        raise RuntimeError(problem or chart_problem)
-    result = fn(
+    """Run the what-if sweep (tolerances in seconds, ``None`` = unlimited late tolerance)."""
+    result = run_sweep(
         events,
         policy,
         late_values=[None if v is None else round(v * SECOND) for v in late_values],
@@ -210,8 +123,8 @@ def sweep(
     return SweepView(
         table=result.table,
         rule=str(result.rule),
-        figure=chart(result),
-        skipped=tuple(str(s) for s in getattr(result, "skipped", ())),
+        figure=sweep_chart(result),
+        skipped=result.skipped,
         recommended=rows.row(0, named=True) if rows is not None and rows.height else None,
     )
 

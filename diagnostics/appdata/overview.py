@@ -46,11 +46,29 @@ class Kpis:
     worst_watermark_minute: datetime | None = None
     time_from: str | None = None
     time_to: str | None = None
+    #: per kind, the records that named no count (their events are at least one each)
+    records_without_count: dict[str, int] = field(default_factory=dict)
 
     @property
     def data_errors(self) -> int:
         """Events in data-error records (every kind except idle notices)."""
         return sum(v for k, v in self.events_by_kind.items() if k != IDLE_KIND)
+
+    @property
+    def data_errors_text(self) -> str:
+        """:attr:`data_errors` for display: ``"at least N"`` when some records had no count
+        (N counts such a record as one event)."""
+        unknown = sum(v for k, v in self.records_without_count.items() if k != IDLE_KIND)
+        return _at_least(self.data_errors + unknown, unknown)
+
+    def events_text(self, kind: str) -> str:
+        """Events of ``kind`` for display (``"at least N"`` as in :attr:`data_errors_text`)."""
+        unknown = self.records_without_count.get(kind, 0)
+        return _at_least(self.events_by_kind.get(kind, 0) + unknown, unknown)
+
+
+def _at_least(events: int, unknown: int) -> str:
+    return f"at least {events:,}" if unknown else f"{events:,}"
 
 
 def _worst_delay(agg: Aggregate) -> tuple[float | None, str | None, datetime | None]:
@@ -76,14 +94,21 @@ def _from_tables(agg: Aggregate) -> dict:
     errors = scan(agg, TableName.DATA_ERRORS)
     quarantine = scan(agg, TableName.QUARANTINE)
     by_kind: dict[str, int] = {}
+    without_count: dict[str, int] = {}
     parsed = 0
     if errors is not None:
         counts = collect(
-            errors.group_by("kind").agg(pl.col("event_count").sum(), pl.len().alias("n")),
+            errors.group_by("kind").agg(
+                pl.col("event_count").sum(),
+                pl.len().alias("n"),
+                pl.col("event_count").is_null().sum().alias("unknown"),
+            ),
             agg,
             TableName.DATA_ERRORS,
         ).sort("kind")
         by_kind = dict(zip(counts["kind"], counts["event_count"], strict=True))
+        unknown = counts.filter(pl.col("unknown") > 0)
+        without_count = dict(zip(unknown["kind"], unknown["unknown"], strict=True))
         parsed = int(counts["n"].sum())
     bad = (
         0
@@ -95,6 +120,7 @@ def _from_tables(agg: Aggregate) -> dict:
         "records_parsed": parsed,
         "records_quarantined": bad,
         "events_by_kind": by_kind,
+        "records_without_count": without_count,
     }
 
 
@@ -117,6 +143,9 @@ def kpis(agg: Aggregate) -> Kpis:
         worst_watermark_minute=minute,
         time_from=time_range.get("from"),
         time_to=time_range.get("to"),
+        records_without_count={
+            str(k): int(v) for k, v in (summary.get("records_without_count") or {}).items()
+        },
     )
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 
 import polars as pl
 
-from diagnostics.errors import InputError
+from diagnostics.errors import Setting, SettingError
 
 ARRIVAL_DEFAULT = "arrival_time"
 PARTITION_DEFAULT = "partition_id"
@@ -34,22 +33,6 @@ ASA_ARRIVALS: tuple[tuple[str, str], ...] = (
     (BLOB_ARRIVAL, "blob input: when the blob was last modified"),
 )
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class Setting(StrEnum):
-    """Settings that choose how a capture is read (the command line maps each to a flag)."""
-
-    ARRIVAL = "arrival column"
-    PARTITION = "partition column"
-    PATH_FORMAT = "capture path format"
-
-
-class SettingError(InputError):
-    """An input error that choosing ``setting`` resolves."""
-
-    def __init__(self, message: str, setting: Setting) -> None:
-        super().__init__(message)
-        self.setting = setting
 
 
 @dataclass(frozen=True, slots=True)

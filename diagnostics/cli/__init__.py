@@ -15,8 +15,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from diagnostics import __version__
+from diagnostics.cli import flags
 from diagnostics.errors import OrderdocError
 
 COMMANDS: tuple[str, ...] = (
@@ -37,7 +39,7 @@ COMMANDS: tuple[str, ...] = (
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (``orderdoc CMD: error: ...``), exit 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
         raise SystemExit(2)
 
@@ -69,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             argv = command_argv(argv)
         except OrderdocError as exc:
-            sys.stderr.write(f"orderdoc {chosen}: error: {exc}\n")
+            sys.stderr.write(f"orderdoc {chosen}: error: {flags.message(exc)}\n")
             return exc.exit_code
         chosen = argv[0]
     parser = build_parser(chosen)
@@ -80,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except OrderdocError as exc:
-        sys.stderr.write(f"orderdoc {args.command}: error: {exc}\n")
+        sys.stderr.write(f"orderdoc {args.command}: error: {flags.message(exc, args)}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"orderdoc {args.command}: interrupted\n")

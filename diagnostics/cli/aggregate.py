@@ -73,7 +73,7 @@ def format_summary(summary: dict, out: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the job; returns 0 (errors a user can cause raise OrderdocError, exit 2)."""
-    from diagnostics.spark.session import SparkTarget, java_problem
+    from diagnostics.spark.session import SparkTarget, aggregate_on, require_java
 
     target = SparkTarget(master=args.master, remote=args.remote, conf=tuple(args.conf))
     out_folder(args.out)
@@ -81,24 +81,11 @@ def run(args: argparse.Namespace) -> int:
     if not files.logs and not files.metrics:
         msg = f"INPUT: no log files among {', '.join(args.inputs)}"
         raise UsageError(msg)
-    if target.remote is None:
-        problem = java_problem()
-        if problem is not None:
-            raise UsageError(problem)
+    require_java(target)
     say = _progress(time.monotonic())
     size_mb = files.total_bytes / 1e6
     say(f"{len(files.logs)} log file(s), {len(files.metrics)} metrics file(s), {size_mb:,.1f} MB")
-    say(f"starting {target.description}")
-    from diagnostics.spark.job import run_aggregate
-    from diagnostics.spark.session import build_session, session_active
-
-    owned = target.remote is None and not session_active()
-    spark = build_session(target)
-    try:
-        result = run_aggregate(spark, files, args.out, progress=say)
-    finally:
-        if owned:
-            spark.stop()
+    result = aggregate_on(target, files, args.out, progress=say)
     say("done")
     sys.stdout.write(format_summary(result.summary, args.out) + "\n")
     return 0

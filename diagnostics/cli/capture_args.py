@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from diagnostics.captures.detect import Setting, SettingError
 from diagnostics.captures.reader import Capture, read_capture
+from diagnostics.cli.flags import message
 from diagnostics.cli.progress import ProgressLine
-
-#: The flag that sets each capture setting.
-FLAGS = {
-    Setting.ARRIVAL: "--arrival-col",
-    Setting.PARTITION: "--partition-col",
-    Setting.PATH_FORMAT: "--capture-path-format",
-}
+from diagnostics.errors import SettingError
 
 
 def with_flag(exc: SettingError) -> SettingError:
     """``exc`` with ``(use --flag)`` appended to its message."""
-    return SettingError(f"{exc} (use {FLAGS[exc.setting]})", exc.setting)
+    return SettingError(message(exc), exc.setting)
 
 
 def capture_from_args(args: argparse.Namespace, path: str | None = None) -> Capture:

@@ -54,6 +54,16 @@ def run(args: argparse.Namespace) -> int:
     if args.agg_dir is None and args.events is None:
         msg = "give an AGG_DIR, --events CAPTURE, or both"
         raise UsageError(msg)
+    if args.events is None:
+        capture_flags = {
+            "--arrival-col": args.arrival_col,
+            "--partition-col": args.partition_col,
+            "--capture-path-format": args.capture_path_format,
+        }
+        stray = [flag for flag, value in capture_flags.items() if value is not None]
+        if stray:
+            msg = f"{', '.join(stray)}: read the capture, so they need --events CAPTURE"
+            raise UsageError(msg)
     if args.write_fix and not args.job_definition:
         msg = "--write-fix DIR needs --job-definition FILE (the job to correct)"
         raise UsageError(msg)
@@ -88,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
         msg = f"{where}: {exc}" if where and str(where) not in str(exc) else str(exc)
         raise InputError(msg) from exc
     if resolved.job is not None:
-        report = replace(report, policy=resolved.describe())
+        from diagnostics.jobdef.job import name_the_input
+
+        findings = name_the_input(report.findings, resolved.job.input.name)
+        report = replace(report, findings=findings, policy=resolved.describe())
     text = render(report, args.format)
     sys.stdout.write(text)
     if args.write_fix:

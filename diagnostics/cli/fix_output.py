@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.job_args import Resolved
 from diagnostics.explain.model import Report
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(message + "\n")
 
 
 def write_and_check(
@@ -29,5 +34,6 @@ def write_and_check(
         events=capture,
         partitions=partitions,
         parameters=args.parameters,
+        say=_say,
     )
     return summary(trip)

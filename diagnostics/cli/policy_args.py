@@ -108,20 +108,20 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False
             type=late_arg,
             default=argparse.SUPPRESS,
             metavar="DURATION|unlimited",
-            help="late arrival tolerance, 0s..20d or unlimited; default 5s",
+            help="late arrival tolerance, 0s..20d or unlimited; default 5s (or the --job-definition's)",
         )
         parser.add_argument(
             "--out-of-order",
             type=duration_arg,
             default=argparse.SUPPRESS,
             metavar="DURATION",
-            help="out-of-order tolerance, 0s..20d; default 0s",
+            help="out-of-order tolerance, 0s..20d; default 0s (or the --job-definition's)",
         )
     parser.add_argument(
         "--action",
         choices=[a.value for a in Action],
         default=argparse.SUPPRESS,
-        help="what happens to events outside the tolerances; default adjust",
+        help="what happens to events outside the tolerances; default adjust (or the --job-definition's)",
     )
     parser.add_argument(
         "--no-early-policy",

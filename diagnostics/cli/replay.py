@@ -9,6 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.capture_args import capture_from_args
+from diagnostics.cli.diagnostics_args import add_arguments as add_diagnostics_arguments
+from diagnostics.cli.diagnostics_args import options_from_args
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -20,7 +22,7 @@ from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
 from diagnostics.errors import InputError
-from diagnostics.instrument import cli as instrument_cli
+from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE, write_outputs
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column_arguments(parser)
     add_policy_arguments(parser)
     add_job_arguments(parser)
-    instrument_cli.add_arguments(parser)
+    add_diagnostics_arguments(parser)
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -99,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
             result.outcomes.write_parquet, out / "outcomes.parquet", compression="snappy"
         )
         if not args.outcomes_only:
-            instrument_cli.write_outputs(args, result, out)
-            written += [instrument_cli.DIAGNOSTICS_FILE, instrument_cli.METRICS_FILE]
+            write_outputs(result, out, options_from_args(args))
+            written += [DIAGNOSTICS_FILE, METRICS_FILE]
         summary = {"input": capture.to_dict(), **summarize(result)}
         writing.result()
     if args.json:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
@@ -17,9 +19,13 @@ from diagnostics.cli.policy_args import (
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 
+T = TypeVar("T")
 
-def _listed(kind):
-    def parse(text: str) -> list:
+
+def _listed(kind: Callable[[str], T]) -> Callable[[str], list[T]]:
+    """argparse ``type`` for ``V[,V...]``, each value parsed by ``kind``."""
+
+    def parse(text: str) -> list[T]:
         values = [kind(part.strip()) for part in text.split(",") if part.strip()]
         if not values:
             msg = f"'{text}' lists no value"

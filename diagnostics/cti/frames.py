@@ -19,7 +19,7 @@ import polars as pl
 
 from diagnostics.cti.events import OUTPUT, CtiRecord, Event, EventOutcome, ImportedCti, Shape
 from diagnostics.cti.policy import INFINITY
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.timestamps import UTC_NS, from_ns, to_ns, to_utc
 
 #: Names of the inputs in ``ctis.parquet`` and in messages, by stream index.
@@ -147,10 +147,8 @@ def _shape(columns: CtiColumns, edge: str | None, row: int, label: str) -> Shape
             return Shape.EDGE_START
         if edge == "end":
             if columns.end is None:
-                msg = (
-                    f"{label}: row {row + 1} is an end edge but no end column was given (--end-col)"
-                )
-                raise InputError(msg)
+                msg = f"{label}: row {row + 1} is an end edge but no interval end column was given"
+                raise InputError(msg, Setting.END_COLUMN)
             return Shape.EDGE_END
         msg = f"{label}: edge column '{columns.edge}', row {row + 1}: '{edge}' is not start or end"
         raise InputError(msg)
@@ -197,8 +195,8 @@ def processing_order(
     for index, prepared in enumerate(inputs):
         if not prepared.has_arrival:
             what = "imported CTIs" if imported else "a two-input replay"
-            msg = f"{STREAM_NAMES[index]} input: {what} need an arrival column (--arrival-col) to interleave"
-            raise InputError(msg)
+            msg = f"{STREAM_NAMES[index]} input: {what} need an arrival column to interleave"
+            raise InputError(msg, Setting.ARRIVAL)
     keyed: list[tuple[int, int, int, int, Event | ImportedCti]] = []
     for n, item in enumerate(imported):
         keyed.append((item.arrival_ns or 0, 0, item.stream, n, item))

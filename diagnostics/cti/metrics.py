@@ -21,6 +21,7 @@ from diagnostics.cti.events import OUTPUT, CtiRecord
 from diagnostics.cti.policy import INFINITY
 from diagnostics.durations import MINUTE, SECOND
 from diagnostics.instrument.metrics import metrics_frame
+from diagnostics.scalars import as_int
 
 
 def delay_per_minute(steps: Sequence[tuple[int, int]], close_ns: int) -> list[tuple[int, float]]:
@@ -65,7 +66,7 @@ def cti_metrics(
     events = pl.concat(frames)
     if events.is_empty():
         return None
-    close = int(events["arrival"].dt.epoch("ns").max())  # type: ignore[arg-type]
+    close = as_int(events["arrival"].dt.epoch("ns").max())
     rows: list[tuple[int, int | None, float]] = []
     for stream, partition in [(OUTPUT, None), *((i, i) for i in range(len(outcomes)))]:
         steps = [

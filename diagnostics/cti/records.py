@@ -29,6 +29,7 @@ from diagnostics.instrument.correlation import correlation_id
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.instrument.records import data_error_envelope, data_error_message
 from diagnostics.kinds import ErrorKind
+from diagnostics.scalars import as_int
 
 KIND = ErrorKind.CTI_VIOLATION.value
 
@@ -201,4 +202,4 @@ def suggest_cti_delay_from_outcomes(outcomes: pl.DataFrame, current_delay_ns: in
         pl.col("violation") & (pl.col("latest_cti_origin") == CtiOrigin.GENERATED.value)
     ).select((pl.col("latest_cti").dt.epoch("ns") - checked.dt.epoch("ns")).alias("lag"))["lag"]
     worst = lags.max()
-    return current_delay_ns + int(worst) if worst is not None else current_delay_ns  # type: ignore[arg-type]
+    return current_delay_ns + as_int(worst) if worst is not None else current_delay_ns

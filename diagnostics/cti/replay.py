@@ -23,7 +23,7 @@ from diagnostics.cti.frames import (
     read_imported,
 )
 from diagnostics.cti.policy import CtiPolicy, HoppingWindow, Operator
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,22 +58,22 @@ def replay_cti(
     """
     names = list(labels) if labels is not None else [f"input {i}" for i in range(len(inputs))]
     if (imported is not None or import_other) and not policy.imports:
-        msg = "--cti-import: the CTI policy does not import (internal: policy.imports is false)"
-        raise UsageError(msg)
+        msg = "imported CTIs were given but the CTI policy does not import CTIs"
+        raise UsageError(msg, Setting.CTI_IMPORT)
     if import_other and len(inputs) != 2:
-        msg = (
-            "--cti-import other: only a two-input replay (--cti-join/--cti-union) has another input"
-        )
-        raise UsageError(msg)
+        msg = "CTIs imported from the other input: only a join or a union has another input"
+        raise UsageError(msg, Setting.CTI_IMPORT)
     prepared = [prepare(frame, columns, i, names[i]) for i, frame in enumerate(inputs)]
-    items_imported = read_imported(imported, 0, "--cti-import") if imported is not None else ()
+    items_imported = (
+        read_imported(imported, 0, Setting.CTI_IMPORT.value) if imported is not None else ()
+    )
     # Only the first input imports; a second input generates its own CTIs.
     policies = [policy]
     if len(inputs) == 2:
         own = policy
         if policy.imports and not policy.generates:
-            msg = "the second input of a join/union needs its own CTI frequency (--cti-every)"
-            raise UsageError(msg)
+            msg = "the second input of a join/union needs its own CTI frequency"
+            raise UsageError(msg, Setting.CTI_EVERY)
         if policy.imports:
             own = CtiPolicy(
                 every_events=policy.every_events,

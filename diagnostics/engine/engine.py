@@ -38,7 +38,7 @@ from diagnostics.engine.release import (
     running_max_by_partition,
 )
 from diagnostics.engine.timelines import Timelines
-from diagnostics.errors import EngineStateError, InputError
+from diagnostics.errors import EngineStateError, InputError, Setting
 from diagnostics.timestamps import iso
 
 
@@ -64,7 +64,7 @@ class OrderingEngine:
             raise InputError(msg)
         problem = policy.partition_problem(len(self.partitions))
         if problem is not None:
-            raise InputError(problem)
+            raise InputError(problem, Setting.PARTITION_BY)
         self._late = policy.effective_late_ns
         self._ooo = policy.effective_ooo_ns
         self._early = policy.early_window_ns

@@ -8,7 +8,7 @@ import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.timestamps import to_utc
 
 
@@ -90,6 +90,6 @@ class BatchReader:
         if col is None:
             return pl.repeat(None, batch.height, dtype=pl.Int64, eager=True).alias("__app")
         if col not in batch.columns:
-            msg = f"timestamp column '{col}' (--timestamp-by) is missing (columns: {', '.join(batch.columns)})"
-            raise InputError(msg)
+            msg = f"TIMESTAMP BY column '{col}' is missing (columns: {', '.join(batch.columns)})"
+            raise InputError(msg, Setting.TIMESTAMP_BY)
         return to_utc(batch[col]).dt.epoch("ns").alias("__app")

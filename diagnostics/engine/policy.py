@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from diagnostics.durations import DAY, MINUTE, SECOND, format_duration
-from diagnostics.errors import PolicyError
+from diagnostics.errors import PolicyError, Setting
 
 #: ASA's fixed early-arrival window (spec §2).
 EARLY_WINDOW_NS = 5 * MINUTE
@@ -52,19 +52,19 @@ class OrderingPolicy:
                 f"late-arrival tolerance {format_duration(late)} is out of range: "
                 "it must be 0s to 20 days less one second (1814399s), or unlimited"
             )
-            raise PolicyError(msg)
+            raise PolicyError(msg, Setting.LATE_ARRIVAL)
         if not 0 <= self.out_of_order_ns <= MAX_TOLERANCE_NS:
             msg = (
                 f"out-of-order tolerance {format_duration(self.out_of_order_ns)} is out of "
                 "range: it must be 0s to 20 days less one second (1814399s)"
             )
-            raise PolicyError(msg)
+            raise PolicyError(msg, Setting.OUT_OF_ORDER)
         if not isinstance(self.action, Action):
             object.__setattr__(self, "action", Action(self.action))
         object.__setattr__(self, "over", tuple(self.over))
         if self.over and self.timestamp_by is None:
-            msg = "TIMESTAMP BY ... OVER needs a timestamp column (--timestamp-by)"
-            raise PolicyError(msg)
+            msg = "TIMESTAMP BY ... OVER needs a TIMESTAMP BY column"
+            raise PolicyError(msg, Setting.TIMESTAMP_BY)
 
     @property
     def application_time(self) -> bool:

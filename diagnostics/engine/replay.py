@@ -19,7 +19,8 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine, StagedBatch
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.release import NEG
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
+from diagnostics.scalars import as_int
 from diagnostics.timestamps import to_utc
 
 Progress = Callable[[int, int], None]
@@ -53,18 +54,18 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
             f"partition column '{name}', row {i + 1}: '{events[name][i]}' is not a partition number"
         )
         raise InputError(msg)
-    low, high = values.min(), values.max()
-    if high - low < 65_536:  # type: ignore[operator]
+    low, high = as_int(values.min()), as_int(values.max())
+    if high - low < 65_536:
         seen = np.flatnonzero(np.bincount(values.to_numpy() - low))
-        return tuple(int(v) + int(low) for v in seen)  # type: ignore[arg-type]
+        return tuple(int(v) + low for v in seen)
     return tuple(int(v) for v in values.unique().sort())
 
 
 def declared_partitions(count: int) -> tuple[int, ...]:
     """Partitions 0..count-1, as an Event Hub with ``count`` partitions has."""
     if count < 1:
-        msg = f"--partitions {count}: an input has at least one partition"
-        raise InputError(msg)
+        msg = f"partition count {count}: an input has at least one partition"
+        raise InputError(msg, Setting.PARTITIONS)
     return tuple(range(count))
 
 

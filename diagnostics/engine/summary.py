@@ -9,6 +9,7 @@ import polars as pl
 
 from diagnostics.durations import format_duration
 from diagnostics.engine.replay import ReplayResult
+from diagnostics.scalars import as_datetime, as_int
 
 _PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))
 
@@ -56,8 +57,8 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         "timelines": _distinct(out["timeline"]),
         "counts": {k: int(v) for k, v in counts.items()},
         "output_delay_seconds": delays,
-        "arrival_from": None if out.is_empty() else arrival.min().isoformat(),  # type: ignore[union-attr]
-        "arrival_to": None if out.is_empty() else arrival.max().isoformat(),  # type: ignore[union-attr]
+        "arrival_from": None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
+        "arrival_to": None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
     }
 
 
@@ -66,7 +67,7 @@ def _distinct(ids: pl.Series) -> int:
     values = ids.drop_nulls()
     if values.is_empty():
         return 0
-    if int(values.min()) >= 0 and int(values.max()) < 2**24:  # type: ignore[arg-type]
+    if as_int(values.min()) >= 0 and as_int(values.max()) < 2**24:
         return int(np.count_nonzero(np.bincount(values.to_numpy())))
     return values.n_unique()
 

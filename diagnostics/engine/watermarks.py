@@ -34,6 +34,7 @@ from diagnostics.durations import MINUTE
 from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS
 from diagnostics.engine.release import NEG
 from diagnostics.engine.replay import ReplayResult
+from diagnostics.scalars import as_int
 
 _SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "time": pl.Datetime("ns", "UTC"),
@@ -118,8 +119,8 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
     policy = result.policy
     late, ooo = policy.effective_late_ns, policy.effective_ooo_ns
     arrivals = out["arrival"]
-    tau0 = int(arrivals.dt.epoch("ns").min())  # type: ignore[arg-type]
-    tau_end = max(int(arrivals.dt.epoch("ns").max()), until or 0)  # type: ignore[arg-type]
+    tau0 = as_int(arrivals.dt.epoch("ns").min())
+    tau_end = max(as_int(arrivals.dt.epoch("ns").max()), until or 0)
     # Per partition, its accepted events in processing order (arrival, then input order);
     # one partition at a time (a filter per partition) keeps the peak memory low.
     columns = [

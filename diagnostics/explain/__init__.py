@@ -10,16 +10,24 @@ Public API (the app builds on these names)::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.explain.capture import from_capture
-from diagnostics.explain.evidence import Evidence, from_agg_dir, merge
-from diagnostics.explain.model import Cause, Finding, Report, Suggestion, SuggestionKind
+from diagnostics.explain.evidence import Evidence, from_agg_dir, jobs_in, merge
+from diagnostics.explain.model import (
+    Cause,
+    Finding,
+    Impact,
+    Report,
+    Suggestion,
+    SuggestionKind,
+)
 from diagnostics.explain.rank import diagnose, rank
 from diagnostics.explain.render import render
 
@@ -27,6 +35,7 @@ __all__ = [
     "Cause",
     "Evidence",
     "Finding",
+    "Impact",
     "Report",
     "Suggestion",
     "SuggestionKind",
@@ -54,10 +63,16 @@ def explain(
     one job (an aggregate folder may hold several).
     """
     if agg_dir is None and events is None:
-        msg = "explain needs an aggregate folder or a capture (--events)"
-        raise UsageError(msg)
+        msg = "explain needs an aggregate folder or an event capture"
+        raise UsageError(msg, Setting.CAPTURE)
     evidence: Evidence | None = None
-    if agg_dir is not None:
+    if agg_dir is not None and job is None and events is None:
+        names = jobs_in(Path(agg_dir))
+        if len(names) > 1:  # findings per job (records naming no job form their own group)
+            return _per_job(Path(agg_dir), names, policy)
+        job_name = names[0] if names else None
+        evidence = replace(from_agg_dir(Path(agg_dir), policy), job=job_name)
+    elif agg_dir is not None:
         evidence = from_agg_dir(Path(agg_dir), policy, job)
     if events is not None:
         captured = from_capture(
@@ -68,5 +83,22 @@ def explain(
     return Report(
         findings=diagnose(evidence),
         sources=evidence.sources,
+        policy=policy.describe() if policy else None,
+    )
+
+
+def _per_job(agg_dir: Path, names: list[str], policy: OrderingPolicy | None) -> Report:
+    """One diagnosis per job of a shared aggregate folder, ranked together."""
+    findings = []
+    sources: dict[str, None] = {}
+    for name in [*names, ""]:  # "": the records that name no job
+        evidence = from_agg_dir(agg_dir, policy, name)
+        if not name and not (evidence.kinds or evidence.idle or evidence.total_events):
+            continue
+        sources.update(dict.fromkeys(evidence.sources))
+        findings += diagnose(replace(evidence, job=name or None))
+    return Report(
+        findings=rank(findings),
+        sources=tuple(sources),
         policy=policy.describe() if policy else None,
     )

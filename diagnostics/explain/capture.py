@@ -14,7 +14,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.explain.evidence import Evidence, KindStats, minute_rates
 from diagnostics.explain.keys import analyse_keys, candidate_columns
 from diagnostics.kinds import ErrorKind
@@ -93,11 +93,11 @@ def from_capture(
 ) -> Evidence:
     """Exact evidence from ``events`` replayed under ``policy`` (needs ``TIMESTAMP BY``)."""
     if policy.timestamp_by is None:
-        msg = "--events needs --timestamp-by: without TIMESTAMP BY no ordering rule applies"
-        raise InputError(msg)
+        msg = "an event capture needs a TIMESTAMP BY column: without TIMESTAMP BY no ordering rule applies"
+        raise InputError(msg, Setting.TIMESTAMP_BY)
     if policy.timestamp_by not in events.columns:
-        msg = f"timestamp column '{policy.timestamp_by}' is missing (columns: {', '.join(events.columns)})"
-        raise InputError(msg)
+        msg = f"TIMESTAMP BY column '{policy.timestamp_by}' is missing (columns: {', '.join(events.columns)})"
+        raise InputError(msg, Setting.TIMESTAMP_BY)
     columns = columns or EventColumns()
     result = replay(events, policy, partitions=partitions, columns=columns)
     out = result.outcomes

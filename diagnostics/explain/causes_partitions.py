@@ -4,7 +4,6 @@ for a healthy job. Pure functions of :class:`Evidence`."""
 from __future__ import annotations
 
 from diagnostics.explain import snippets
-from diagnostics.explain.causes_time import DEFAULT_LATE_S
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
 from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
@@ -22,9 +21,14 @@ def idle_partition(evidence: Evidence) -> Finding | None:
     parts = sorted({e["partition_id"] for e in evidence.idle if e["partition_id"] is not None})
     minutes = sum(e["minutes"] or 0 for e in evidence.idle)
     policy = evidence.policy
-    late_ns = policy.late_arrival_ns if policy else DEFAULT_LATE_S * 1_000_000_000
-    hold = None if late_ns is None else late_ns / 1e9 + 5
-    delay = evidence.watermark_delay["max"] if evidence.watermark_delay else hold
+    if policy is None:  # the text's delay is the job's late tolerance, which is not known
+        delay_seconds, delay = 0.0, "unknown: pass --late-arrival or --job-definition"
+    elif policy.late_arrival_ns is None:
+        delay_seconds = float(minutes * 60)
+        delay = "unlimited: output waits until the partition sends again"
+    else:
+        delay_seconds = policy.late_arrival_ns / 1e9
+        delay = f"the late-arrival tolerance: {delay_seconds:g} s"
     merged = policy is None or not policy.partition_by
     suggestions = [snippets.feed_partitions(parts)]
     if merged:
@@ -51,7 +55,8 @@ def idle_partition(evidence: Evidence) -> Finding | None:
         },
         impact={
             "events_affected": 0,
-            "delay_seconds": float(delay) if delay is not None else float(minutes * 60),
+            "delay_seconds": delay_seconds,
+            "delay": delay,
             "effect": "the merged watermark is held back while the partition is silent",
         },
         suggestions=tuple(suggestions),

@@ -17,7 +17,7 @@ import numpy as np
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
-from diagnostics.explain.model import Cause, Finding, Suggestion
+from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
 from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIME_HANDLING, TIMESTAMP_BY
 from diagnostics.kinds import ErrorKind, Severity
 
@@ -71,6 +71,11 @@ def _lateness_evidence(stats: KindStats, sign: float = 1.0) -> dict[str, Any]:
 def _common(stats: KindStats, total: int | None) -> dict[str, Any]:
     return {
         "events": stats.events,
+        **(
+            {"events_are_a_minimum": True, "records_without_count": stats.unknown_counts}
+            if stats.unknown_counts
+            else {}
+        ),
         **({"records": stats.records} if stats.records else {}),
         "share_of_events": _share(stats.events, total),
         "partitions": {str(k): v for k, v in sorted(stats.partitions.items())},
@@ -153,7 +158,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.LATE_ARRIVALS,
         severity=severity_for(stats.events, evidence.total_events, dropped=_dropping(evidence)),
-        title=f"{stats.events:,} events arrived later than the late-arrival tolerance"
+        title=f"{stats.events_text} events arrived later than the late-arrival tolerance"
         + (f" ({current} s)" if current is not None else ""),
         explanation=(
             "An event whose application time is earlier than arrival time − late arrival "
@@ -196,7 +201,7 @@ def early_arrivals(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.EARLY_ARRIVALS,
         severity=severity_for(stats.events, evidence.total_events, dropped=True),
-        title=f"{stats.events:,} events were dropped for arriving more than 5 minutes early",
+        title=f"{stats.events_text} events were dropped for arriving more than 5 minutes early",
         explanation=(
             "An event whose application time is more than 5 minutes after its arrival time is "
             "an EarlyInputEvent and is dropped (the early window is fixed in ASA; "
@@ -239,10 +244,17 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     following = _share_following_late(evidence, stats)
     consequence = following is not None and following >= 0.5
     evidence_out["share_following_late_events"] = following
+    impact: Impact = {
+        "events_affected": stats.events,
+        "delay_seconds": 0.0,
+        "fix_adds_output_delay_seconds": 0 if over is not None else value,
+    }
+    if consequence:
+        impact["consequence_of"] = Cause.LATE_ARRIVALS.value
     return Finding(
         cause=Cause.OUT_OF_ORDER,
         severity=severity_for(stats.events, evidence.total_events, dropped=_dropping(evidence)),
-        title=f"{stats.events:,} events were out of order beyond the out-of-order tolerance",
+        title=f"{stats.events_text} events were out of order beyond the out-of-order tolerance",
         explanation=(
             "An event whose (late-adjusted) time is earlier than the largest time already "
             "accepted on its timeline minus the out-of-order tolerance is an OutOfOrderEvent, "
@@ -264,12 +276,7 @@ def out_of_order(evidence: Evidence) -> Finding | None:
             )
         ),
         evidence=evidence_out,
-        impact={
-            "events_affected": stats.events,
-            "delay_seconds": 0.0,
-            "fix_adds_output_delay_seconds": 0 if over is not None else value,
-            **({"consequence_of": Cause.LATE_ARRIVALS.value} if consequence else {}),
-        },
+        impact=impact,
         suggestions=tuple(suggestions),
         confidence=(0.9 if over is not None else 0.75) * (0.7 if consequence else 1.0),
     )
@@ -373,7 +380,7 @@ def cti_violations(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.CTI_VIOLATIONS,
         severity=severity_for(stats.events, evidence.total_events, dropped=True),
-        title=f"{stats.events:,} events started before the latest CTI (CTI violations)",
+        title=f"{stats.events_text} events started before the latest CTI (CTI violations)",
         explanation=(
             "A CTI at c commits everything before c; an event starting before the latest CTI "
             f"is dropped or adjusted to the CTI by the AdvanceTimePolicy ({CTI}). A larger CTI "

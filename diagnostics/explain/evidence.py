@@ -38,6 +38,17 @@ class KindStats:
     keys: dict[str, int] = field(default_factory=dict)
     per_minute: dict[str, float] = field(default_factory=dict)
     by_minute: dict[int, int] = field(default_factory=dict)
+    #: records that named no count (each counted as one event: ``events`` is then a minimum)
+    unknown_counts: int = 0
+    #: events per input or output name (``Source``)
+    sources: dict[str, int] = field(default_factory=dict)
+    #: events per column the records' messages name (data errors of a payload or an output)
+    columns: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def events_text(self) -> str:
+        """``"1,234"``, or ``"at least 1,234"`` when some records named no count."""
+        return f"at least {self.events:,}" if self.unknown_counts else f"{self.events:,}"
 
     def quantile(self, q: float) -> float | None:
         """Weighted quantile of ``lateness`` (``None`` without values)."""
@@ -79,6 +90,12 @@ class Evidence:
     key_column: str | None = None
     late_ooo_overlap: int | None = None
     time_range: dict[str, str | None] = field(default_factory=dict)
+    #: the job the evidence is about (``None``: one unnamed job, or a capture)
+    job: str | None = None
+    #: largest backlogged input events in one minute (Azure Monitor metrics), if known
+    backlog_max: int | None = None
+    #: diagnostic records read from the logs (data errors and idle notices)
+    log_records: int = 0
 
     def count(self, kind: ErrorKind) -> int:
         """Events of ``kind`` (0 when absent)."""
@@ -100,7 +117,9 @@ def _scan(agg_dir: Path, table: TableName, job: str | None = None) -> pl.DataFra
     except (pl.exceptions.PolarsError, OSError) as exc:
         msg = f"{agg_dir / table}: cannot be read as an aggregate table: {str(exc).splitlines()[0]}"
         raise InputError(msg) from exc
-    if job is not None and "job" in frame.columns:  # job names compare ignoring case
+    if job == "" and "job" in frame.columns:  # the records that name no job
+        frame = frame.filter(pl.col("job").is_null())
+    elif job is not None and "job" in frame.columns:  # job names compare ignoring case
         frame = frame.filter(pl.col("job").str.to_uppercase() == job.upper())
     return frame
 
@@ -125,7 +144,32 @@ def _kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
         minutes = part.group_by(
             pl.coalesce("from_time", "record_time").dt.truncate("1m").alias("m")
         ).agg(pl.col("event_count").fill_null(1).sum())
+        known = (
+            part["count_known"].fill_null(True)
+            if "count_known" in part.columns
+            else pl.Series([True] * part.height)
+        )
+        named = part.filter(pl.col("source").is_not_null()) if "source" in part.columns else None
+        sources = (
+            named.group_by("source").agg(pl.col("event_count").fill_null(1).sum()).sort("source")
+            if named is not None
+            else None
+        )
+        columns: dict[str, int] = {}
+        if "column_name" in part.columns:
+            per_column = (
+                part.filter(pl.col("column_name").is_not_null())
+                .group_by("column_name")
+                .agg(pl.col("event_count").fill_null(1).sum())
+                .sort("column_name")
+            )
+            columns = dict(zip(per_column["column_name"], per_column["event_count"], strict=True))
         kinds[str(kind)] = KindStats(
+            columns=columns,
+            unknown_counts=int((~known).sum()),
+            sources=dict(zip(sources["source"], sources["event_count"], strict=True))
+            if sources is not None
+            else {},
             events=int(part["event_count"].fill_null(1).sum()),
             records=part.height,
             partitions=dict(zip(per_part["partition_id"], per_part["event_count"], strict=True)),
@@ -204,6 +248,39 @@ def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], di
     return total, per_part, delay
 
 
+def _metric_kinds(frame: pl.DataFrame | None) -> tuple[dict[str, KindStats], int | None]:
+    """Late and early events counted by the metrics (for a job with metrics but no data-error
+    logs), and the largest backlog in one minute."""
+    if frame is None or frame.is_empty():
+        return {}, None
+    job = frame.filter(pl.col("partition_id").is_null())
+    rows = job if job.height else frame
+    kinds = {}
+    for column, kind in (
+        ("late_input_events", ErrorKind.LATE),
+        ("early_input_events", ErrorKind.EARLY),
+    ):
+        if column in rows.columns:
+            events = int(rows[column].fill_null(0).sum())
+            if events:
+                kinds[kind.value] = KindStats(events=events, records=0)
+    backlog = None
+    if "backlogged_input_events" in frame.columns:
+        values = frame["backlogged_input_events"].drop_nulls()
+        backlog = int(values.max()) if values.len() else None  # type: ignore[arg-type]
+    return kinds, backlog
+
+
+def jobs_in(agg_dir: Path) -> list[str]:
+    """The job names of an aggregate folder's tables (upper-cased, sorted)."""
+    names: set[str] = set()
+    for table in (TableName.DATA_ERRORS, TableName.PARTITION_IDLE, TableName.METRICS):
+        frame = _scan(agg_dir, table)
+        if frame is not None and "job" in frame.columns:
+            names.update(str(j).upper() for j in frame["job"].drop_nulls().unique().to_list())
+    return sorted(names)
+
+
 def from_agg_dir(
     agg_dir: Path, policy: OrderingPolicy | None = None, job: str | None = None
 ) -> Evidence:
@@ -222,13 +299,17 @@ def from_agg_dir(
         )
         data = errors.filter(pl.col("kind") != ErrorKind.PARTITION_NOT_PROGRESSING.value)
         kinds = _kind_stats(data)
-    total, per_part, delay = _metrics(_scan(agg_dir, TableName.METRICS, job))
+    metrics = _scan(agg_dir, TableName.METRICS, job)
+    total, per_part, delay = _metrics(metrics)
+    from_metrics, backlog = _metric_kinds(metrics)
+    for name, stats in from_metrics.items():
+        kinds.setdefault(name, stats)
     try:
         time_range: dict[str, str | None] = dict(read_summary(agg_dir).get("time_range", {}))
     except (TypeError, ValueError) as exc:
         msg = f"{agg_dir / SUMMARY_FILE}: time_range is not an object ({exc})"
         raise InputError(msg) from exc
-    sources = ["logs"] + (["metrics"] if total is not None else [])
+    sources = ["logs"] + (["metrics"] if total is not None or delay is not None else [])
     return Evidence(
         sources=tuple(sources),
         policy=policy,
@@ -238,6 +319,9 @@ def from_agg_dir(
         partition_events=per_part,
         watermark_delay=delay,
         time_range=time_range,
+        job=job.upper() if job else None,
+        backlog_max=backlog,
+        log_records=0 if errors is None else errors.height,
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from diagnostics.kinds import Severity
 
@@ -28,6 +28,9 @@ class Cause(StrEnum):
     INVALID_TIMESTAMPS = "invalid_timestamps"
     HOT_PARTITION = "hot_partition"
     CTI_VIOLATIONS = "cti_violations"
+    INPUT_DATA_ERRORS = "input_data_errors"
+    OUTPUT_DATA_ERRORS = "output_data_errors"
+    WATERMARK_DELAY = "watermark_delay"
     HEALTHY = "healthy"
 
 
@@ -44,6 +47,8 @@ class SuggestionKind(StrEnum):
     SEPARATE_REPLAY_JOB = "separate_replay_job"
     SCALE_OUT = "scale_out"
     CTI_DELAY = "cti_delay"
+    FIX_INPUT_DATA = "fix_input_data"
+    FIX_OUTPUT_SCHEMA = "fix_output_schema"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,35 @@ class Suggestion:
         }
 
 
+class Impact(TypedDict):
+    """What a finding's cause costs, JSON-ready (keys absent unless the cause sets them).
+
+    ``events_affected``: events adjusted or dropped because of the cause; ``delay_seconds``:
+    output delay it adds (0 when none); ``dropped``: how many of the affected were dropped;
+    ``effect``: what happens to the events, in words; ``fix_adds_output_delay_seconds``: the
+    output delay the suggested fix adds (``None``: it can hold output back indefinitely);
+    ``consequence_of``: the cause (value of :class:`Cause`) this finding follows from;
+    ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
+    affected events are lost (data errors), not moved by a time rule; ``delay``: the delay
+    in words (e.g. unknown without the job's late tolerance).
+    """
+
+    events_affected: int
+    delay_seconds: float
+    dropped: NotRequired[int]
+    effect: NotRequired[str]
+    fix_adds_output_delay_seconds: NotRequired[float | None]
+    consequence_of: NotRequired[str]
+    events_on_hot_partition: NotRequired[int]
+    events_caught: NotRequired[int]
+    lost: NotRequired[bool]
+    delay: NotRequired[str]
+
+
+def _no_impact() -> Impact:
+    return {"events_affected": 0, "delay_seconds": 0.0}
+
+
 def _freeze(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(values))
 
@@ -73,9 +107,9 @@ def _freeze(values: Mapping[str, Any]) -> Mapping[str, Any]:
 class Finding:
     """One diagnosed cause with its evidence, impact and suggested fixes.
 
-    ``impact`` holds at least ``events_affected`` (adjusted or dropped events attributed to
-    the cause) and ``delay_seconds`` (output delay the cause adds, 0 when none); ``score``
-    orders findings of equal severity (larger first).
+    ``impact`` (:class:`Impact`, read-only) holds at least ``events_affected`` (adjusted or
+    dropped events attributed to the cause) and ``delay_seconds`` (output delay the cause
+    adds, 0 when none); ``score`` orders findings of equal severity (larger first).
     """
 
     cause: Cause
@@ -83,9 +117,11 @@ class Finding:
     title: str
     explanation: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
-    impact: Mapping[str, Any] = field(default_factory=dict)
+    impact: Impact = field(default_factory=_no_impact)
     suggestions: tuple[Suggestion, ...] = ()
     confidence: float = 0.5
+    #: the job the finding is about (``None``: one unnamed job, or a capture)
+    job: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -94,6 +130,24 @@ class Finding:
         object.__setattr__(self, "evidence", _freeze(self.evidence))
         object.__setattr__(self, "impact", _freeze(self.impact))
         object.__setattr__(self, "suggestions", tuple(self.suggestions))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle (the app caches reports) through the constructor: the read-only mappings
+        are passed as plain dicts and frozen again."""
+        return (
+            Finding,
+            (
+                self.cause,
+                self.severity,
+                self.title,
+                self.explanation,
+                dict(self.evidence),
+                dict(self.impact),
+                self.suggestions,
+                self.confidence,
+                self.job,
+            ),
+        )
 
     @property
     def score(self) -> float:
@@ -113,6 +167,7 @@ class Finding:
             "impact": _plain(self.impact),
             "suggestions": [s.to_dict() for s in self.suggestions],
             "confidence": round(self.confidence, 2),
+            "job": self.job,
         }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from diagnostics.explain import causes_data as data
 from diagnostics.explain import causes_partitions as parts
 from diagnostics.explain import causes_time as times
 from diagnostics.explain.evidence import Evidence
@@ -26,6 +27,9 @@ DETECTORS = (
     times.cti_violations,
     parts.idle_partition,
     parts.hot_partition,
+    data.input_data_errors,
+    data.output_data_errors,
+    data.watermark_delay,
 )
 
 
@@ -80,4 +84,5 @@ def diagnose(evidence: Evidence) -> list[Finding]:
     """Every finding the evidence supports, ranked; a healthy job gets one info finding."""
     found = _idle_follows_skew([f for f in (detect(evidence) for detect in DETECTORS) if f])
     verdict = parts.healthy(evidence, found)
-    return rank([*found, *([verdict] if verdict else [])])
+    findings = [*found, *([verdict] if verdict else [])]
+    return rank([replace(f, job=evidence.job) for f in findings])

@@ -38,6 +38,14 @@ LABELS = {
     "share": "share",
     "early_by": "early by",
     "sources": "evidence from",
+    "events_by_kind": "events per kind",
+    "records_without_count": "log records without a count (each at least one event)",
+    "events_are_a_minimum": "the event count is a minimum",
+    "events_by_source": "events per input or output",
+    "events_by_column": "events per column named",
+    "asa_page": "ASA's page",
+    "backlogged_input_events_max": "backlogged input events, most in a minute",
+    "late_arrival_tolerance_seconds": "late-arrival tolerance",
 }
 _PERCENT = {"share_of_events", "share_following_late_events", "fair_share", "share"}
 
@@ -130,6 +138,8 @@ SUGGESTION_LABELS = {
     "separate_replay_job": "separate job",
     "scale_out": "scale out",
     "cti_delay": "CTI delay",
+    "fix_input_data": "input format or senders",
+    "fix_output_schema": "query SELECT or output schema",
 }
 
 
@@ -179,14 +189,18 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
     """The impact as one or two sentences."""
     parts: list[str] = []
     affected = impact.get("events_affected")
-    if affected:
+    if affected and impact.get("lost"):  # data errors: lost, not moved by a time rule
+        parts.append(f"{_number(affected)} events lost")
+    elif affected:
         parts.append(f"{_number(affected)} events adjusted or dropped")
     elif affected == 0:
         parts.append("no event adjusted or dropped")
     if impact.get("dropped"):
         parts.append(f"{_number(impact['dropped'])} of them dropped")
     delay = impact.get("delay_seconds")
-    if delay:
+    if impact.get("delay"):  # the delay in words (e.g. unknown without the job's tolerance)
+        parts.append(f"output held back by {impact['delay']}")
+    elif delay:
         parts.append(f"output held back by up to {_seconds(delay)}")
     text = "; ".join(parts).capitalize() + "." if parts else ""
     fix_cost = impact.get("fix_adds_output_delay_seconds")
@@ -208,6 +222,8 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         "events_affected",
         "dropped",
         "delay_seconds",
+        "delay",
+        "lost",
         "fix_adds_output_delay_seconds",
         "consequence_of",
         "effect",

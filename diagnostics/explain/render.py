@@ -26,10 +26,16 @@ class Format(StrEnum):
 _MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
 
 
+def _job(finding: Finding) -> str:
+    """``"Job MYJOB: "`` for a finding about a named job, else nothing."""
+    return f"Job {finding.job}: " if finding.job else ""
+
+
 def text_finding(number: int, finding: Finding) -> list[str]:
     data = finding.to_dict()
     lines = [
-        f"{number}. {_MARK[data['severity']]} {finding.title}  (cause: {cause_label(finding.cause.value)}, "
+        f"{number}. {_MARK[data['severity']]} {_job(finding)}{finding.title}  "
+        f"(cause: {cause_label(finding.cause.value)}, "
         f"confidence {data['confidence']:.0%})"
     ]
     lines += textwrap.wrap(finding.explanation, 96, initial_indent="   ", subsequent_indent="   ")
@@ -73,7 +79,7 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
     for i, finding in enumerate(report.findings, start=1):
         data = finding.to_dict()
         out += [
-            f"{h}# {i}. {finding.title}",
+            f"{h}# {i}. {_job(finding)}{finding.title}",
             "",
             f"**{data['severity']}** · cause: {cause_label(data['cause'])} · confidence {data['confidence']:.0%}",
             "",

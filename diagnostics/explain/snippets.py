@@ -128,7 +128,7 @@ def cti_delay(seconds: float | None) -> Suggestion:
         return Suggestion(
             SuggestionKind.CTI_DELAY,
             None,
-            "Raise the CTI delay of AdvanceTimeGenerationSettings; orderdoc replay --cti-* "
+            "Raise the CTI delay of AdvanceTimeGenerationSettings; orderdoc cti "
             "computes the smallest delay that avoids every violation",
         )
     return Suggestion(

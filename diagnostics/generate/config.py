@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from diagnostics.durations import HOUR, MINUTE
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 
 #: Upper bounds that keep one capture within memory (10M events take about 2 GB).
 MAX_EVENTS = 50_000_000
@@ -79,27 +79,27 @@ class GenerateConfig:
 
     def __post_init__(self) -> None:
         if not 1 <= self.events <= MAX_EVENTS:
-            msg = f"--events {self.events}: must be 1 to {MAX_EVENTS}"
-            raise UsageError(msg)
+            msg = f"number of events {self.events}: must be 1 to {MAX_EVENTS}"
+            raise UsageError(msg, Setting.EVENT_COUNT)
         if not 1 <= self.partitions <= MAX_PARTITIONS:
-            msg = f"--partitions {self.partitions}: must be 1 to {MAX_PARTITIONS}"
-            raise UsageError(msg)
+            msg = f"partition count {self.partitions}: must be 1 to {MAX_PARTITIONS}"
+            raise UsageError(msg, Setting.PARTITIONS)
         if not 1_000 <= self.duration_ms <= 366 * 86_400_000:
-            msg = f"--duration {self.duration_ms} ms: must be 1s to 366 days"
-            raise UsageError(msg)
+            msg = f"duration {self.duration_ms} ms: must be 1s to 366 days"
+            raise UsageError(msg, Setting.DURATION)
         if self.seed < 0:
-            msg = f"--seed {self.seed}: must be zero or positive"
-            raise UsageError(msg)
+            msg = f"seed {self.seed}: must be zero or positive"
+            raise UsageError(msg, Setting.SEED)
 
     def check(self, scenario: Scenario) -> None:
         """Raise :class:`UsageError` if ``scenario`` cannot show its cause with these settings."""
         needs_two = (Scenario.IDLE_PARTITION, Scenario.HOT_PARTITION)
         if scenario in needs_two and self.partitions < 2:
-            msg = f"--partitions {self.partitions}: scenario {scenario} needs at least 2"
-            raise UsageError(msg)
+            msg = f"partition count {self.partitions}: scenario {scenario} needs at least 2"
+            raise UsageError(msg, Setting.PARTITIONS)
         if scenario == Scenario.IDLE_PARTITION and self.duration_ms * 1_000_000 < 20 * MINUTE:
             msg = (
-                f"--duration {self.duration_ms // 1000}s: scenario idle_partition needs at "
+                f"duration {self.duration_ms // 1000}s: scenario idle_partition needs at "
                 "least 20m so that the idle gap outlasts the 5-minute notice interval"
             )
-            raise UsageError(msg)
+            raise UsageError(msg, Setting.DURATION)

@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from diagnostics.captures.capture_writer import write_capture_folder
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.generate.config import GenerateConfig, Scenario
 from diagnostics.generate.scenarios import build
 
@@ -90,10 +90,10 @@ def output_format(path: Path) -> tuple[str, bool]:
     kind = FORMATS.get(ext[0])
     if kind is None or (gz and kind == "parquet"):
         msg = (
-            f"--out {path}: unknown output type; use .parquet, .csv or .jsonl "
+            f"output path {path}: unknown output type; use .parquet, .csv or .jsonl "
             "(.csv and .jsonl may end in .gz)"
         )
-        raise UsageError(msg)
+        raise UsageError(msg, Setting.OUTPUT)
     return kind, gz
 
 
@@ -102,8 +102,8 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
     path = Path(path)
     kind, gz = output_format(path)
     if not path.parent.is_dir():
-        msg = f"--out {path}: folder {path.parent} does not exist"
-        raise UsageError(msg)
+        msg = f"output path {path}: folder {path.parent} does not exist"
+        raise UsageError(msg, Setting.OUTPUT)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         if kind == "parquet":
@@ -130,8 +130,8 @@ def write_capture(frame: pl.DataFrame, path: Path) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        msg = f"--out {path}: cannot write: {exc.strerror or exc}"
-        raise UsageError(msg) from exc
+        msg = f"output path {path}: cannot write: {exc.strerror or exc}"
+        raise UsageError(msg, Setting.OUTPUT) from exc
 
 
 def write_capture_avro(frame: pl.DataFrame, out: Path, *, eventhub: str = "events") -> list[Path]:
@@ -139,11 +139,11 @@ def write_capture_avro(frame: pl.DataFrame, out: Path, *, eventhub: str = "event
     namespace ``orderdoc``; built in a temporary folder and renamed into place."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        msg = f"--out {out}: exists and is not an empty folder"
-        raise UsageError(msg)
+        msg = f"output path {out}: exists and is not an empty folder"
+        raise UsageError(msg, Setting.OUTPUT)
     if not out.parent.is_dir():
-        msg = f"--out {out}: folder {out.parent} does not exist"
-        raise UsageError(msg)
+        msg = f"output path {out}: folder {out.parent} does not exist"
+        raise UsageError(msg, Setting.OUTPUT)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -153,6 +153,6 @@ def write_capture_avro(frame: pl.DataFrame, out: Path, *, eventhub: str = "event
         os.replace(tmp, out)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        msg = f"--out {out}: cannot write: {exc.strerror or exc}"
-        raise UsageError(msg) from exc
+        msg = f"output path {out}: cannot write: {exc.strerror or exc}"
+        raise UsageError(msg, Setting.OUTPUT) from exc
     return [out / p.relative_to(tmp) for p in written]

@@ -2,7 +2,8 @@
 
 :func:`~diagnostics.instrument.run.instrument` turns an engine outcomes frame into ASA resource-log
 (or activity-log) records, ``InputPartitionNotProgressing`` notices and the ``metrics.parquet``
-table; :mod:`~diagnostics.instrument.cli` wires it into ``orderdoc replay``. See
+table; :func:`~diagnostics.instrument.outputs.write_outputs` writes them for a finished replay
+(``orderdoc replay``, the demo). See
 ``docs/diagnostics.md`` for the records written.
 """
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from diagnostics.durations import MINUTE
+from diagnostics.scalars import as_int
 
 COUNT_COLUMNS: tuple[str, ...] = (
     "InputEvents",
@@ -68,7 +69,7 @@ def metrics_frame(
     )
     counts = pl.concat([per_partition, per_job.select(per_partition.columns)])
 
-    first, last = int(per_partition["minute"].min()), int(per_partition["minute"].max())  # type: ignore[arg-type]
+    first, last = as_int(per_partition["minute"].min()), as_int(per_partition["minute"].max())
     minutes = pl.DataFrame({"minute": pl.int_range(first, last + 1, MINUTE, eager=True)})
     keys = sorted(set(per_partition["key"].unique().to_list()) | {int(p) for p in partitions or ()})
     grid = minutes.join(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from diagnostics.durations import MINUTE
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 
 #: The fixed part of the resource id ASA writes (upper case, as ASA writes it); the job name
 #: is appended as given so that it matches the ``job`` column of ``metrics.parquet``.
@@ -46,16 +46,19 @@ class InstrumentOptions:
     key_columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("error_window_ns", "idle_notice_ns"):
+        for name, setting in (
+            ("error_window_ns", Setting.ERROR_WINDOW),
+            ("idle_notice_ns", Setting.IDLE_NOTICE),
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
-                msg = f"{name} must be a positive duration in nanoseconds, got {value!r}"
-                raise UsageError(msg)
-        for name in ("job", "source"):
+                msg = f"{setting} must be a positive duration in nanoseconds, got {value!r}"
+                raise UsageError(msg, setting)
+        for name, setting in (("job", Setting.JOB), ("source", Setting.SOURCE)):
             value = getattr(self, name)
             if not value or "/" in value or value != value.strip():
-                msg = f"{name} name {value!r} must be non-empty, without '/' or edge spaces"
-                raise UsageError(msg)
+                msg = f"{setting} {value!r} must be non-empty, without '/' or edge spaces"
+                raise UsageError(msg, setting)
         if not isinstance(self.log_format, LogFormat):
             object.__setattr__(self, "log_format", LogFormat(self.log_format))
 

@@ -216,6 +216,9 @@ def read_job_definition(path: Path | str, parameters: Path | str | None = None) 
     path = Path(path)
     data = _load_json(path, "--job-definition")
     shape, props_path = _locate(path, data)
+    if parameters and shape is not Shape.ARM_TEMPLATE:
+        msg = f"--parameters {parameters}: {path} is {shape.value} JSON, not an ARM template; parameters apply to templates only"
+        raise InputError(msg)
     values = read_parameters(Path(parameters)) if parameters else {}
     resolve = _Resolver(path, data, values) if shape is Shape.ARM_TEMPLATE else None
     props = get_path(data, props_path)

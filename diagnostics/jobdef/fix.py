@@ -55,6 +55,8 @@ class Fix:
     before: Outcome | None = None
     after: Outcome | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: each change applied in turn, with the capture replayed after it
+    steps: tuple[tuple[str, Outcome], ...] = ()
 
     @property
     def late_seconds(self) -> int | None:
@@ -216,12 +218,23 @@ def _outcome_rows(fix: Fix) -> list[str]:
     return out
 
 
+def _input_line(fix: Fix) -> str:
+    """``Input telemetry: Stream (Microsoft.ServiceBus/EventHub), read once in step Readings.``"""
+    job = fix.job
+    kind = job.input.kind + (f" ({job.input.source})" if job.input.source else "")
+    steps = sorted({r.step for r in job.reads if r.step})
+    where = f", in step(s) {', '.join(steps)}" if steps else ""
+    return f"Input {job.input.name}: {kind}; the query reads it {len(job.reads)} time(s){where}."
+
+
 def fix_markdown(fix: Fix, definition_file: str) -> str:
     """FIX.md: before/after settings, the measured effect, the query diff, how to apply."""
     d = fix.job.definition
     before = fix.job.policy
     out = [
         f"# Fix for {fix.job.describe_source()}",
+        "",
+        _input_line(fix),
         "",
         "| setting | before | after |",
         "|---|---|---|",
@@ -242,6 +255,22 @@ def fix_markdown(fix: Fix, definition_file: str) -> str:
         "",
         *_outcome_rows(fix),
     ]
+    if fix.steps and fix.before is not None:
+        out += [
+            "## What each change costs and gains",
+            "",
+            "Each change applied on top of the ones above it, the capture replayed after it:",
+            "",
+            "| change | late | out of order | held back | output delay p95 |",
+            "|---|---:|---:|---:|---:|",
+            f"| (the job as it is) | {fix.before.late} | {fix.before.out_of_order} | "
+            f"{fix.before.held_back} | {fix.before.delay_p95_s:g} s |",
+        ]
+        out += [
+            f"| {change} | {o.late} | {o.out_of_order} | {o.held_back} | {o.delay_p95_s:g} s |"
+            for change, o in fix.steps
+        ]
+        out.append("")
     if fix.advice:
         out += [
             "## Also do (no setting can do it for you)",

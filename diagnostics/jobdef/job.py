@@ -6,11 +6,13 @@ The settings come from the job's properties (tolerances, Adjust/Drop) and from t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError
+from diagnostics.explain.model import Finding, Suggestion
 from diagnostics.jobdef.definition import JobDefinition, JobInput
 from diagnostics.jobdef.query import ParsedQuery, SourceRef, parse_query
 
@@ -27,11 +29,11 @@ class JobPolicy:
     partition_count: int | None
 
     def describe_source(self) -> str:
-        """``job NAME (ARM template FILE), input NAME``."""
-        job = f"job {self.definition.name}" if self.definition.name else "the job"
-        return (
-            f"{job} ({self.definition.shape.value} {self.definition.path}), input {self.input.name}"
-        )
+        """``job NAME (arm-template FILE, compatibility level 1.2), input NAME``."""
+        d = self.definition
+        job = f"job {d.name}" if d.name else "the job"
+        level = f", compatibility level {d.compatibility_level}" if d.compatibility_level else ""
+        return f"{job} ({d.shape.value} {d.path}{level}), input {self.input.name}"
 
 
 def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
@@ -88,7 +90,11 @@ def job_policy(
     """The policy of the chosen input. ``timestamp_override``: the caller gives the
     ``TIMESTAMP BY`` column itself, so conflicting or unsupported clauses are no error."""
     chosen = choose_input(definition, input_name)
-    parsed = parse_query(definition.query) if definition.query is not None else None
+    try:
+        parsed = parse_query(definition.query) if definition.query is not None else None
+    except InputError as exc:
+        msg = f"{definition.path}: {exc}"
+        raise InputError(msg) from exc
     reads = parsed.reads(chosen.name) if parsed else []
     ref = None if timestamp_override else _one_timestamp(definition, chosen, reads)
     partition_by = any((r.partition_by or "").lower() == "partitionid" for r in reads)
@@ -110,3 +116,19 @@ def job_policy(
         policy=policy,
         partition_count=max(counts) if counts else None,
     )
+
+
+def name_the_input(findings: Sequence[Finding], name: str) -> list[Finding]:
+    """The findings with query suggestions naming the job's input (``FROM telemetry ...``)
+    instead of the placeholder ``input``; everything else as it was."""
+    from diagnostics.jobdef.rewrite import identifier
+
+    placeholder = "FROM input "
+    named = f"FROM {identifier(name)} "
+
+    def rename(s: Suggestion) -> Suggestion:
+        if s.snippet.startswith(placeholder):
+            return replace(s, snippet=named + s.snippet.removeprefix(placeholder))
+        return s
+
+    return [replace(f, suggestions=tuple(rename(s) for s in f.suggestions)) for f in findings]

@@ -9,14 +9,14 @@ setting can carry (fix a sender's clock, feed an idle partition) become advice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
 import polars as pl
 
 from diagnostics.captures.reader import Capture
-from diagnostics.durations import SECOND
+from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
@@ -131,6 +131,33 @@ def _candidates(current: OrderingPolicy, wanted: dict[str, object]) -> list[Orde
     return unique
 
 
+def _steps(current: OrderingPolicy, chosen: OrderingPolicy) -> list[tuple[str, OrderingPolicy]]:
+    """The changes from ``current`` to ``chosen`` applied one after the other, in words
+    (PARTITION BY before OVER: ASA needs it for OVER on a multi-partition input)."""
+    steps: list[tuple[str, OrderingPolicy]] = []
+    policy = current
+    if chosen.late_arrival_ns != policy.late_arrival_ns:
+        policy = replace(policy, late_arrival_ns=chosen.late_arrival_ns)
+        late = chosen.late_arrival_ns
+        shown = "unlimited" if late is None else format_duration(late)
+        steps.append((f"Events that arrive late: {shown}", policy))
+    if chosen.out_of_order_ns != policy.out_of_order_ns:
+        policy = replace(policy, out_of_order_ns=chosen.out_of_order_ns)
+        steps.append((f"Out of order events: {format_duration(chosen.out_of_order_ns)}", policy))
+    if chosen.action != policy.action:
+        policy = replace(policy, action=chosen.action)
+        steps.append((f"Handle other events: {chosen.action.value.capitalize()}", policy))
+    if chosen.partition_by != policy.partition_by:
+        policy = replace(policy, partition_by=chosen.partition_by)
+        steps.append(("PARTITION BY PartitionId", policy))
+    if chosen.over != policy.over:
+        policy = replace(policy, over=chosen.over)
+        steps.append((f"TIMESTAMP BY ... OVER {', '.join(chosen.over)}", policy))
+    if chosen.timestamp_by != policy.timestamp_by:
+        steps.append((f"TIMESTAMP BY {chosen.timestamp_by}", chosen))
+    return steps
+
+
 def plan_fix(
     job: JobPolicy,
     findings: Sequence[Finding],
@@ -139,10 +166,11 @@ def plan_fix(
     events: Events | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> Fix:
     """The corrected job for ``findings`` (``current``: the policy in force, default the
     definition's). With ``events``, candidates are replayed and the best one is kept, with
-    the before/after counts."""
+    the before/after counts; ``say`` hears which replay runs."""
     current = current or job.policy
     wanted, reasons, advice = _wanted(findings)
     candidates = _candidates(current, wanted) if current.application_time else []
@@ -152,10 +180,17 @@ def plan_fix(
     chosen = candidates[0] if candidates else current
     before = after = None
     if events is not None and current.application_time:
+        total = len(candidates) + 1
+        if say:
+            say(f"fix: replaying the capture under the job as it is (1/{total})")
         before = measure(events, current, columns=columns, partitions=partitions)
-        scored = [
-            (measure(events, p, columns=columns, partitions=partitions), p) for p in candidates
-        ]
+        scored = []
+        for n, candidate in enumerate(candidates, start=2):
+            if say:
+                say(f"fix: replaying candidate {n}/{total}: {candidate.describe()}")
+            scored.append(
+                (measure(events, candidate, columns=columns, partitions=partitions), candidate)
+            )
         good = [
             (o, p)
             for o, p in scored
@@ -173,6 +208,12 @@ def plan_fix(
                 )
     if chosen == current:
         reasons = []
+    steps: list[tuple[str, Outcome]] = []
+    if events is not None and chosen != current:
+        for change, policy in _steps(current, chosen):
+            if say:
+                say(f"fix: replaying with {change}")
+            steps.append((change, measure(events, policy, columns=columns, partitions=partitions)))
     return Fix(
         job=job,
         policy=chosen,
@@ -182,4 +223,5 @@ def plan_fix(
         before=before,
         after=after,
         notes=tuple(notes),
+        steps=tuple(steps),
     )

@@ -3,7 +3,7 @@ the capture under it, so that the before/after a user is shown is that of the fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,11 +36,19 @@ def fix_and_verify(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     parameters: Path | str | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> RoundTrip:
-    """Plan, write into ``out_dir``, read back, replay (with ``events``)."""
+    """Plan, write into ``out_dir``, read back, replay (with ``events``); ``say`` hears
+    which replay runs."""
     current = current or job.policy
     fix = plan_fix(
-        job, findings, current=current, events=events, columns=columns, partitions=partitions
+        job,
+        findings,
+        current=current,
+        events=events,
+        columns=columns,
+        partitions=partitions,
+        say=say,
     )
     written = write_fix(fix, out_dir)
     back = read_job_definition(written["definition"], parameters)
@@ -50,6 +58,8 @@ def fix_and_verify(
         again = replace(again, policy=replace(again.policy, timestamp_by=current.timestamp_by))
     after = None
     if events is not None and again.policy.application_time:
+        if say:
+            say("fix: replaying the capture under the written definition")
         policy = replace(again.policy, early_policy=current.early_policy)
         after = measure(events, policy, columns=columns, partitions=partitions)
     return RoundTrip(fix=fix, written=written, replayed=again, after=after)

@@ -36,6 +36,8 @@ _IDLE = re.compile(
     r"Input Partition \[(?P<partition>\d+)\] does not have additional data for more than "
     r"\[(?P<minutes>\d+)\] minute"
 )
+#: A column named in quotes or brackets: ``the column 'DeviceName'``, ``column [Temp]``.
+_COLUMN = re.compile(r"\bcolumn\s*(?:name\s*)?:?\s*['\"\[](?P<column>[^'\"\]]{1,128})['\"\]]", re.I)
 _RESOURCE_NAME = re.compile(r"Resource Name: (?P<job>[^|]*?)\s*\|")
 _FIRST_OCCURRED = re.compile(r"First Occurred: (?P<first>[^|]*?)\s*\|")
 
@@ -110,6 +112,12 @@ def parse_idle(text: str) -> IdleText | None:
     if match is None:
         return None
     return IdleText(partition_id=int(match["partition"]), minutes=int(match["minutes"]))
+
+
+def parse_column(text: str) -> str | None:
+    """The column a data-error message names (``... the column 'DeviceName' ...``), or ``None``."""
+    match = _COLUMN.search(text)
+    return match["column"] if match else None
 
 
 def parse_resource_name(text: str) -> str | None:

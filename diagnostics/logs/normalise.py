@@ -305,6 +305,9 @@ def _record(
             correlation_id=envelope.text("correlationid")
             or props.text("correlationid")
             or extras.text("correlationid"),
+            column_name=None
+            if kind == _IDLE
+            else messages.parse_column(brief) or messages.parse_column(message),
             source_file=source_file,
             source_line=source_line,
         )

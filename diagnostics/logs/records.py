@@ -62,6 +62,7 @@ class DataError(NamedTuple):
     idle_minutes: int | None
     level: str | None
     correlation_id: str | None
+    column_name: str | None
     source_file: str
     source_line: int
 

@@ -1,8 +1,9 @@
 """The demo pipeline: generate → replay → aggregate → explain → alerts → what-if, per scenario.
 
-Everything goes through the same code paths as the commands (``orderdoc generate`` and
-``orderdoc replay`` in-process, the aggregation, :func:`diagnostics.explain.explain`, the
-rules pack, :func:`diagnostics.whatif.sweep`), with the settings of the bundled samples
+Everything goes through the library functions the commands use (the generator, the capture
+reader, the engine's replay and the instrumented outputs, the aggregation,
+:func:`diagnostics.explain.explain`, the rules pack, :func:`diagnostics.whatif.sweep`), with
+the settings of the bundled samples
 (``sample_logs/scenarios``: 2000 events, 4 partitions, 30 minutes, seed 7, ASA's default
 policy), so the demo's captures equal the bundled ones byte for byte.
 
@@ -15,8 +16,6 @@ opens), ``<scenario>/explain.json``, ``<scenario>/alerts.jsonl``, ``<scenario>/w
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,15 +25,18 @@ from typing import Any
 import polars as pl
 
 from diagnostics.aggregates import write_tables
-from diagnostics.captures.reader import read_capture
-from diagnostics.durations import SECOND
+from diagnostics.captures.reader import Capture, read_capture
+from diagnostics.durations import MS, SECOND, parse_duration
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import OrderdocError
+from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.explain import Report, explain
-from diagnostics.generate import Scenario
+from diagnostics.generate import GenerateConfig, Scenario, generate, write_capture
+from diagnostics.instrument import InstrumentOptions
+from diagnostics.instrument.outputs import write_outputs as write_replay_outputs
 from diagnostics.jobdef import job_policy, read_job_definition
 from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
+from diagnostics.resources import samples_dir
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
 EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
@@ -67,14 +69,30 @@ class ScenarioRun:
     fix: RoundTrip | None = None
 
 
-def _orderdoc(argv: list[str]) -> None:
-    from diagnostics.cli import main
+def write_capture_file(scenario: str, capture: Path) -> pl.DataFrame:
+    """Generate ``scenario`` with the demo's settings and write it to ``capture``."""
+    config = GenerateConfig(
+        events=EVENTS,
+        partitions=PARTITIONS,
+        duration_ms=parse_duration(DURATION) // MS,
+        seed=SEED,
+    )
+    frame = generate(scenario, config)
+    write_capture(frame, capture)
+    return frame
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = main(argv)
-    if code != 0:
-        msg = f"orderdoc {' '.join(argv)} failed with exit code {code}"
-        raise OrderdocError(msg)
+
+def replay_capture(source: Capture, out: Path, job: str) -> ReplayResult:
+    """Replay ``source`` under :data:`POLICY` on :data:`PARTITIONS` partitions and write
+    ``outcomes.parquet``, ``diagnostics.jsonl`` and ``metrics.parquet`` into ``out``."""
+    events, policy = source.apply(POLICY)
+    result = replay(
+        events, policy, partitions=declared_partitions(PARTITIONS), columns=source.columns
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    result.outcomes.write_parquet(out / "outcomes.parquet", compression="snappy")
+    write_replay_outputs(result, out, InstrumentOptions(job=job, source=SOURCE))
+    return result
 
 
 def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> dict[str, Any]:
@@ -84,16 +102,21 @@ def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> d
     return tables.summary
 
 
-def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> None:
-    _orderdoc(["aggregate", *map(str, logs), *map(str, metrics), "--out", str(out)])
+def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path, say: Say) -> None:
+    from diagnostics.logs.inputs import expand_inputs
+    from diagnostics.spark.session import SparkTarget, aggregate_on
+
+    files = expand_inputs([str(p) for p in (*logs, *metrics)])
+    aggregate_on(SparkTarget(), files, out, progress=lambda message: say(f"  spark: {message}"))
 
 
-#: The bundled job definitions (one per scenario, in the three shapes).
-JOBS_DIR = Path(__file__).resolve().parents[2] / "sample_logs" / "jobs"
-
-
-def job_definition_for(scenario: str, jobs_dir: Path = JOBS_DIR) -> Path | None:
-    """``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+def job_definition_for(scenario: str, jobs_dir: Path | None = None) -> Path | None:
+    """The bundled ``sample_logs/jobs/<scenario>.<shape>.json``, if there is one."""
+    if jobs_dir is None:
+        samples = samples_dir()
+        if samples is None:
+            return None
+        jobs_dir = samples / "jobs"
     found = sorted(
         p for p in jobs_dir.glob(f"{scenario}.*.json") if not p.name.endswith(".parameters.json")
     )
@@ -113,25 +136,18 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     folder.mkdir(parents=True, exist_ok=True)
     capture = folder / "capture.csv"
     say(f"[{scenario}] generate -> {capture}")
-    _orderdoc(
-        ["generate", scenario, "--out", str(capture), "--events", str(EVENTS),
-         "--partitions", str(PARTITIONS), "--duration", DURATION, "--seed", str(SEED)]
-    )  # fmt: skip
+    write_capture_file(scenario, capture)
     replay_dir = folder / "replay"
     say(f"[{scenario}] replay (TIMESTAMP BY event_time, late 5s, out-of-order 0s, adjust)")
-    _orderdoc(
-        ["replay", str(capture), "--out", str(replay_dir), "--timestamp-by", "event_time",
-         "--partitions", str(PARTITIONS), "--job", f"sample-{scenario.replace('_', '-')}",
-         "--source", SOURCE]
-    )  # fmt: skip
+    read = read_capture(capture)  # the reader every command uses (renames, column detection)
+    replay_capture(read, replay_dir, f"sample-{scenario.replace('_', '-')}")
     agg_dir = folder / "agg"
     logs, metrics = [replay_dir / "diagnostics.jsonl"], [replay_dir / "metrics.parquet"]
     say(f"[{scenario}] aggregate ({'Spark' if spark else 'polars reference'}) -> {agg_dir}")
     if spark:
-        _aggregate_spark(logs, metrics, agg_dir)
+        _aggregate_spark(logs, metrics, agg_dir, say)
     else:
         write_agg_dir(logs, metrics, agg_dir)
-    read = read_capture(capture)  # the reader every command uses (renames, column detection)
     events, policy = read.apply(POLICY)
     partitions = tuple(range(PARTITIONS))
     say(f"[{scenario}] explain (logs only, then with the capture)")

@@ -43,9 +43,9 @@ def summary_rows(runs: Sequence[ScenarioRun]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "scenario": run.scenario,
-                "top cause": top.cause.value if top else "-",
+                "top cause": cause_label(top.cause.value) if top else "-",
                 "severity": top.severity.value if top else "-",
-                "top cause (logs only)": logs_top.cause.value if logs_top else "-",
+                "top cause (logs only)": cause_label(logs_top.cause.value) if logs_top else "-",
                 "first suggestion": _best(run),
                 "alerts": len(run.alerts),
                 "aggregate folder": str(run.agg_dir),
@@ -96,7 +96,7 @@ def to_markdown_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
         "|---|---|---|---|---|---|",
     ]
     out += [
-        f"| {r['scenario']} | {r['severity']} | `{r['top cause']}` | `{r['top cause (logs only)']}` "
+        f"| {r['scenario']} | {r['severity']} | {r['top cause']} | {r['top cause (logs only)']} "
         f"| `{r['first suggestion']}` | {r['alerts']} |"
         for r in rows
     ]

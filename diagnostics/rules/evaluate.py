@@ -27,7 +27,7 @@ import polars as pl
 
 from diagnostics.aggregates import read_summary, table_files
 from diagnostics.durations import SECOND
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.rules.dense import RunRow, dense_ok, dense_runs
 from diagnostics.rules.loader import STEP_NS
 from diagnostics.rules.model import (
@@ -345,8 +345,8 @@ def _summary_end(root: Path) -> datetime:
         text = read_summary(root)["time_range"]["to"]
         moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except (KeyError, TypeError, ValueError) as exc:
-        msg = f"{root}: no timed table and no summary.json time_range.to; pass --now"
-        raise InputError(msg) from exc
+        msg = f"{root}: no timed table and no summary.json time_range.to; give the evaluation time"
+        raise InputError(msg, Setting.EVALUATION_TIME) from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

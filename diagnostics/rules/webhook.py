@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from diagnostics.errors import OrderdocError, UsageError
+from diagnostics.errors import OrderdocError, Setting, UsageError
 from diagnostics.rules.model import Alert, AlertState, iso
 
 ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's endsAt of an alert still firing
@@ -50,8 +50,8 @@ def check_url(url: str) -> str:
     """Accept an ``http``/``https`` URL with a host; raise :class:`UsageError` otherwise."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        msg = f"--webhook '{url}' is not an http(s) URL with a host"
-        raise UsageError(msg)
+        msg = f"webhook URL '{url}' is not an http(s) URL with a host"
+        raise UsageError(msg, Setting.WEBHOOK)
     return url
 
 
@@ -129,7 +129,7 @@ def post_json(
         except urllib.error.HTTPError as exc:
             last = f"HTTP {exc.code} {exc.reason}"
             if exc.code not in RETRY_STATUSES:
-                msg = f"--webhook {url}: refused with {last} (not retried)"
+                msg = f"webhook URL {url}: refused with {last} (not retried)"
                 raise DeliveryError(msg) from exc
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
@@ -137,7 +137,7 @@ def post_json(
         if attempt < policy.attempts:
             sleep(delay)
             delay *= 2
-    msg = f"--webhook {url}: delivery failed after {policy.attempts} attempt(s): {last}"
+    msg = f"webhook URL {url}: delivery failed after {policy.attempts} attempt(s): {last}"
     raise DeliveryError(msg)
 
 

@@ -35,6 +35,8 @@ from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import metrics_file_batches, parse_path_batches
 from diagnostics.logs.inputs import InputFiles
+from diagnostics.logs.metrics import read_metrics
+from diagnostics.logs.reader import PARQUET_MAGIC
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
 from diagnostics.spark import schemas
 
@@ -75,6 +77,17 @@ def parse_records(files: DataFrame) -> DataFrame:
 def parse_metrics(files: DataFrame) -> DataFrame:
     """Engine metrics rows of ``metrics.parquet`` files (schema :data:`schemas.METRICS`)."""
     return files.mapInArrow(metrics_file_batches, schemas.METRICS)
+
+
+def check_metrics_exports(paths: Sequence[str]) -> None:
+    """Read the Azure Monitor exports among ``paths`` once on the driver (they are small), so
+    that one that cannot be read is an :class:`InputError` naming it, as in the in-process
+    aggregation, instead of a file the tasks skip."""
+    for path in paths:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+        if head != PARQUET_MAGIC:
+            read_metrics(Path(path).read_bytes(), path)
 
 
 def with_date(column: str) -> Callable[[DataFrame], DataFrame]:
@@ -235,6 +248,7 @@ def run_aggregate(
         (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
     ]  # fmt: skip
     if files.metrics:
+        check_metrics_exports(files.metrics)
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
         steps.append((TableName.METRICS, metrics.transform(metrics_table)))
     else:  # no stale metrics from an earlier run into the same folder

@@ -1,24 +1,31 @@
-"""Building the Spark session from ``--master`` / ``--remote`` / the embedded default.
+"""Building the Spark session from a Spark Connect URL, a master URL or the embedded default,
+and running the aggregation job on it (:func:`aggregate_on`).
 
-Precedence: ``--remote sc://host:port`` (Spark Connect) > ``--master URL`` > running under
+Precedence: a Spark Connect URL ``sc://host:port`` > a master URL > running under
 ``spark-submit`` (its master is kept) > :data:`DEFAULT_MASTER`. The job code never names a
 master; only this module knows the default.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from diagnostics.logs.inputs import InputFiles
+    from diagnostics.spark.job import AggregateResult
 
 DEFAULT_MASTER = "local[*]"
 MIN_JAVA = 17
@@ -49,17 +56,17 @@ class SparkTarget:
 
     def __post_init__(self) -> None:
         if self.master and self.remote:
-            msg = "--master and --remote: give one of them, not both"
-            raise UsageError(msg)
+            msg = "a Spark master and a Spark Connect URL: give one of them, not both"
+            raise UsageError(msg, Setting.SPARK_REMOTE)
         if self.remote is not None and not self.remote.startswith("sc://"):
-            msg = f"--remote: {self.remote!r} is not a Spark Connect URL (sc://host:port)"
-            raise UsageError(msg)
+            msg = f"Spark Connect URL {self.remote!r} is not of the form sc://host:port"
+            raise UsageError(msg, Setting.SPARK_REMOTE)
         if self.master is not None and not _MASTER.match(self.master):
             msg = (
-                f"--master: {self.master!r} is not a Spark master URL "
+                f"Spark master {self.master!r} is not a Spark master URL "
                 "(local[N], spark://host:port, yarn, k8s://...)"
             )
-            raise UsageError(msg)
+            raise UsageError(msg, Setting.SPARK_MASTER)
 
     @property
     def description(self) -> str:
@@ -89,12 +96,25 @@ def session_active() -> bool:
 
 def java_problem() -> str | None:
     """``None`` if a Java 17+ runtime is found, else one line saying what is wrong."""
-    home = os.environ.get("JAVA_HOME")
+    return _java_problem(os.environ.get("JAVA_HOME"), os.environ.get("PATH"))
+
+
+def require_java(target: SparkTarget) -> None:
+    """Raise :class:`UsageError` when ``target`` runs a local JVM and no Java 17+ is found."""
+    if target.remote is None:
+        problem = java_problem()
+        if problem is not None:
+            raise UsageError(problem, Setting.SPARK_REMOTE)
+
+
+@functools.lru_cache(maxsize=8)
+def _java_problem(home: str | None, _path: str | None) -> str | None:
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
     if not java or not os.path.exists(java):
         return (
-            f"Java {MIN_JAVA}+ is needed to run the Spark job and none was found "
-            "(install a JDK 17+ and put it on PATH or set JAVA_HOME), or use --remote sc://..."
+            f"Java {MIN_JAVA}+ is needed to run the Spark job and none was found: install a "
+            "JDK 17+ and put it on PATH or set JAVA_HOME, or run the job on a Spark Connect "
+            "server (sc://host:port)"
         )
     try:
         done = subprocess.run(
@@ -134,3 +154,28 @@ def build_session(target: SparkTarget) -> SparkSession:
     for key, value in BASE_CONF + target.conf:
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def aggregate_on(
+    target: SparkTarget,
+    files: InputFiles,
+    out: Path,
+    progress: Callable[[str], None] = lambda _message: None,
+) -> AggregateResult:
+    """Run the aggregation job on ``target`` (see :func:`diagnostics.spark.job.run_aggregate`).
+
+    Embedded and master targets need Java 17+ (a :class:`UsageError` says what is missing). A
+    session this call starts is stopped at the end; an active one (a test's, spark-submit's)
+    or a Spark Connect one is left running.
+    """
+    require_java(target)
+    progress(f"starting {target.description}")
+    from diagnostics.spark.job import run_aggregate
+
+    owned = target.remote is None and not session_active()
+    spark = build_session(target)
+    try:
+        return run_aggregate(spark, files, out, progress=progress)
+    finally:
+        if owned:
+            spark.stop()

@@ -20,7 +20,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import arrival_times, partitions_in
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.timestamps import to_utc
 
 
@@ -61,10 +61,12 @@ def prepare(
     """Parse and sort ``events`` once (errors name the column and row, like the engine's)."""
     columns = columns or EventColumns()
     arrival = arrival_times(events, columns)
-    for name, flag in ((timestamp_by, "--timestamp-by"), *((c, "OVER column") for c in over)):
+    named = ((timestamp_by, Setting.TIMESTAMP_BY), *((c, Setting.OVER) for c in over))
+    for name, setting in named:
         if name not in events.columns:
-            msg = f"{flag} '{name}' is missing (columns: {', '.join(events.columns)})"
-            raise InputError(msg)
+            what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
+            msg = f"{what} '{name}' is missing (columns: {', '.join(events.columns)})"
+            raise InputError(msg, setting)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
     frame = events.select(

@@ -19,7 +19,7 @@ import polars as pl
 from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import PolicyError, UsageError
+from diagnostics.errors import PolicyError, Setting, UsageError
 from diagnostics.whatif.evaluate import Prepared, evaluate, prepare
 
 #: The affected share (adjusted + dropped) a recommended setting may leave, in percent.
@@ -92,7 +92,7 @@ def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
 def _check(policy: OrderingPolicy, prepared: Prepared) -> None:
     problem = policy.partition_problem(len(prepared.partitions))
     if problem is not None:
-        raise PolicyError(problem)
+        raise PolicyError(problem, Setting.PARTITION_BY)
 
 
 def pareto_mask(affected: np.ndarray, delay: np.ndarray) -> np.ndarray:
@@ -149,8 +149,8 @@ def sweep(
     in ``skipped``.
     """
     if policy.timestamp_by is None:
-        msg = "--timestamp-by is required: without TIMESTAMP BY no tolerance applies"
-        raise UsageError(msg)
+        msg = "a TIMESTAMP BY column is required: without TIMESTAMP BY no tolerance applies"
+        raise UsageError(msg, Setting.TIMESTAMP_BY)
     if not late_values or not ooo_values:
         msg = "a sweep needs at least one late-arrival and one out-of-order value"
         raise UsageError(msg)

@@ -194,6 +194,7 @@ def test_a_capture_with_its_job_definition_gives_the_corrected_job(open_app):
         "FROM [telemetry] TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId" in c
         for c in codes
     )
+    assert any("What each change costs and gains" in m.value for m in at.markdown)
     labels = {b.label for b in at.get("download_button")}
     assert labels >= {"Download job.fixed.json", "Download query.asaql", "Download apply.sh"}
 

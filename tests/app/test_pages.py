@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -264,3 +265,18 @@ def test_a_failing_explainer_is_a_message_not_a_traceback(open_app, agg_asa, tmp
     assert not at.exception
     assert metrics(at)["Quarantined records"] == "5"
     assert any("RuntimeError: boom" in e.value for e in at.error)
+
+
+def test_overview_shows_at_least_for_records_without_a_count(open_app, tmp_path):
+    from diagnostics.appdata.build import build_from_logs
+    from diagnostics.logs.inputs import expand_inputs
+
+    real = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+    files = expand_inputs([str(real)])
+    out = tmp_path / "agg"
+    build_from_logs([Path(p) for p in files.logs], out, metrics=[Path(p) for p in files.metrics])
+    shown = metrics(open_app("Overview", out))
+    # sample_logs/asa-real/README.md: 203 events counted, 2 records that name no count
+    assert shown["Events with data errors"] == "at least 205"
+    assert shown["InputDeserializerError.InvalidData"] == "at least 8"
+    assert shown["InputDeserializerError.TypeConversionError"] == "116"

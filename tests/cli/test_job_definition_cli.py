@@ -4,6 +4,7 @@ in, the corrected job out, and one-line errors (exit 2) for bad definitions."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,9 @@ def test_explain_writes_a_deployable_fix_with_measured_counts(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "(from job sample-late-senders-prod (arm-template" in text
     assert "replayed under the written definition: late 513 -> 0, out of order 270 -> 0" in text
+    # the suggestions name the job's input, not a placeholder
+    assert "FROM telemetry TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId" in text
+    assert "FROM input " not in text
     names = {p.name for p in out.iterdir()}
     assert names == {
         "late_senders.arm.fixed.json",
@@ -44,6 +48,10 @@ def test_explain_writes_a_deployable_fix_with_measured_counts(tmp_path, capsys):
     fix_md = (out / "FIX.md").read_text()
     assert "| late events (LateInputEvent) | 513 | 0 |" in fix_md
     assert "```diff" in fix_md
+    # each change in turn: the late tolerance alone turns late events into out-of-order ones
+    assert "| Events that arrive late: 2m1s | 0 | 503 |" in fix_md
+    assert "| TIMESTAMP BY ... OVER device_id | 0 | 0 | 0 |" in fix_md
+    assert subprocess.run(["bash", "-n", str(out / "apply.sh")], check=False).returncode == 0
     assert "JOB_NAME=${JOB_NAME:-sample-late-senders-prod}" in (out / "apply.sh").read_text()
 
 

@@ -87,8 +87,11 @@ def test_declared_partition_that_never_sent_data_delays_release(tmp_path, capsys
         (["--out-of-order=-3s"], "argument --out-of-order: '-3s' is negative"),
         (["--late-arrival", "21d"], "late-arrival tolerance 21d is out of range"),
         (["--arrival-col", "enqueued"], "arrival column 'enqueued' is missing"),
-        (["--over", "device"], "partitions needs PARTITION BY PartitionId, as ASA requires"),
-        (["--timestamp-by", "nope"], "timestamp column 'nope' (--timestamp-by) is missing"),
+        (
+            ["--over", "device"],
+            "partitions needs PARTITION BY PartitionId, as ASA requires (use --partition-by)",
+        ),
+        (["--timestamp-by", "nope"], "TIMESTAMP BY column 'nope' is missing"),
         (["--partitions", "1"], "partition 1 is not among the declared partitions 0..0"),
         (["--action", "ignore"], "argument --action: invalid choice"),
     ],

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.generate import GenerateConfig, Scenario, generate
 from diagnostics.instrument import InstrumentOptions, instrument
 
@@ -124,14 +124,17 @@ def test_historical_replay_is_all_late():
 
 
 def test_settings_that_cannot_show_the_cause_are_refused():
-    with pytest.raises(UsageError, match="--partitions"):
+    with pytest.raises(UsageError, match="partition count 1: scenario idle_partition") as few:
         generate("idle_partition", GenerateConfig(partitions=1))
-    with pytest.raises(UsageError, match="--duration"):
+    assert few.value.setting is Setting.PARTITIONS
+    with pytest.raises(UsageError, match="duration 60s: scenario idle_partition") as short:
         generate("idle_partition", GenerateConfig(duration_ms=60_000))
+    assert short.value.setting is Setting.DURATION
     with pytest.raises(UsageError, match="unknown"):
         generate("sunny_day", CONFIG)
-    with pytest.raises(UsageError, match="--events"):
+    with pytest.raises(UsageError, match="number of events 0") as none:
         GenerateConfig(events=0)
+    assert none.value.setting is Setting.EVENT_COUNT
 
 
 def test_event_times_are_whole_milliseconds_and_arrival_follows_true_time():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 from diagnostics.instrument import InstrumentOptions, instrument, timefmt
 from diagnostics.instrument.correlation import correlation_id, input_digest
 
@@ -41,12 +41,19 @@ def test_correlation_id_is_deterministic_and_sensitive():
 
 
 @pytest.mark.parametrize(
-    ("field", "value"),
-    [("error_window_ns", 0), ("idle_notice_ns", -1), ("job", ""), ("job", "a/b"), ("source", " x")],
+    ("field", "value", "setting"),
+    [
+        ("error_window_ns", 0, Setting.ERROR_WINDOW),
+        ("idle_notice_ns", -1, Setting.IDLE_NOTICE),
+        ("job", "", Setting.JOB),
+        ("job", "a/b", Setting.JOB),
+        ("source", " x", Setting.SOURCE),
+    ],
 )
-def test_bad_options_are_rejected(field, value):
-    with pytest.raises(UsageError, match=field.split("_")[0]):
+def test_bad_options_are_rejected(field, value, setting):
+    with pytest.raises(UsageError, match=f"^{setting.value} ") as caught:
         InstrumentOptions(**{field: value})
+    assert caught.value.setting is setting
 
 
 def test_activity_data_error_is_shaped_like_the_documented_example():

@@ -143,3 +143,19 @@ def test_over_and_partition_count_from_the_query(write_json):
     assert job.policy.over == ("dev",)
     assert job.policy.partition_by
     assert job.partition_count == 8
+
+
+def test_query_errors_name_the_file(write_json):
+    definition = read_job_definition(write_json(resource("SELECT * FROM input WHERE x = 'open")))
+    with pytest.raises(InputError, match=r"job\.json: query line 1, column 31: .* never closed"):
+        job_policy(definition)
+    over = read_job_definition(write_json(resource("SELECT * FROM input TIMESTAMP BY t OVER f(x)")))
+    with pytest.raises(InputError, match=r"job\.json: query: OVER after input must list columns"):
+        job_policy(over)
+
+
+def test_parameters_apply_to_templates_only(write_json, tmp_path):
+    params = tmp_path / "p.json"
+    params.write_text('{"parameters": {}}')
+    with pytest.raises(InputError, match="not an ARM template"):
+        read_job_definition(write_json(resource("SELECT 1")), params)

@@ -84,6 +84,18 @@ def test_count_free_message_only_record_is_parsed_with_an_unknown_count() -> Non
     )  # fmt: skip
 
 
+def test_the_column_a_data_error_names_is_kept() -> None:
+    missing = "The output record does not contain the column 'DeviceName' that is required."
+    record = parsed(resource({"Source": "sql-output", "Type": "DataError", "EventCount": 3,
+                              "DataErrorType": "OutputDataConversionError.RequiredColumnMissing",
+                              "BriefMessage": missing}))  # fmt: skip
+    assert (record.kind, record.source, record.column_name) == (
+        "OutputDataConversionError.RequiredColumnMissing", "sql-output", "DeviceName",
+    )  # fmt: skip
+    text = "Could not convert the column [temperature] to type float."
+    assert parsed(resource({"Type": "DataError", "DataErrorType": "InputDeserializerError.TypeConversionError", "Message": text})).column_name == "temperature"  # fmt: skip
+
+
 def test_type_values_dataerror_diagnosticmessage_and_idle() -> None:
     idle = "Input Partition [3] does not have additional data for more than [5] minute(s)."
     assert parsed(resource({"Type": "InputPartitionNotProgressing", "Message": idle})).kind == (
@@ -263,3 +275,37 @@ def test_lines_of_every_line_shaped_file_are_parsed_or_quarantined() -> None:
         good, bad = split(list(read_records(data, name)))
         lines = [n for n, line in enumerate(data.split(b"\n"), start=1) if line.strip()]
         assert sorted(o.source_line for o in [*good, *bad]) == lines, name
+
+
+# --- 6. metrics exports ---------------------------------------------------------------------------
+
+
+def test_az_monitor_export_rows_per_job_partition_and_minute() -> None:
+    from diagnostics.logs.metrics import read_metrics
+
+    path = REAL / "az-monitor-metrics.json"
+    table = read_metrics(path.read_bytes(), str(path)).to_pylist()
+    whole = [r for r in table if r["partition_id"] is None]
+    assert [(r["minute"].minute, r["late_input_events"], r["output_watermark_delay_seconds"]) for r in whole] == [
+        (4, 17, 12.0), (5, 4, 310.0), (6, 0, 615.0),
+    ]  # fmt: skip
+    assert {r["job"] for r in table} == {"MYSTREAMINGJOB"}
+    assert {(r["partition_id"], r["input_events"]) for r in table if r["minute"].minute == 4} >= {
+        (0, 400),
+        (3, 20),
+    }
+    assert all(r["backlogged_input_events"] == 0 for r in whole)
+
+
+def test_azuremetrics_table_export_and_unreadable_exports(tmp_path: Path) -> None:
+    from diagnostics.errors import InputError
+    from diagnostics.logs.metrics import read_metrics
+
+    path = REAL / "azuremetrics.csv"
+    rows = read_metrics(path.read_bytes(), str(path)).to_pylist()
+    assert [(r["minute"].minute, r["input_events"], r["output_watermark_delay_seconds"]) for r in rows] == [
+        (16, 380, 640.0), (17, 402, 660.0),
+    ]  # fmt: skip
+    broken = b'{"value": [{"name": {"value": "LateInputEvents"}, "timeseries": [{"data": [{"timeStamp": "soon", "total": 1}]}]}]}'  # fmt: skip
+    with pytest.raises(InputError, match=r"bad\.json: value\[0\] \(LateInputEvents\) timeStamp: 'soon' is not a time stamp"):  # fmt: skip
+        read_metrics(broken, "bad.json")

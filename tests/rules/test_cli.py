@@ -165,7 +165,7 @@ def test_failed_delivery_exits_2_after_writing_alerts(
     code, _, err = run(argv, capsys)
     assert code == 2
     assert err == (
-        f"orderdoc alerts: error: --webhook {failing_hook.url}: delivery failed after "
+        f"orderdoc alerts: error: webhook URL {failing_hook.url}: delivery failed after "
         "2 attempt(s): HTTP 503 Service Unavailable\n"
     )
     assert len(out_file.read_text().splitlines()) == 1
@@ -176,7 +176,10 @@ def test_failed_delivery_exits_2_after_writing_alerts(
     [
         (["--now", "yesterday"], "--now 'yesterday' is not an ISO 8601 time"),
         (["--now", "2024-03-01T10:00:00"], "--now '2024-03-01T10:00:00' has no time zone"),
-        (["--webhook", "ftp://x/y"], "--webhook 'ftp://x/y' is not an http(s) URL"),
+        (
+            ["--webhook", "ftp://x/y"],
+            "webhook URL 'ftp://x/y' is not an http(s) URL with a host (use --webhook)",
+        ),
         (["--webhook-attempts", "0"], "--webhook-attempts 0 must be at least 1"),
     ],
 )

@@ -111,7 +111,7 @@ def test_retries_a_failing_server_then_gives_up(failing_hook: Hook) -> None:
     assert failing_hook.requests == 3
     assert sleeps == [0.01, 0.02]
     assert str(caught.value) == (
-        f"--webhook {failing_hook.url}: delivery failed after 3 attempt(s): "
+        f"webhook URL {failing_hook.url}: delivery failed after 3 attempt(s): "
         "HTTP 503 Service Unavailable"
     )
 

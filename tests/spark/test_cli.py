@@ -34,8 +34,8 @@ def test_missing_java_is_one_line_exit_2(samples: Path, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["/no/such/folder", "--out", "x"], "input '/no/such/folder': no such file or folder"),
-        (["{samples}", "--out", "x", "--master", "moon://1"], "--master: 'moon://1' is not a Spark master URL"),
-        (["{samples}", "--out", "x", "--remote", "http://h:1"], "--remote: 'http://h:1' is not a Spark Connect URL"),
+        (["{samples}", "--out", "x", "--master", "moon://1"], "Spark master 'moon://1' is not a Spark master URL (local[N], spark://host:port, yarn, k8s://...) (use --master)"),
+        (["{samples}", "--out", "x", "--remote", "http://h:1"], "Spark Connect URL 'http://h:1' is not of the form sc://host:port (use --remote)"),
         (["{samples}", "--out", "x", "--conf", "novalue"], "--conf: 'novalue' is not KEY=VALUE"),
         (["{samples}", "--out", "{samples}/PT1H.json"], "PT1H.json: exists and is not a folder"),
     ],

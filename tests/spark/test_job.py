@@ -101,3 +101,15 @@ def test_real_shapes_folder_matches_reference(spark, tmp_path: Path) -> None:
         "InputDeserializerError.InvalidHeader": 1,
     }
     assert_same_as_reference(tmp_path / "agg", files, result.summary)
+
+
+def test_an_unreadable_metrics_export_is_an_input_error_naming_it(spark, tmp_path: Path) -> None:
+    from diagnostics.errors import InputError
+
+    bad = tmp_path / "metrics.json"
+    bad.write_text('{"value": [{"name": {"value": "InputEvents"}, "timeseries": '
+                   '[{"data": [{"timeStamp": "later", "total": 3}]}]}]}')  # fmt: skip
+    files = expand_inputs([str(bad)])
+    assert files.metrics == (str(bad.resolve()),)
+    with pytest.raises(InputError, match=r"metrics\.json: value\[0\] \(InputEvents\) timeStamp"):
+        run_aggregate(spark, files, tmp_path / "agg")

@@ -1,0 +1,54 @@
+"""The flag that sets each library setting: library errors name settings, the command line
+adds the flag (``... (use --late-arrival)``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from diagnostics.errors import OrderdocError, Setting, setting_of
+
+#: The command-line flag of each setting (a setting without a flag is named as it is).
+FLAGS: dict[Setting, str] = {
+    Setting.ARRIVAL: "--arrival-col",
+    Setting.PARTITION: "--partition-col",
+    Setting.PATH_FORMAT: "--capture-path-format",
+    Setting.CAPTURE: "--events",
+    Setting.TIMESTAMP_BY: "--timestamp-by",
+    Setting.OVER: "--over",
+    Setting.PARTITION_BY: "--partition-by",
+    Setting.PARTITIONS: "--partitions",
+    Setting.LATE_ARRIVAL: "--late-arrival",
+    Setting.OUT_OF_ORDER: "--out-of-order",
+    Setting.EVENT_COUNT: "--events",
+    Setting.DURATION: "--duration",
+    Setting.SEED: "--seed",
+    Setting.START: "--start",
+    Setting.OUTPUT: "--out",
+    Setting.ERROR_WINDOW: "--error-window",
+    Setting.IDLE_NOTICE: "--idle-notice",
+    Setting.JOB: "--job",
+    Setting.SOURCE: "--source",
+    Setting.SPARK_MASTER: "--master",
+    Setting.SPARK_REMOTE: "--remote",
+    Setting.CTI_EVERY: "--cti-every",
+    Setting.CTI_IMPORT: "--cti-import",
+    Setting.END_COLUMN: "--end-col",
+    Setting.WEBHOOK: "--webhook",
+    Setting.EVALUATION_TIME: "--now",
+}
+
+
+def has_flag(args: argparse.Namespace, flag: str) -> bool:
+    """True when the command that parsed ``args`` has ``flag`` (its value is in ``args``)."""
+    return hasattr(args, flag.lstrip("-").replace("-", "_"))
+
+
+def message(exc: OrderdocError, args: argparse.Namespace | None = None) -> str:
+    """The error's one line, with the flag of the setting it is about (when the command
+    that parsed ``args`` has that flag; any flag when ``args`` is not known)."""
+    text = str(exc)
+    setting = setting_of(exc)
+    flag = FLAGS.get(setting) if setting is not None else None
+    if flag is None or "(use --" in text or (args is not None and not has_flag(args, flag)):
+        return text
+    return f"{text} (use {flag})"

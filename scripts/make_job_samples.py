@@ -1,0 +1,280 @@
+"""Write sample_logs/jobs: one ASA job definition per bundled scenario, in the three shapes
+``--job-definition`` reads (ARM template, resource JSON, ``az stream-analytics job show``
+output), each describing the job the scenario samples were replayed under (input
+``telemetry``, TIMESTAMP BY event_time, late 5 s, out-of-order 0 s, Adjust).
+
+Usage: python scripts/make_job_samples.py [OUT]   (default: sample_logs/jobs)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESOURCE_ID = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-telemetry/"
+    "providers/Microsoft.StreamAnalytics/streamingjobs/{name}"
+)
+
+SIMPLE = """-- {title}
+SELECT
+    device_id,
+    System.Timestamp() AS window_end,
+    AVG(value) AS avg_value
+INTO [output]
+FROM [telemetry] TIMESTAMP BY event_time
+GROUP BY device_id, TumblingWindow(minute, 1)
+"""
+
+MULTI = """-- Late senders: readings enriched with device metadata, alerts and an archive.
+-- Text like 'FROM telemetry TIMESTAMP BY wrong' in comments or strings is not a clause.
+WITH Readings AS (
+    SELECT device_id, partition_id, event_time, value,
+           'raw TIMESTAMP BY note' AS note  /* a string, not a clause */
+    FROM telemetry TIMESTAMP BY event_time
+),
+Enriched AS (
+    SELECT r.device_id, r.value, d.site, d.max_value
+    FROM Readings r
+    JOIN devices d ON r.device_id = d.device_id
+)
+SELECT device_id, site, COUNT(*) AS over_limit
+INTO alerts
+FROM Enriched
+WHERE value > max_value
+GROUP BY device_id, site, TumblingWindow(minute, 5)
+
+SELECT device_id, event_time, value
+INTO archive
+FROM Readings
+"""
+
+#: The shape each scenario's definition is written in.
+SHAPES = {
+    "healthy": "resource",
+    "idle_partition": "az-show",
+    "late_senders": "arm",
+    "clock_skew": "az-show",
+    "cross_device_disorder": "resource",
+    "historical_replay": "arm",
+    "hot_partition": "resource",
+}
+JSON_SERIALIZATION = {"type": "Json", "properties": {"encoding": "UTF8"}}
+
+
+def _inputs(with_reference: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {
+            "name": "telemetry",
+            "properties": {
+                "type": "Stream",
+                "datasource": {
+                    "type": "Microsoft.ServiceBus/EventHub",
+                    "properties": {
+                        "serviceBusNamespace": "contoso-iot",
+                        "eventHubName": "telemetry",
+                        "consumerGroupName": "asa",
+                        "sharedAccessPolicyName": "listen",
+                    },
+                },
+                "serialization": JSON_SERIALIZATION,
+            },
+        }
+    ]
+    if with_reference:
+        out.append(
+            {
+                "name": "devices",
+                "properties": {
+                    "type": "Reference",
+                    "datasource": {
+                        "type": "Microsoft.Storage/Blob",
+                        "properties": {
+                            "storageAccounts": [{"accountName": "contosoref"}],
+                            "container": "reference",
+                            "pathPattern": "devices.json",
+                        },
+                    },
+                    "serialization": JSON_SERIALIZATION,
+                },
+            }
+        )
+    return out
+
+
+def _outputs(names: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "properties": {
+                "datasource": {
+                    "type": "Microsoft.Storage/Blob",
+                    "properties": {
+                        "storageAccounts": [{"accountName": "contosoout"}],
+                        "container": name,
+                        "pathPattern": "{date}",
+                    },
+                },
+                "serialization": {
+                    "type": "Json",
+                    "properties": {"encoding": "UTF8", "format": "LineSeparated"},
+                },
+            },
+        }
+        for name in names
+    ]
+
+
+def _properties(query: str, with_reference: bool, outputs: list[str]) -> dict[str, Any]:
+    return {
+        "sku": {"name": "Standard"},
+        "eventsOutOfOrderPolicy": "Adjust",
+        "outputErrorPolicy": "Stop",
+        "eventsOutOfOrderMaxDelayInSeconds": 0,
+        "eventsLateArrivalMaxDelayInSeconds": 5,
+        "dataLocale": "en-US",
+        "compatibilityLevel": "1.2",
+        "inputs": _inputs(with_reference),
+        "transformation": {
+            "name": "Transformation",
+            "properties": {"streamingUnits": 3, "query": query},
+        },
+        "outputs": _outputs(outputs),
+    }
+
+
+def arm(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    """An ARM deployment template with the tolerances as parameters."""
+    props = {
+        **props,
+        "eventsLateArrivalMaxDelayInSeconds": "[parameters('lateArrivalSeconds')]",
+        "eventsOutOfOrderMaxDelayInSeconds": "[parameters('outOfOrderSeconds')]",
+        "eventsOutOfOrderPolicy": "[variables('outOfOrderAction')]",
+    }
+    return {
+        "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+        "contentVersion": "1.0.0.0",
+        "parameters": {
+            "jobName": {"type": "string", "defaultValue": name},
+            "location": {"type": "string", "defaultValue": "[resourceGroup().location]"},
+            "lateArrivalSeconds": {
+                "type": "int",
+                "defaultValue": 5,
+                "minValue": -1,
+                "maxValue": 1814399,
+            },
+            "outOfOrderSeconds": {"type": "int", "defaultValue": 0},
+        },
+        "variables": {"outOfOrderAction": "Adjust"},
+        "resources": [
+            {
+                "type": "Microsoft.StreamAnalytics/streamingjobs",
+                "apiVersion": "2021-10-01-preview",
+                "name": "[parameters('jobName')]",
+                "location": "[parameters('location')]",
+                "properties": props,
+            }
+        ],
+    }
+
+
+def resource(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    """The resource JSON the portal shows."""
+    return {
+        "id": RESOURCE_ID.format(name=name),
+        "name": name,
+        "type": "Microsoft.StreamAnalytics/streamingjobs",
+        "location": "westeurope",
+        "properties": props,
+    }
+
+
+def az_show(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    """What ``az stream-analytics job show`` prints (properties flattened)."""
+    rid = RESOURCE_ID.format(name=name)
+    return {
+        "compatibilityLevel": props["compatibilityLevel"],
+        "contentStoragePolicy": "SystemAccount",
+        "createdDate": "2024-01-01T00:00:00+00:00",
+        "dataLocale": "en-US",
+        "eventsLateArrivalMaxDelayInSeconds": props["eventsLateArrivalMaxDelayInSeconds"],
+        "eventsOutOfOrderMaxDelayInSeconds": props["eventsOutOfOrderMaxDelayInSeconds"],
+        "eventsOutOfOrderPolicy": "Adjust",
+        "id": rid,
+        "inputs": [
+            dict(
+                i,
+                id=f"{rid}/inputs/{i['name']}",
+                type="Microsoft.StreamAnalytics/streamingjobs/inputs",
+            )
+            for i in props["inputs"]
+        ],
+        "jobId": "5f0c8a2e-0000-4000-8000-000000000001",
+        "jobState": "Running",
+        "jobType": "Cloud",
+        "location": "West Europe",
+        "name": name,
+        "outputErrorPolicy": "Stop",
+        "outputs": [
+            dict(
+                o,
+                id=f"{rid}/outputs/{o['name']}",
+                type="Microsoft.StreamAnalytics/streamingjobs/outputs",
+            )
+            for o in props["outputs"]
+        ],
+        "provisioningState": "Succeeded",
+        "resourceGroup": "rg-telemetry",
+        "sku": {"name": "Standard"},
+        "transformation": {
+            "id": f"{rid}/transformations/Transformation",
+            "name": "Transformation",
+            "query": props["transformation"]["properties"]["query"],
+            "streamingUnits": 3,
+            "type": "Microsoft.StreamAnalytics/streamingjobs/transformations",
+        },
+        "type": "Microsoft.StreamAnalytics/streamingjobs",
+    }
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def build(out: Path) -> list[Path]:
+    """Write every definition (and the ARM parameter file) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for scenario, shape in SHAPES.items():
+        name = f"sample-{scenario.replace('_', '-')}"
+        multi = scenario == "late_senders"
+        query = (
+            MULTI if multi else SIMPLE.format(title=f"{scenario}: per-device averages per minute")
+        )
+        props = _properties(query, multi, ["alerts", "archive"] if multi else ["output"])
+        document = {"arm": arm, "resource": resource, "az-show": az_show}[shape](name, props)
+        path = out / f"{scenario}.{shape}.json"
+        _write(path, document)
+        written.append(path)
+    parameters = out / "late_senders.parameters.json"
+    _write(
+        parameters,
+        {
+            "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#",
+            "contentVersion": "1.0.0.0",
+            "parameters": {
+                "jobName": {"value": "sample-late-senders-prod"},
+                "lateArrivalSeconds": {"value": 5},
+            },
+        },
+    )
+    return [*written, parameters]
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "sample_logs" / "jobs"
+    for path in build(target):
+        print(path)

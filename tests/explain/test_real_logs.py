@@ -1,0 +1,121 @@
+"""Explain on real-shaped logs and metrics: every data-error kind named for what it is,
+"at least N" for records without a count, metrics-only findings, findings per job."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.explain import Cause, explain, render
+from diagnostics.kinds import KindFamily, Severity, kind_family, normalise_kind
+from diagnostics.report.pipeline import write_agg_dir
+
+REAL = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+LOGS = sorted(p for p in REAL.iterdir() if p.name not in {"az-monitor-metrics.json", "azuremetrics.csv", "README.md"})  # fmt: skip
+SECOND = 1_000_000_000
+
+
+@pytest.fixture(scope="module")
+def real_agg(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("real") / "agg"
+    write_agg_dir(LOGS, [REAL / "az-monitor-metrics.json", REAL / "azuremetrics.csv"], out)
+    return out
+
+
+def by_cause(report) -> dict[Cause, object]:
+    return {f.cause: f for f in report.findings}
+
+
+def test_kind_families_and_older_names() -> None:
+    assert kind_family("InputDeserializerError.TypeConversionError") is KindFamily.INPUT_DATA
+    assert kind_family("OutputDataConversionError.RequiredColumnMissing") is KindFamily.OUTPUT_DATA
+    assert kind_family("InvalidInputTimeStamp") is KindFamily.TIMESTAMP
+    assert kind_family("LateInputEvent") is KindFamily.ORDERING
+    names = ["InputEventLateBeyondThreshold", "LateInputEvents", "LateInputEvent"]
+    assert {normalise_kind(n) for n in names} == {"LateInputEvent"}
+    assert normalise_kind("EarlyInputEvents") == "EarlyInputEvent"
+
+
+def test_payload_and_output_errors_are_named_for_what_they_are(real_agg: Path) -> None:
+    found = by_cause(explain(real_agg))
+    payload = found[Cause.INPUT_DATA_ERRORS]
+    assert payload.severity is Severity.CRITICAL
+    # 7 + 116 counted, plus two records that named no count: a minimum
+    assert payload.title.startswith("at least 125 events of the input 'telemetry-eh' could not be read")  # fmt: skip
+    assert payload.evidence["records_without_count"] == {
+        "InputDeserializerError.InvalidData": 1,
+        "InputDeserializerError.InvalidHeader": 1,
+    }
+    assert "not an ordering problem" in payload.explanation
+    output = found[Cause.OUTPUT_DATA_ERRORS]
+    assert output.title == "15 result rows did not fit the output 'sql-output' (RequiredColumnMissing, TypeConversionError)"  # fmt: skip
+    assert output.evidence["events_by_column"] == {"DeviceName": 3}
+    assert "column 'DeviceName'" in output.suggestions[0].snippet
+    # the ordering findings count only the ordering kinds
+    assert found[Cause.LATE_ARRIVALS].impact["events_affected"] == 33
+    assert {f.job for f in found.values()} == {"MYSTREAMINGJOB"}
+    assert "Job MYSTREAMINGJOB: at least 125 events" in render(explain(real_agg), "text")
+
+
+def test_metrics_alone_give_findings(tmp_path: Path) -> None:
+    write_agg_dir([], [REAL / "az-monitor-metrics.json"], tmp_path / "agg")
+    found = by_cause(explain(tmp_path / "agg"))
+    assert found[Cause.LATE_ARRIVALS].impact["events_affected"] == 21  # 17 + 4 per minute
+    delay = found[Cause.WATERMARK_DELAY]
+    assert delay.severity is Severity.WARNING
+    assert delay.impact["delay_seconds"] == 615.0
+    assert "pass --late-arrival or --job-definition" in delay.explanation
+    # with the job's tolerance known (600 s), 615 s is the configured wait: no finding
+    tolerant = OrderingPolicy(timestamp_by="t", late_arrival_ns=600 * SECOND)
+    assert Cause.WATERMARK_DELAY not in by_cause(explain(tmp_path / "agg", policy=tolerant))
+
+
+def test_backlog_in_the_metrics_is_the_cause_of_the_delay(tmp_path: Path) -> None:
+    document = json.loads((REAL / "az-monitor-metrics.json").read_text())
+    backlog = next(m for m in document["value"] if m["name"]["value"] == "InputEventsSourcesBacklogged")  # fmt: skip
+    backlog["timeseries"][0]["data"][2]["total"] = 4200.0
+    (tmp_path / "metrics.json").write_text(json.dumps(document))
+    write_agg_dir([], [tmp_path / "metrics.json"], tmp_path / "agg")
+    delay = by_cause(explain(tmp_path / "agg"))[Cause.WATERMARK_DELAY]
+    assert delay.severity is Severity.CRITICAL
+    assert "backlogged (up to 4,200 in a minute)" in delay.explanation
+    assert delay.suggestions[0].kind.value == "scale_out"
+
+
+def test_findings_per_job_and_the_idle_delay_they_state(tmp_path: Path) -> None:
+    rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/"
+    idle = "Input Partition [{p}] does not have additional data for more than [{m}] minute(s)."
+    lines = []
+    for job, partition in (("ORDERS", 1), ("payments", 2)):
+        for minute, minutes in ((10, 5), (15, 10)):
+            lines.append({
+                "time": f"2024-03-05T10:{minute}:00Z", "resourceId": rid + job, "level": "Warning",
+                "properties": {"Source": "eh", "Type": "InputPartitionNotProgressing",
+                               "Message": idle.format(p=partition, m=minutes)},
+            })  # fmt: skip
+    log = tmp_path / "PT1H.json"
+    log.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    write_agg_dir([log], [], tmp_path / "agg")
+    report = explain(tmp_path / "agg")
+    idle_findings = {f.job: f for f in report.findings if f.cause is Cause.IDLE_PARTITION}
+    assert sorted(idle_findings) == ["ORDERS", "PAYMENTS"]
+    assert idle_findings["PAYMENTS"].evidence["idle_partitions"] == [2]
+    assert idle_findings["ORDERS"].impact["delay"] == "unknown: pass --late-arrival or --job-definition"  # fmt: skip
+    policy = OrderingPolicy(timestamp_by="t", late_arrival_ns=30 * SECOND)
+    one = explain(tmp_path / "agg", policy=policy, job="orders")
+    finding = next(f for f in one.findings if f.cause is Cause.IDLE_PARTITION)
+    assert finding.job == "ORDERS"
+    assert (finding.impact["delay"], finding.impact["delay_seconds"]) == (
+        "the late-arrival tolerance: 30 s",
+        30.0,
+    )
+
+
+def test_a_finding_keeps_its_job_through_pickling(real_agg: Path) -> None:
+    import pickle
+
+    finding = explain(real_agg).findings[0]
+    assert pickle.loads(pickle.dumps(finding)).job == finding.job == "MYSTREAMINGJOB"

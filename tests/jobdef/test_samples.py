@@ -1,0 +1,45 @@
+"""sample_logs/jobs is what scripts/make_job_samples.py writes, and every definition in it
+reads as the job the scenario samples were replayed under."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from diagnostics.durations import SECOND
+from diagnostics.jobdef import job_policy, read_job_definition
+
+from .conftest import JOBS, ROOT
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location(
+        "make_job_samples", ROOT / "scripts" / "make_job_samples.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_samples_are_the_generators_output(tmp_path):
+    written = _generator().build(tmp_path)
+    assert sorted(p.name for p in written) == sorted(p.name for p in JOBS.glob("*.json"))
+    for path in written:
+        assert path.read_bytes() == (JOBS / path.name).read_bytes(), path.name
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in JOBS.glob("*.json") if "parameters" not in p.name),
+    ids=lambda p: p.name,
+)
+def test_every_sample_is_the_scenarios_default_job(path):
+    job = job_policy(read_job_definition(path))
+    assert job.input.name == "telemetry"
+    assert job.policy.timestamp_by == "event_time"
+    assert job.policy.late_arrival_ns == 5 * SECOND
+    assert job.policy.out_of_order_ns == 0
+    assert not job.policy.partition_by
