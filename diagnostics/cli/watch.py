@@ -5,7 +5,7 @@ appended to known ones, adds them to the tables under ``DIR/agg`` (the tables of
 ``orderdoc aggregate``), evaluates the alerting rules and sends what changed (firing,
 resolved) to ``--webhook`` in the format of Alertmanager's ``POST /api/v2/alerts``. Its state
 (``DIR/manifest.json``, ``DIR/checkpoint``, ``DIR/alerts/alerts.db``) survives restarts.
-Runs on the embedded Spark, or on a cluster with ``--master``/``--remote`` like ``aggregate``.
+Runs on the embedded Spark, or on a cluster with ``--master`` like ``aggregate``.
 Stop it with Ctrl-C. See docs/watch.md.
 """
 
@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--master", help="Spark master URL (default: embedded local[*])")
-    target.add_argument("--remote", help="Spark Connect URL, sc://host:port")
+    target.add_argument("--remote", help="Spark Connect URL (not supported yet; see docs/watch.md)")
     parser.add_argument(
         "--conf",
         action="append",
@@ -161,6 +161,12 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         raise UsageError(msg)
     if args.webhook_attempts < 1:
         msg = f"--webhook-attempts {args.webhook_attempts} must be at least 1"
+        raise UsageError(msg)
+    if args.remote:
+        msg = (
+            "--remote: orderdoc watch does not run over Spark Connect yet (its foreachBatch "
+            "pass needs the driver's file system); use --master URL or spark-submit"
+        )
         raise UsageError(msg)
     if args.state.exists() and not args.state.is_dir():
         msg = f"--state: {str(args.state)!r} is a file, not a folder"
