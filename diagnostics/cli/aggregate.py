@@ -62,7 +62,12 @@ def format_summary(summary: dict, out: Path) -> str:
         f"time range: {summary['time_range']['from']} .. {summary['time_range']['to']}",
         "events by kind:",
     ]
-    lines += [f"  {kind:<30} {count:>12,}" for kind, count in summary["events_by_kind"].items()]
+    unknown = summary.get("records_without_count") or {}
+    for kind, count in summary["events_by_kind"].items():
+        line = f"  {kind:<30} {count:>12,}"
+        if unknown.get(kind):  # records that named no count: each at least one more event
+            line += f"  + {unknown[kind]:,} record(s) without a count (at least {count + unknown[kind]:,})"
+        lines.append(line)
     idle = summary["idle_partitions"]
     lines.append(f"idle partitions: {', '.join(map(str, idle)) if idle else '-'}")
     if summary.get("files_skipped"):

@@ -18,6 +18,7 @@ from diagnostics.errors import InputError, Setting
 from diagnostics.explain.evidence import Evidence, KindStats, minute_rates
 from diagnostics.explain.keys import analyse_keys, candidate_columns
 from diagnostics.kinds import ErrorKind
+from diagnostics.scalars import as_int
 
 #: A partition without events for this long counts as idle (ASA's notice interval, §5).
 IDLE_NS = 5 * MINUTE
@@ -64,7 +65,7 @@ def _idle(out: pl.DataFrame, partitions: Sequence[int]) -> list[dict]:
     )
     if arrivals.is_empty():
         return []
-    start, end = int(arrivals["a"].min()), int(arrivals["a"].max())  # type: ignore[arg-type]
+    start, end = as_int(arrivals["a"].min()), as_int(arrivals["a"].max())
     episodes = []
     for p in partitions:
         times = arrivals.filter(pl.col("partition") == p)["a"].to_numpy()

@@ -22,6 +22,7 @@ from diagnostics.aggregates import SUMMARY_FILE, TableName, read_summary, scan
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.kinds import ErrorKind
+from diagnostics.scalars import as_float, as_int
 
 
 @dataclass(frozen=True)
@@ -194,8 +195,8 @@ def minute_rates(counts: pl.Series) -> dict[str, float]:
         return {}
     return {
         "minutes": float(counts.len()),
-        "peak": float(counts.max()),  # type: ignore[arg-type]
-        "mean": round(float(counts.mean()), 2),  # type: ignore[arg-type]
+        "peak": as_float(counts.max()),
+        "mean": round(as_float(counts.mean()), 2),
     }
 
 
@@ -238,9 +239,9 @@ def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], di
     delays = (job if job.height else frame)["output_watermark_delay_seconds"].drop_nulls()
     delay = (
         {
-            "p50": float(delays.quantile(0.5, "higher")),  # type: ignore[arg-type]
-            "p95": float(delays.quantile(0.95, "higher")),  # type: ignore[arg-type]
-            "max": float(delays.max()),  # type: ignore[arg-type]
+            "p50": as_float(delays.quantile(0.5, "higher")),
+            "p95": as_float(delays.quantile(0.95, "higher")),
+            "max": as_float(delays.max()),
         }
         if delays.len()
         else None
@@ -267,7 +268,7 @@ def _metric_kinds(frame: pl.DataFrame | None) -> tuple[dict[str, KindStats], int
     backlog = None
     if "backlogged_input_events" in frame.columns:
         values = frame["backlogged_input_events"].drop_nulls()
-        backlog = int(values.max()) if values.len() else None  # type: ignore[arg-type]
+        backlog = as_int(values.max()) if values.len() else None
     return kinds, backlog
 
 

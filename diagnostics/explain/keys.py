@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.scalars import as_float
+
 #: A key leaving at most this share of the out-of-order events is a good OVER key.
 GOOD_SHARE = 0.10
 
@@ -82,4 +84,4 @@ def _p99(values: pl.Series) -> float | None:
     positive = values.drop_nulls()
     if positive.is_empty():
         return None
-    return round(float(positive.quantile(0.99, "higher")), 3)  # type: ignore[arg-type]
+    return round(as_float(positive.quantile(0.99, "higher")), 3)

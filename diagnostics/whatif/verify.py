@@ -41,7 +41,9 @@ def verify_recommended(
     counts, delay = summary["counts"], summary["output_delay_seconds"]
 
     def close(a: float | None, b: float | None) -> bool:
-        return (a is None) == (b is None) and (a is None or abs(a - b) <= 1e-3)  # type: ignore[operator]
+        if a is None or b is None:
+            return a is None and b is None
+        return abs(a - b) <= 1e-3
 
     agrees = (
         counts["adjusted"] == row["adjusted"]
