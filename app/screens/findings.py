@@ -122,12 +122,15 @@ def render() -> None:
         return
     for i, f in enumerate(report.findings):
         with st.container(border=True):
-            st.subheader(f"{i + 1}. {f.title}")
+            st.subheader(f"{i + 1}. {f'Job {f.job}: ' if f.job else ''}{f.title}")
             cols = st.columns(4)
             cols[0].markdown(f"**Severity** {severity(f.severity)}")
             cols[1].metric("Confidence", f"{f.confidence:.0%}")
             affected = f.impact.get("events_affected")
-            cols[2].metric("Events affected", "–" if affected is None else f"{int(affected):,}")
+            minimum = "at least " if f.evidence.get("records_without_count") else ""
+            cols[2].metric(
+                "Events affected", "–" if affected is None else f"{minimum}{int(affected):,}"
+            )
             delay = f.impact.get("delay_seconds")
             cols[3].metric("Delay added", "–" if delay is None else f"{float(delay):,.1f} s")
             st.write(f.explanation)

@@ -157,7 +157,7 @@ class CtiEngine:
         latest = state.latest
         shape = event.shape
         end_edge = shape is _EDGE_END
-        checked: int = event.end_ns if end_edge else event.start_ns  # type: ignore[assignment]
+        checked = event.checked_ns
         violation = latest is not None and checked < latest
         status = _ACCEPTED
         system_start: int | None = event.start_ns

@@ -70,6 +70,13 @@ class Event:
             raise EngineStateError(msg)
 
     @property
+    def checked_ns(self) -> int:
+        """The time checked against the latest CTI: an end edge's end, else the start."""
+        if self.shape is _SHAPES.EDGE_END and self.end_ns is not None:
+            return self.end_ns
+        return self.start_ns
+
+    @property
     def lifetime_end(self) -> int:
         """Exclusive end of the lifetime: start + 1 tick for a point, +∞ for a start edge."""
         if self.shape is Shape.POINT:

@@ -280,3 +280,18 @@ def test_overview_shows_at_least_for_records_without_a_count(open_app, tmp_path)
     assert shown["Events with data errors"] == "at least 205"
     assert shown["InputDeserializerError.InvalidData"] == "at least 8"
     assert shown["InputDeserializerError.TypeConversionError"] == "116"
+
+
+def test_findings_name_their_job_and_show_at_least(open_app, tmp_path):
+    from diagnostics.appdata.build import build_from_logs
+    from diagnostics.logs.inputs import expand_inputs
+
+    real = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+    files = expand_inputs([str(real)])
+    out = tmp_path / "agg"
+    build_from_logs([Path(p) for p in files.logs], out, metrics=[Path(p) for p in files.metrics])
+    at = open_app("Findings", out)
+    titles = [s.value for s in at.subheader]
+    assert titles[0].startswith("1. Job MYSTREAMINGJOB: at least 125 events of the input")
+    shown = [m.value for m in at.metric if m.label == "Events affected"]
+    assert shown[0] == "at least 125"

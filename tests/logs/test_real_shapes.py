@@ -10,6 +10,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from diagnostics.logs.aggregate import aggregate_files
@@ -241,6 +242,15 @@ def test_real_folder_aggregates_with_nothing_quarantined() -> None:
     summary = tables.summary
     assert (summary["records_total"], summary["records_parsed"], summary["records_quarantined"]) == (17, 17, 0)  # fmt: skip
     assert summary["jobs"] == ["MYSTREAMINGJOB"]
+    # one job in every table: the rollups of upper- and lower-case resource ids merge
+    for table in (tables.error_rollup, tables.partition_idle, tables.metrics):
+        assert set(table["job"].drop_nulls()) == {"MYSTREAMINGJOB"}
+    late = tables.error_rollup.filter(
+        pl.col("kind") == "LateInputEvent", pl.col("job").is_not_null()
+    )
+    assert late["event_count"].sum() == 30  # 17 + 4 + 9; the portal's 3 name no job
+    invalid = tables.error_rollup.filter(pl.col("kind") == "InputDeserializerError.InvalidData")
+    assert (invalid["event_count"].sum(), invalid["records_without_count"].sum()) == (7, 1)
     assert summary["events_by_kind"] == {
         "EarlyInputEvent": 24,
         "InputDeserializerError.InvalidData": 7,
