@@ -89,24 +89,39 @@ def figure(results: dict, png: Path) -> None:
     from plotly.subplots import make_subplots
 
     units = {"replay": "events", "whatif": "events", "aggregate": "MB of logs"}
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("wall time (s)", "peak memory (MB)"))
+    colors = {"replay": "#1f77b4", "whatif": "#2ca02c", "aggregate": "#d62728"}
+    panels = (("seconds", "wall time (s)"), ("cpu_seconds", "CPU time (s)"),
+              ("peak_mb", "peak memory (MB)"))  # fmt: skip
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title in panels])
     for name, rows in results["commands"].items():
-        xs = [r["size"] for r in rows]
-        label = f"{name} ({units[name]}; time slope {results['slopes'][name]['seconds']:.2f})"
-        for col, key in ((1, "seconds"), (2, "peak_mb")):
+        base = rows[0]["size"]
+        sizes = ", ".join(f"{r['size']:,.0f}" for r in rows)
+        slopes = results["slopes"][name]
+        label = (f"{name} ({sizes} {units[name]}); slopes: wall {slopes['seconds']:.2f}, "
+                 f"CPU {slopes['cpu_seconds']:.2f}, memory {slopes['peak_mb']:.2f}")  # fmt: skip
+        for col, (key, _) in enumerate(panels, start=1):
             fig.add_trace(
-                go.Scatter(x=xs, y=[r[key] for r in rows], mode="lines+markers", name=label,
-                           legendgroup=name, showlegend=col == 1),
+                go.Scatter(x=[r["size"] / base for r in rows], y=[r[key] for r in rows],
+                           mode="lines+markers", name=label, legendgroup=name,
+                           line={"color": colors[name]}, showlegend=col == 1),
                 row=1, col=col,
             )  # fmt: skip
-    fig.update_xaxes(type="log", title_text="input size (events, or MB of logs)")
+    fig.update_xaxes(type="log", title_text="input size / smallest size", tickvals=[1, 2, 4, 8])
     fig.update_yaxes(type="log")
+    loads = [r["load"] for rows in results["commands"].values() for r in rows]
     fig.update_layout(
-        title=f"orderdoc scaling, 2 cores, 1-minute load {results['load_before']}-"
-        f"{results['load_after']} during the run",
-        width=1100,
-        height=480,
-        legend={"orientation": "h", "y": -0.25},
+        title=f"orderdoc scaling on 2 shared cores (1-minute load {min(loads)}-{max(loads)}); "
+        "slope 1 = linear: a 100x input takes 100^slope x",
+        width=1300,
+        height=600,
+        legend={
+            "orientation": "h",
+            "x": 0,
+            "y": -0.25,
+            "entrywidth": 1,
+            "entrywidthmode": "fraction",
+        },
+        margin={"b": 150},
     )
     fig.write_image(png)
 
@@ -118,7 +133,11 @@ def main() -> None:
     )
     parser.add_argument("--log-mb", type=float, nargs=4, default=[32, 64, 128, 256])
     parser.add_argument("--png", type=Path, default=HERE.parent / "docs" / "scaling.png")
+    parser.add_argument("--replot", action="store_true", help="redraw from results/scaling.json")
     args = parser.parse_args()
+    if args.replot:
+        figure(json.loads((HERE / "results" / "scaling.json").read_text()), args.png)
+        return
     DATA.mkdir(exist_ok=True)
     runs = commands(args)
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
