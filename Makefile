@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make demo   - installs everything into .venv and runs the main job on the bundled samples
-#   make test   - installs everything (with Debian's chromium for the browser test) and runs the tests
+#   make test   - installs everything (with Debian's chromium for the browser test and
+#                 prometheus-alertmanager for the watcher test) and runs the tests
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 OUT ?= out/demo
 
-.PHONY: demo test lint install browser clean
+.PHONY: demo test lint install browser alertmanager clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,10 +23,13 @@ install: $(STAMP)
 browser:
 	@bash scripts/install-chromium.sh
 
+alertmanager:
+	@bash scripts/install-alertmanager.sh
+
 demo: install
 	$(BIN)/orderdoc demo --out $(OUT)
 
-test: install browser
+test: install browser alertmanager
 	@bash scripts/run-tests.sh
 
 lint: install

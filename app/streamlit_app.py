@@ -42,12 +42,28 @@ PAGES = {
 PAGE_KEY = "page"
 
 
-def _startup_folder() -> str | None:
-    """The folder named on the command line (``--agg-dir``) or in ``ORDERDOC_AGG_DIR``."""
+#: Pages that follow a watcher (``orderdoc app --watch``): re-run every few seconds, so a
+#: pass that lands shows without a reload (the cached data is keyed by the folder's files).
+LIVE_PAGES = ("Overview", "Alerts")
+REFRESH_SECONDS = float(os.environ.get("ORDERDOC_APP_REFRESH", "5"))
+
+
+def _startup_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--agg-dir")
+    parser.add_argument("--watch-state")
     known, _ = parser.parse_known_args(sys.argv[1:])
-    return known.agg_dir or os.environ.get("ORDERDOC_AGG_DIR") or None
+    return known
+
+
+def _startup_folder() -> str | None:
+    """The folder named on the command line (``--agg-dir``) or in ``ORDERDOC_AGG_DIR``."""
+    return _startup_args().agg_dir or os.environ.get("ORDERDOC_AGG_DIR") or None
+
+
+def _watch_state() -> str | None:
+    """The watcher state folder (``--watch-state`` or ``ORDERDOC_WATCH_STATE``), if any."""
+    return _startup_args().watch_state or os.environ.get("ORDERDOC_WATCH_STATE") or None
 
 
 def main() -> None:
@@ -55,8 +71,12 @@ def main() -> None:
     if "started" not in st.session_state:
         st.session_state["started"] = True
         folder = _startup_folder()
+        state = _watch_state()
+        if state:
+            st.session_state[cache.WATCH_KEY] = state
+            folder = str(Path(state) / "agg")
         if folder and cache.AGG_KEY not in st.session_state:
-            cache.set_source(Path(folder), folder)
+            cache.set_source(Path(folder), f"watching {state}" if state else folder)
         wanted = str(st.query_params.get("page", "")).lower()
         names = {name.lower(): name for name in PAGES}
         if wanted in names:
@@ -69,7 +89,10 @@ def main() -> None:
         choice = st.radio("Page", list(PAGES), key=PAGE_KEY)
         label = st.session_state.get(cache.LABEL_KEY)
         st.caption(f"Loaded: `{label}`" if label else "Nothing loaded yet")
-    PAGES[choice].render()
+    if st.session_state.get(cache.WATCH_KEY) and choice in LIVE_PAGES:
+        st.fragment(PAGES[choice].render, run_every=REFRESH_SECONDS)()
+    else:
+        PAGES[choice].render()
 
 
 main()

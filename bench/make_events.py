@@ -2,7 +2,10 @@
 
 N events over P partitions: arrivals at a steady rate per partition; application time =
 arrival − a lognormal network/batching delay (median ~0.8 s), with a few late outliers
-(minutes late) and a few early ones (device clocks ahead by more than 5 minutes).
+(minutes late) and a few early ones (device clocks ahead by more than 5 minutes), plus rare
+long stragglers (about 10 minutes late) and rare early events (about 7 minutes early).
+Two device columns: ``device_id`` (5,000 devices) and ``device_key``, a high-cardinality
+string key (up to 1,000,000 distinct values, e.g. ``dev-0012345``).
 """
 
 from __future__ import annotations
@@ -26,10 +29,17 @@ def make(n: int, partitions: int, seed: int) -> pl.DataFrame:
     outliers = rng.random(n)
     delay = np.where(outliers < 0.002, rng.integers(10, 900, n) * S, delay)  # late outliers
     delay = np.where(outliers > 0.9995, -rng.integers(301, 900, n) * S, delay)  # early outliers
+    rare = rng.random(n)
+    straggler = rng.integers(590, 611, n) * S  # rare long stragglers, ~10 minutes late
+    delay = np.where(rare < 0.0002, straggler, delay)
+    early = -rng.integers(415, 426, n) * S  # rare early events, ~7 minutes ahead
+    delay = np.where(rare > 0.9998, early, delay)
     device = rng.integers(0, 5_000, n, dtype=np.int64)
+    key = rng.integers(0, min(max(n // 10, 1), 1_000_000), n, dtype=np.int64)
     frame = pl.DataFrame(
         {
             "device_id": device,
+            "device_key": pl.Series(key).cast(pl.String).str.zfill(7).str.replace(r"^", "dev-"),
             "partition_id": part,
             "event_time": arrival - delay,
             "arrival_time": arrival,

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
 import streamlit as st
 
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
 from diagnostics.appdata.store import Aggregate
+from diagnostics.appdata.watching import alert_history, passes, runbook_sections, runbook_text
 from diagnostics.errors import OrderdocError
 from diagnostics.rules import AlertState
 from screens import cache
@@ -70,8 +75,33 @@ def _rules() -> None:
             st.success(f"Valid: {', '.join(ids) or 'no rules'}.")
 
 
+def _history(state: str) -> None:
+    """The watcher's alert history (fired, resolved, how long) and the runbooks."""
+    st.subheader("Alert history")
+    history = alert_history(Path(state), datetime.now(UTC))
+    st.caption(
+        f"From `orderdoc watch` (state folder `{state}`, {passes(Path(state))} pass(es)); "
+        "this page refreshes itself when a pass lands."
+    )
+    if history.is_empty():
+        st.success("The watcher has recorded no alert yet.")
+        return
+    st.dataframe(history.drop("runbook"), hide_index=True, width="stretch")
+    sections = runbook_sections()
+    shown: set[str] = set()
+    for row in history.filter(pl.col("state") != "resolved").iter_rows(named=True):
+        text = runbook_text(row["runbook"], sections)
+        if text and row["runbook"] not in shown:
+            shown.add(row["runbook"])
+            with st.expander(f"Runbook: {row['rule']}", expanded=True):
+                st.markdown(text)
+
+
 def render() -> None:
     st.title("Alerts")
+    state = st.session_state.get(cache.WATCH_KEY)
+    if state:
+        _history(state)
     agg = cache.require()
     if agg is not None:
         _alerts(agg)

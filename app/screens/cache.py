@@ -28,6 +28,7 @@ from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
 
 AGG_KEY = "agg_dir"
+WATCH_KEY = "watch_state"
 LABEL_KEY = "source_label"
 
 

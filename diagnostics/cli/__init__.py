@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "aggregate",
     "rules",
     "alerts",
+    "watch",
     "app",
     "explain",
     "whatif",

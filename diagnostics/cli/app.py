@@ -49,6 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "agg_dir", nargs="?", type=Path, metavar="AGG_DIR", help="aggregate folder to open"
     )
+    parser.add_argument(
+        "--watch",
+        type=Path,
+        metavar="STATE_DIR",
+        help="follow an 'orderdoc watch' state folder: Overview and Alerts refresh when a "
+        "pass lands; Alerts shows the alert history and runbooks",
+    )
     parser.add_argument("--port", type=_port, default=8501, help="port (default 8501)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
@@ -79,7 +86,18 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
             msg = f"--rules: {missing[0]}: no such file or folder"
             raise UsageError(msg)
         env["ORDERDOC_RULES"] = os.pathsep.join(str(p.resolve()) for p in args.rules)
-    if args.agg_dir is not None:
+    watch = getattr(args, "watch", None)
+    if watch is not None:
+        from diagnostics.appdata.watching import agg_dir
+
+        if args.agg_dir is not None:
+            msg = (
+                "--watch STATE_DIR and AGG_DIR: give one of them (the state folder has the tables)"
+            )
+            raise UsageError(msg)
+        agg_dir(watch)  # InputError: one line, exit 2
+        argv += ["--", "--watch-state", str(watch.resolve())]
+    elif args.agg_dir is not None:
         from diagnostics.appdata.store import open_aggregate
 
         agg = open_aggregate(args.agg_dir)  # InputError: one line, exit 2

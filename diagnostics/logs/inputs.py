@@ -63,6 +63,19 @@ def _is_metrics(path: Path) -> bool:
     return names >= METRIC_COLUMNS
 
 
+def _read_as(path: Path) -> str:
+    """How a file chosen for reading is read: ``"log"``, ``"metrics"`` or ``"skip"``."""
+    if not path.name.lower().endswith(".parquet"):
+        return "metrics" if _is_metrics_export(path) else "log"
+    return "metrics" if _is_metrics(path) else "skip"
+
+
+def classify(path: Path) -> str:
+    """What a run does with a file found in a folder: ``"log"``, ``"metrics"`` or ``"skip"``
+    (the rules of :func:`expand_inputs` for one file; hidden names are the caller's concern)."""
+    return _read_as(path) if _looks_like_log(path) else "skip"
+
+
 def _is_metrics_export(path: Path) -> bool:
     """True when the file (gzipped or not) starts like an Azure Monitor metrics export."""
     try:
@@ -104,12 +117,11 @@ def expand_inputs(inputs: list[str]) -> InputFiles:
     logs: list[Path] = []
     metrics: list[Path] = []
     for path in sorted(chosen):
-        if not path.name.lower().endswith(".parquet"):
-            (metrics if _is_metrics_export(path) else logs).append(path)
-        elif _is_metrics(path):
-            metrics.append(path)
-        else:
+        kind = _read_as(path)
+        if kind == "skip":
             skipped.add(path)
+        else:
+            (metrics if kind == "metrics" else logs).append(path)
     return InputFiles(
         logs=tuple(str(p) for p in logs),
         metrics=tuple(str(p) for p in metrics),

@@ -105,12 +105,13 @@ def payload(alerts: Sequence[Alert], *, receiver: str, max_alerts: int) -> dict[
 
 def post_json(
     url: str,
-    body: dict[str, Any],
+    body: dict[str, Any] | list[dict[str, Any]],
     *,
     policy: DeliveryPolicy,
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    """POST ``body``; return the number of attempts used, or raise :class:`DeliveryError`."""
+    """POST ``body`` (a webhook payload, or the alert list of Alertmanager's API v2); return
+    the number of attempts used, or raise :class:`DeliveryError`."""
     data = json.dumps(body).encode()
     delay = policy.backoff
     last = ""

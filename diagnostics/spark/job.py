@@ -2,7 +2,7 @@
 
 Data flow (nothing of the data is collected to the driver; only the summary's aggregates)::
 
-    paths --mapInArrow(read, parse)--> parsed (one row per record, kept on disk by the first
+    paths --mapInArrow(read, parse: Arrow JSON + Python)--> parsed (one row per record, kept on disk by the first
         write: persist(DISK_ONLY))
     parsed --data_errors--> data_errors --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
@@ -33,11 +33,12 @@ from diagnostics.aggregates import TableName, write_summary
 from diagnostics.aggregates.folder import remove_table
 from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
-from diagnostics.logs.batches import metrics_file_batches, parse_path_batches
+from diagnostics.logs.batches import metrics_file_batches
 from diagnostics.logs.inputs import InputFiles
 from diagnostics.logs.metrics import read_metrics
 from diagnostics.logs.reader import PARQUET_MAGIC
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
+from diagnostics.logs.vectorised import parse_path_batches_fast
 from diagnostics.spark import schemas
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
@@ -70,8 +71,10 @@ def list_files(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
 
 def parse_records(files: DataFrame) -> DataFrame:
     """Every record of every file of ``files`` (a ``path`` column), parsed or quarantined
-    (schema :data:`schemas.PARSED`)."""
-    return files.mapInArrow(parse_path_batches, schemas.PARSED)
+    (schema :data:`schemas.PARSED`). JSON Lines files are decoded by Arrow's native reader
+    inside the tasks; whatever it cannot decide exactly goes to the Python parser
+    (:mod:`diagnostics.logs.vectorised`), with the same results."""
+    return files.mapInArrow(parse_path_batches_fast, schemas.PARSED)
 
 
 def parse_metrics(files: DataFrame) -> DataFrame:

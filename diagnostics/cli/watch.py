@@ -1,0 +1,249 @@
+"""``orderdoc watch LOG_DIR... --state DIR``: aggregate a live log folder, alert, notify.
+
+Every ``--interval`` (or once with ``--once``) the watcher picks up new log files and lines
+appended to known ones, adds them to the tables under ``DIR/agg`` (the tables of
+``orderdoc aggregate``), evaluates the alerting rules and sends what changed (firing,
+resolved) to ``--webhook`` in the format of Alertmanager's ``POST /api/v2/alerts``. Its state
+(``DIR/manifest.json``, ``DIR/checkpoint``, ``DIR/alerts/alerts.db``) survives restarts.
+Runs on the embedded Spark, or on a cluster with ``--master`` like ``aggregate``.
+Stop it with Ctrl-C. See docs/watch.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from diagnostics.durations import SECOND, DurationError, parse_duration
+from diagnostics.errors import UsageError
+from diagnostics.rules.webhook import DeliveryPolicy, check_url
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        msg = f"--conf: {text!r} is not KEY=VALUE"
+        raise argparse.ArgumentTypeError(msg)
+    return key.strip(), value
+
+
+def _interval(text: str) -> float:
+    try:
+        ns = parse_duration(text)
+    except DurationError as exc:
+        msg = f"{text!r} is not a duration (e.g. 30s, 1m, 5m)"
+        raise argparse.ArgumentTypeError(msg) from exc
+    if ns <= 0:
+        msg = f"{text!r} must be more than 0"
+        raise argparse.ArgumentTypeError(msg)
+    return ns / SECOND
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError as exc:
+        msg = f"{text!r} is not a port number"
+        raise argparse.ArgumentTypeError(msg) from exc
+    if not 0 <= port <= 65535:
+        msg = f"{text!r} is not a port number (0-65535)"
+        raise argparse.ArgumentTypeError(msg)
+    return port
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Adds the ``watch`` sub-command."""
+    parser = subparsers.add_parser(
+        "watch",
+        help="follow live log folders: aggregate, evaluate the rules, notify (Spark)",
+        description=__doc__,
+    )
+    parser.add_argument("folders", nargs="+", metavar="LOG_DIR", help="folder of ASA logs")
+    parser.add_argument(
+        "--state",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="state folder (tables in DIR/agg, alerts in DIR/alerts)",
+    )
+    parser.add_argument(
+        "--rules",
+        action="append",
+        metavar="DIR",
+        help="rule file or folder (repeatable; default ./rules or the pack)",
+    )
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        help="POST alerts here (Alertmanager: http://HOST:9093/api/v2/alerts)",
+    )
+    parser.add_argument(
+        "--webhook-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="timeout of one webhook attempt (default 5)",
+    )
+    parser.add_argument(
+        "--webhook-attempts",
+        type=int,
+        default=3,
+        metavar="N",
+        help="webhook attempts per pass, with back-off (default 3)",
+    )
+    parser.add_argument(
+        "--interval",
+        type=_interval,
+        default=60.0,
+        metavar="DURATION",
+        help="time between passes (default 1m)",
+    )
+    parser.add_argument(
+        "--once", action="store_true", help="one pass over what is there now, then exit"
+    )
+    parser.add_argument(
+        "--evaluate-at",
+        choices=["now", "data-end"],
+        default="now",
+        help="evaluate the rules at the clock (default) or at the end of the "
+        "data (for logs replayed from the past)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="N",
+        help="serve Prometheus metrics on this port (/metrics)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="address of the metrics endpoint (default 127.0.0.1)",
+    )
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--master", help="Spark master URL (default: embedded local[*])")
+    target.add_argument("--remote", help="Spark Connect URL (not supported yet; see docs/watch.md)")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        type=_conf,
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting (repeatable)",
+    )
+    parser.set_defaults(func=run)  # fmt: skip
+
+
+def _say(message: str) -> None:
+    stamp = datetime.now(UTC).strftime("%H:%M:%S")
+    sys.stderr.write(f"[{stamp}] {message}\n")
+    sys.stderr.flush()
+
+
+def _clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> int:
+    """Validates the flags, starts Spark and watches until interrupted (or once)."""
+    from diagnostics.rules.loader import default_rules_dir, load_rules
+    from diagnostics.spark.session import SparkTarget, java_problem
+
+    if args.webhook:
+        check_url(args.webhook)
+    if not args.webhook_timeout > 0:
+        msg = f"--webhook-timeout {args.webhook_timeout} must be more than 0 seconds"
+        raise UsageError(msg)
+    if args.webhook_attempts < 1:
+        msg = f"--webhook-attempts {args.webhook_attempts} must be at least 1"
+        raise UsageError(msg)
+    if args.remote:
+        msg = (
+            "--remote: orderdoc watch does not run over Spark Connect yet (its foreachBatch "
+            "pass needs the driver's file system); use --master URL or spark-submit"
+        )
+        raise UsageError(msg)
+    if args.state.exists() and not args.state.is_dir():
+        msg = f"--state: {str(args.state)!r} is a file, not a folder"
+        raise UsageError(msg)
+    rules = load_rules(args.rules or [default_rules_dir()])
+    target = SparkTarget(
+        master=args.master, remote=args.remote, app_name="orderdoc-watch", conf=tuple(args.conf)
+    )
+    from diagnostics.watch.runner import EvaluateAt, WatchConfig
+
+    config = WatchConfig(
+        folders=tuple(Path(f) for f in args.folders),
+        state=args.state,
+        interval_s=args.interval,
+        once=args.once,
+        webhook=args.webhook,
+        delivery=DeliveryPolicy(timeout=args.webhook_timeout, attempts=args.webhook_attempts),
+        evaluate_at=EvaluateAt(args.evaluate_at),
+    )
+    _check_state(args.state)
+    metrics = None
+    if args.metrics_port is not None:
+        from diagnostics.watch.metrics import WatchMetrics
+
+        metrics = WatchMetrics()
+    if target.remote is None:
+        problem = java_problem()
+        if problem is not None:
+            raise UsageError(problem)
+    from diagnostics.spark.session import build_session, session_active
+    from diagnostics.watch.runner import Watcher
+
+    owned = target.remote is None and not session_active()
+    _say(f"starting {target.description}")
+    spark = build_session(target)
+    try:
+        on_tick = _metrics_updater(metrics, clock) if metrics else (lambda _r, _w: None)
+        watcher = Watcher(spark, config, rules, clock=clock, say=_say, on_tick=on_tick)
+        if metrics is not None:
+            port = metrics.serve(args.metrics_port, args.metrics_host)
+            _say(f"metrics on http://{args.metrics_host}:{port}/metrics")
+        _say(f"watching {', '.join(args.folders)}; state in {args.state}")
+        watcher.run(time.sleep)
+    finally:
+        if metrics is not None:
+            metrics.stop()
+        if owned:
+            spark.stop()
+    return 0
+
+
+def _check_state(state: Path) -> None:
+    """A corrupt state folder is reported before Spark starts."""
+    from diagnostics.watch.alertstate import AlertStore
+    from diagnostics.watch.manifest import StateFiles
+
+    if not state.is_dir():
+        return
+    files = StateFiles(state)
+    files.pending_plan(files.manifest())
+    if (state / "alerts").is_dir():
+        AlertStore(state / "alerts").close()
+
+
+def _metrics_updater(metrics: Any, clock: Callable[[], datetime]) -> Callable[[Any, Any], None]:
+    from diagnostics.watch.alertstate import AlertStore
+
+    def update(_report: Any, watcher: Any) -> None:
+        manifest = watcher.files.manifest()
+        with AlertStore(watcher.root / "alerts") as store:
+            history = store.history()
+        metrics.update(
+            watcher.agg,
+            history,
+            now=clock(),
+            passes=manifest.passes,
+            log_files=[f.path for f in manifest.files],
+        )
+
+    return update

@@ -1,0 +1,220 @@
+"""One watcher pass in Spark: parse what a plan reads, add it to the tables, re-derive the rest.
+
+Layout of ``STATE/agg`` (the tables of ``orderdoc aggregate``, same schemas):
+
+* ``data_errors`` and ``quarantine`` grow by pass: pass ``N`` writes its new rows to
+  ``STATE/staging/N`` and then moves the Parquet files into the table folders under names
+  starting with ``pNNNNNNNN-``. Redoing pass ``N`` after a crash first deletes every file of
+  that prefix, so a pass adds its rows exactly once however often it is interrupted. A file
+  read again from the start (see :mod:`diagnostics.watch.manifest`) has its rows of earlier
+  passes removed first (each Parquet file rewritten atomically without them).
+* ``error_rollup``, ``partition_idle``, ``metrics`` and ``summary.json`` are derived from the
+  stored rows after every pass by the functions of the one-shot job
+  (:mod:`diagnostics.spark.job`), written beside the table and swapped in by renames.
+
+So after any sequence of passes the tables equal a one-shot aggregate of the same final files.
+Parsing runs in Spark tasks (``mapInArrow``); the moves and renames run on the driver, which
+needs the state folder on a file system it shares with the executors.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from diagnostics.aggregates import TableName, table_files
+from diagnostics.aggregates.folder import remove_table
+from diagnostics.aggregates.spark import spark_schema, write_frame
+from diagnostics.logs.batches import BATCH_ROWS, parse_file
+from diagnostics.logs.normalise import normalise_row
+from diagnostics.logs.reader import read_line
+from diagnostics.logs.records import to_arrow
+from diagnostics.spark import job, schemas
+from diagnostics.watch.files import read_range, write_atomic
+from diagnostics.watch.manifest import Manifest, Plan, Read, ReadMode
+
+APPENDED = (TableName.DATA_ERRORS, TableName.QUARANTINE)
+_BOM = b"\xef\xbb\xbf"
+
+READS = StructType(
+    [
+        StructField("path", StringType(), False),
+        StructField("start", LongType(), False),
+        StructField("end", LongType(), False),
+        StructField("first_line", LongType(), False),
+        StructField("mode", StringType(), False),
+    ]
+)
+
+
+def parse_lines(data: bytes, name: str, first_line: int) -> Iterator[pa.RecordBatch]:
+    """Batches of the records of complete JSON Lines ``data``, numbered from ``first_line``."""
+    chunk: list = []
+    for number, line in enumerate(data.split(b"\n"), start=first_line):
+        chunk.extend(read_line(line, name, number, normalise_row))
+        if len(chunk) >= BATCH_ROWS:
+            yield to_arrow(chunk)
+            chunk = []
+    if chunk:
+        yield to_arrow(chunk)
+
+
+def parse_read(read: Read) -> Iterator[pa.RecordBatch]:
+    """The parsed records of one planned read (schema :data:`PARSED_SCHEMA`)."""
+    data = read_range(read.path, read.start, read.end)
+    if read.mode is ReadMode.WHOLE:
+        yield from parse_file(data, read.path)
+        return
+    if read.start == 0 and data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    yield from parse_lines(data, read.path, read.first_line)
+
+
+def parse_read_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` body: planned reads (:data:`READS`) in, parsed records out."""
+    for batch in batches:
+        for row in batch.to_pylist():
+            read = Read(
+                row["path"], row["start"], row["end"], row["first_line"], ReadMode(row["mode"])
+            )
+            yield from parse_read(read)
+
+
+def _tag(number: int) -> str:
+    return f"p{number:08d}-"
+
+
+def drop_pass(agg: Path, number: int) -> None:
+    """Delete every table file pass ``number`` added (before it is redone)."""
+    tag = _tag(number)
+    for table in APPENDED:
+        for path in table_files(agg, table):
+            if path.name.startswith(tag):
+                path.unlink()
+
+
+def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
+    """Remove the rows of ``source_file`` from the files of passes before ``number``."""
+    tag = _tag(number)
+    for table in APPENDED:
+        for path in table_files(agg, table):
+            if path.name.startswith(tag):
+                continue
+            column = pq.read_table(path, columns=["source_file"])["source_file"]
+            if not pc.any(pc.equal(column, source_file)).as_py():
+                continue
+            table_data = pq.ParquetFile(path).read()
+            kept = table_data.filter(
+                pc.invert(pc.fill_null(pc.equal(table_data["source_file"], source_file), False))
+            )
+            sink = pa.BufferOutputStream()
+            pq.write_table(kept, sink, compression="snappy")
+            write_atomic(path, sink.getvalue().to_pybytes())
+
+
+def _move_staged(staged: Path, agg: Path, table: TableName, number: int) -> None:
+    """Move the Parquet files Spark wrote under ``staged`` into the table, tagged by pass."""
+    for path in sorted(staged.rglob("*.parquet")):
+        relative = path.relative_to(staged)
+        target = agg / table.value / relative.parent / f"{_tag(number)}{relative.name}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(target)
+
+
+def write_reads(spark: SparkSession, plan: Plan, agg: Path, staging: Path) -> int:
+    """Parse the plan's reads and add their rows to data_errors and quarantine; the number of
+    records read."""
+    rows = [(r.path, r.start, r.end, r.first_line, r.mode.value) for r in plan.reads]
+    tasks = max(1, min(len(rows), spark.sparkContext.defaultParallelism))
+    parsed = (
+        spark.createDataFrame(rows, READS)
+        .repartition(tasks)
+        .mapInArrow(parse_read_batches, schemas.PARSED)
+        .persist(StorageLevel.DISK_ONLY)
+    )
+    seen = {name: Observation(name) for name in APPENDED}
+    count = F.count(F.lit(1)).alias("records")
+    try:
+        shutil.rmtree(staging, ignore_errors=True)
+        errors = parsed.transform(job.data_errors).observe(seen[TableName.DATA_ERRORS], count)
+        write_frame(errors, staging, TableName.DATA_ERRORS)
+        bad = parsed.transform(job.quarantined).observe(seen[TableName.QUARANTINE], count)
+        write_frame(bad, staging, TableName.QUARANTINE)
+    finally:
+        parsed.unpersist()
+    for table in APPENDED:
+        _move_staged(staging / table.value, agg, table, plan.number)
+    shutil.rmtree(staging, ignore_errors=True)
+    return sum(int(observation.get["records"]) for observation in seen.values())
+
+
+def read_table(spark: SparkSession, agg: Path, table: TableName) -> DataFrame:
+    """A stored table (empty when it has no file yet)."""
+    schema = spark_schema(table)
+    if not table_files(agg, table):
+        return spark.createDataFrame([], schema)
+    folder = str(agg / table.value)
+    return spark.read.schema(schema).option("basePath", folder).parquet(folder)
+
+
+def _swap(frame: DataFrame | None, agg: Path, table: TableName) -> None:
+    """Write a derived table beside the folder and swap it in by renames (or remove it)."""
+    if frame is None:
+        remove_table(agg, table)
+        return
+    fresh, old = agg / ".new" / table.value, agg / ".old" / table.value
+    shutil.rmtree(fresh, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+    write_frame(frame, fresh.parent, table)
+    old.parent.mkdir(exist_ok=True)
+    final = agg / table.value
+    if final.exists():
+        final.rename(old)
+    fresh.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def derive(spark: SparkSession, agg: Path, manifest: Manifest) -> dict:
+    """Re-derive error_rollup, partition_idle, metrics and ``summary.json``; the summary."""
+    errors = read_table(spark, agg, TableName.DATA_ERRORS)
+    _swap(errors.transform(job.rollup), agg, TableName.ERROR_ROLLUP)
+    _swap(errors.transform(job.idle_episodes), agg, TableName.PARTITION_IDLE)
+    metrics = None
+    if manifest.metrics:
+        metrics = job.read_files(spark, manifest.metrics).transform(job.parse_metrics)
+        metrics = metrics.transform(job.metrics_table)
+    _swap(metrics, agg, TableName.METRICS)
+    seen = errors.agg(*(v.alias(k) for k, v in job.error_metrics().items())).collect()[0]
+    quarantined = sum(  # from the Parquet footers: no Spark job
+        pq.ParquetFile(path).metadata.num_rows for path in table_files(agg, TableName.QUARANTINE)
+    )
+    summary = job.summarise(errors, seen.asDict(), quarantined)
+    summary["files_read"] = len(manifest.files) + len(manifest.metrics)
+    summary["files_skipped"] = list(manifest.skipped)
+    text = json.dumps(summary, indent=2, default=str) + "\n"
+    write_atomic(agg / "summary.json", text.encode())
+    return summary
+
+
+def run_plan(spark: SparkSession, plan: Plan, root: Path) -> int:
+    """Carry out ``plan`` on the tables under ``root/agg`` (idempotent: safe to redo after a
+    crash at any point); the number of records read. The caller commits the manifest."""
+    agg = root / "agg"
+    agg.mkdir(parents=True, exist_ok=True)
+    drop_pass(agg, plan.number)
+    for path in plan.replaced:
+        drop_file_rows(agg, path, plan.number)
+    count = 0
+    if plan.reads:
+        count = write_reads(spark, plan, agg, root / "staging" / str(plan.number))
+    return count

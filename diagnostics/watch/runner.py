@@ -1,0 +1,283 @@
+"""The watch loop: discover files with Structured Streaming, run passes, evaluate, notify.
+
+Each tick:
+
+1. a Structured Streaming query over the log folders (``binaryFile`` source, recursive, only
+   the ``path`` column; checkpoint in ``STATE/checkpoint``) runs with ``Trigger.AvailableNow``:
+   every file not seen before reaches ``foreachBatch``, which runs a pass for them (plan,
+   parse in Spark, add to the tables, commit the manifest: :mod:`diagnostics.watch.passes`);
+2. one more pass picks up lines appended to files already known (the file source never
+   looks at a file twice, and runs no batch when no new file came);
+3. the rules are evaluated on ``STATE/agg`` and the alert store updated
+   (:mod:`diagnostics.watch.alertstate`); unsent notifications go to ``--webhook``;
+4. the Prometheus gauges are updated (:mod:`diagnostics.watch.metrics`).
+
+``--once`` is one tick; otherwise ticks repeat every ``--interval``. The query is started per
+tick (AvailableNow) rather than kept running with a processing-time trigger because step 2 must
+run on every tick, new files or not. Time comes from the injected ``clock``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import (
+    BinaryType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from diagnostics.aggregates import present_tables
+from diagnostics.errors import OrderdocError, UsageError
+from diagnostics.logs.batches import local_name
+from diagnostics.rules.evaluate import evaluate_detailed
+from diagnostics.rules.model import AlertState, RuleSet, iso
+from diagnostics.rules.webhook import DeliveryError, DeliveryPolicy, post_json
+from diagnostics.watch import passes
+from diagnostics.watch.alertstate import AlertStore
+from diagnostics.watch.manifest import StateFiles, is_empty, plan_pass
+
+#: How long the file source remembers files (it never forgets the ones it handed over, but
+#: ignores files older than this relative to the newest; ours must all be seen).
+MAX_FILE_AGE = "36500d"
+#: The ``binaryFile`` source's fixed schema (a streaming source needs it spelled out); only
+#: ``path`` is selected, so file contents are never read by the source.
+BINARY_FILE = StructType(
+    [
+        StructField("path", StringType(), False),
+        StructField("modificationTime", TimestampType(), False),
+        StructField("length", LongType(), False),
+        StructField("content", BinaryType(), True),
+    ]
+)
+
+
+class EvaluateAt(StrEnum):
+    """The instant the rules are evaluated at: the clock, or the end of the data (replays)."""
+
+    NOW = "now"
+    DATA_END = "data-end"
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    """The validated settings of one watcher."""
+
+    folders: tuple[Path, ...]
+    state: Path
+    interval_s: float = 60.0
+    once: bool = False
+    webhook: str | None = None
+    delivery: DeliveryPolicy = field(default_factory=DeliveryPolicy)
+    evaluate_at: EvaluateAt = EvaluateAt.NOW
+
+    def __post_init__(self) -> None:
+        if self.interval_s <= 0:
+            msg = f"--interval: {self.interval_s}s must be more than 0"
+            raise UsageError(msg)
+        state = self.state.resolve()
+        for folder in self.folders:
+            if not folder.is_dir():
+                msg = f"LOG_DIR {str(folder)!r}: no such folder"
+                raise UsageError(msg)
+            if not os.access(folder, os.R_OK | os.X_OK):
+                msg = f"LOG_DIR {str(folder)!r}: not readable (permission denied)"
+                raise UsageError(msg)
+            if state == folder.resolve() or folder.resolve() in state.parents:
+                msg = f"--state {str(self.state)!r} is inside LOG_DIR {str(folder)!r}: put it elsewhere"
+                raise UsageError(msg)
+
+
+@dataclass(frozen=True)
+class TickReport:
+    """What one tick did."""
+
+    passes: tuple[int, ...]
+    records: int
+    evaluated_at: datetime | None
+    firing: int
+    pending: int
+    notified: int
+    problems: tuple[str, ...]
+
+
+class Watcher:
+    """One watcher over a state folder; ``tick()`` does steps 1-4 of the module docstring."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: WatchConfig,
+        rules: RuleSet,
+        *,
+        clock: Callable[[], datetime],
+        say: Callable[[str], None] = lambda _m: None,
+        hook: Callable[[str], None] = lambda _step: None,
+        on_tick: Callable[[TickReport, Watcher], None] = lambda _r, _w: None,
+    ) -> None:
+        self.spark = spark
+        self.config = config
+        self.rules = rules
+        self.clock = clock
+        self.say = say
+        self.hook = hook
+        self.on_tick = on_tick
+        self.root = config.state
+        self.files = StateFiles(self.root)
+        self.agg = self.root / "agg"
+        self._records = 0
+        self._passes: list[int] = []
+        self.files.manifest()  # a corrupt state folder fails here, before any work
+        with AlertStore(self.root / "alerts"):
+            pass
+
+    # -- passes ---------------------------------------------------------------------------
+    def run_pass(self, discovered: list[str]) -> None:
+        """Finish an interrupted pass if there is one, then run one for ``discovered`` and the
+        growth of known files (nothing when nothing changed)."""
+        manifest = self.files.manifest()
+        pending = self.files.pending_plan(manifest)
+        if pending is not None:
+            self.say(f"pass {pending.number}: redoing the interrupted pass")
+            self._execute(pending)
+            manifest = self.files.manifest()
+        plan = plan_pass(manifest, [*discovered, *manifest.waiting])
+        for problem in plan.unreadable:
+            self.say(f"warning: {problem} (tried again next pass)")
+        if is_empty(plan, manifest):
+            return
+        self.files.save_plan(plan)
+        self.hook("planned")
+        self._execute(plan)
+
+    def _execute(self, plan: Any) -> None:
+        records = passes.run_plan(self.spark, plan, self.root)
+        self.hook("written")
+        passes.derive(self.spark, self.agg, plan.after)
+        self.hook("derived")
+        self.files.commit(plan)
+        self.hook("committed")
+        self._records += records
+        self._passes.append(plan.number)
+        self.say(
+            f"pass {plan.number}: {len(plan.reads)} read(s), {records} record(s), "
+            f"{len(plan.after.files)} log file(s) known"
+        )
+
+    def _batch(self, frame: DataFrame, _batch_id: int) -> None:
+        self.run_pass([local_path(row["path"]) for row in frame.collect()])
+
+    def discover(self) -> None:
+        """Step 1: the AvailableNow streaming query over the folders."""
+        frames = [
+            self.spark.readStream.format("binaryFile")
+            .schema(BINARY_FILE)
+            .option("recursiveFileLookup", "true")
+            .option("maxFileAge", MAX_FILE_AGE)
+            .load(str(folder.resolve()))
+            .select("path")
+            for folder in self.config.folders
+        ]
+        stream = frames[0]
+        for other in frames[1:]:
+            stream = stream.unionByName(other)
+        query = (
+            stream.writeStream.foreachBatch(self._batch)
+            .option("checkpointLocation", str(self.root / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+
+    # -- alerts ---------------------------------------------------------------------------
+    def evaluate(self, problems: list[str]) -> tuple[datetime | None, int, int, int]:
+        """Step 3: evaluation time, firing and pending counts, notifications delivered."""
+        if not present_tables(self.agg):
+            return None, 0, 0, 0
+        now = self.clock() if self.config.evaluate_at is EvaluateAt.NOW else None
+        result = evaluate_detailed(self.rules, self.agg, now=now)
+        with AlertStore(self.root / "alerts") as store:
+            added = store.apply(result.alerts, result.now)
+            self.hook("recorded")
+            for note in added:
+                labels = ",".join(f"{k}={v}" for k, v in sorted(note.body["labels"].items()))
+                self.say(f"alert {note.status.value}: {{{labels}}}")
+            sent = self._notify(store, problems)
+            firing = sum(e.state is AlertState.FIRING for e in store.history())
+            pending = sum(e.state is AlertState.PENDING for e in store.history())
+        return result.now, firing, pending, sent
+
+    def _notify(self, store: AlertStore, problems: list[str]) -> int:
+        url = self.config.webhook
+        if url is None:  # told on stderr above; nothing else to deliver to
+            store.mark_sent([n.id for n in store.notifications(unsent_only=True)], self.clock())
+            return 0
+
+        def send(body: list[dict[str, Any]]) -> None:
+            post_json(url, body, policy=self.config.delivery)
+            self.hook("sent")
+
+        try:
+            return store.send_unsent(send, self.clock())
+        except DeliveryError as exc:
+            problems.append(f"{exc} (kept, sent again next pass)")
+            return 0
+
+    # -- the loop -------------------------------------------------------------------------
+    def tick(self) -> TickReport:
+        """Steps 1-4 once; problems that are safe to continue after are reported, not raised."""
+        self._records, self._passes = 0, []
+        problems: list[str] = []
+        try:
+            self.discover()
+        except OrderdocError:
+            raise
+        except Exception as exc:
+            problems.append(f"reading the folders failed: {_first_line(exc)} (retried next pass)")
+        self.run_pass([])
+        evaluated, firing, pending, sent = self.evaluate(problems)
+        for problem in problems:
+            self.say(f"warning: {problem}")
+        report = TickReport(
+            tuple(self._passes), self._records, evaluated, firing, pending, sent, tuple(problems)
+        )
+        self.on_tick(report, self)
+        if evaluated is not None:
+            self.say(
+                f"rules evaluated at {iso(evaluated)}: {firing} firing, {pending} pending, "
+                f"{sent} notification(s) delivered"
+            )
+        return report
+
+    def run(self, sleep: Callable[[float], None]) -> None:
+        """Tick once (``--once``) or forever, ``interval`` apart."""
+        while True:
+            self.tick()
+            if self.config.once:
+                return
+            sleep(self.config.interval_s)
+
+
+def local_path(uri: str) -> str:
+    """The absolute local path of a file the file source lists (``file:`` URI, possibly
+    percent-encoded), symbolic links resolved as ``orderdoc aggregate`` resolves them."""
+    path = local_name(uri)
+    if not os.path.exists(path) and os.path.exists(unquote(path)):
+        path = unquote(path)
+    return os.path.realpath(path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

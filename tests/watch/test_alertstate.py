@@ -1,0 +1,166 @@
+"""The alert store: transitions notified once, state kept across restarts and kill -9."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from diagnostics.errors import InputError
+from diagnostics.kinds import Severity
+from diagnostics.rules.model import Alert, AlertState, fingerprint
+from diagnostics.watch.alertstate import AlertStore
+from tests.watch.servers import receiver
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = datetime(2024, 3, 5, 10, 3, tzinfo=UTC)
+
+
+def alert(
+    state: AlertState,
+    *,
+    job: str = "j1",
+    active: datetime = T0,
+    ends: datetime | None = None,
+    rule: str = "dropped-events",
+) -> Alert:
+    group = {"job": job}
+    return Alert(
+        fingerprint=fingerprint(rule, group),
+        rule_id=rule,
+        title="Events are being dropped",
+        state=state,
+        severity=Severity.CRITICAL,
+        active_at=active,
+        starts_at=active,
+        ends_at=ends,
+        value=3.0,
+        labels=(("alertname", rule), ("job", job), ("severity", "critical")),
+        annotations=(("runbook", "docs/runbooks.md#dropped-events"),),
+        cause="invalid_timestamps",
+        group=(("job", job),),
+    )
+
+
+def statuses(store: AlertStore) -> list[tuple[str, bool]]:
+    return [(n.status.value, n.sent_at is not None) for n in store.notifications()]
+
+
+def test_each_transition_is_recorded_once(tmp_path: Path) -> None:
+    later = T0 + timedelta(minutes=20)
+    with AlertStore(tmp_path) as store:
+        assert store.apply([alert(AlertState.PENDING)], T0) == []
+        added = store.apply([alert(AlertState.FIRING)], T0 + timedelta(minutes=1))
+        assert [n.status for n in added] == [AlertState.FIRING]
+        assert added[0].body == {
+            "labels": {"alertname": "dropped-events", "job": "j1", "severity": "critical"},
+            "annotations": {"runbook": "docs/runbooks.md#dropped-events"},
+            "startsAt": "2024-03-05T10:03:00Z",
+            "generatorURL": "",
+        }
+        assert store.apply([alert(AlertState.FIRING)], T0 + timedelta(minutes=2)) == []
+        resolved = store.apply([alert(AlertState.RESOLVED, ends=later)], later)
+        assert [n.body["endsAt"] for n in resolved] == ["2024-03-05T10:23:00Z"]
+        assert store.apply([alert(AlertState.RESOLVED, ends=later)], later) == []
+    with AlertStore(tmp_path) as store:  # a restart remembers everything
+        assert store.apply([alert(AlertState.RESOLVED, ends=later)], later) == []
+        assert statuses(store) == [("firing", False), ("resolved", False)]
+        [episode] = store.history()
+        assert (episode.state, episode.ends_at) == (AlertState.RESOLVED, "2024-03-05T10:23:00Z")
+
+
+def test_history_only_and_vanishing_alerts(tmp_path: Path) -> None:
+    now = T0 + timedelta(hours=1)
+    with AlertStore(tmp_path) as store:
+        # began and ended before the watcher saw it: history, no notification
+        past = alert(AlertState.RESOLVED, job="old", ends=T0 + timedelta(minutes=5))
+        assert store.apply([past], now) == []
+        # a pending alert that clears is forgotten; a firing one that vanishes is resolved
+        store.apply([alert(AlertState.PENDING, job="p"), alert(AlertState.FIRING)], now)
+        gone = store.apply([], now + timedelta(minutes=1))
+        assert [(n.status, n.body["endsAt"]) for n in gone] == [
+            (AlertState.RESOLVED, "2024-03-05T11:04:00Z")
+        ]
+        jobs = sorted(e.labels["job"] for e in store.history())
+        assert jobs == ["j1", "old"]
+
+
+def test_an_untimed_rule_keeps_one_episode(tmp_path: Path) -> None:
+    # rules over a table without time fire "now" at every evaluation: the same episode
+    with AlertStore(tmp_path) as store:
+        first = store.apply([alert(AlertState.FIRING, rule="q")], T0)
+        again = T0 + timedelta(minutes=5)
+        assert store.apply([alert(AlertState.FIRING, rule="q", active=again)], again) == []
+        assert len(first) == 1
+        assert len(store.history()) == 1
+
+
+def test_unsent_notifications_survive_a_failed_send(tmp_path: Path) -> None:
+    with AlertStore(tmp_path) as store:
+        store.apply([alert(AlertState.FIRING)], T0)
+
+        def refuse(_body: list) -> None:
+            raise OSError("receiver down")
+
+        with pytest.raises(OSError, match="receiver down"):
+            store.send_unsent(refuse, T0)
+        sent: list = []
+        assert store.send_unsent(sent.append, T0) == 1
+        assert store.send_unsent(sent.append, T0) == 0
+        assert len(sent) == 1
+        assert statuses(store) == [("firing", True)]
+
+
+def test_a_corrupt_store_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "alerts.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(InputError, match=r"alerts\.db: cannot open the alert store"):
+        AlertStore(tmp_path)
+
+
+CRASHING = """
+import os, signal, sys
+from datetime import UTC, datetime
+from diagnostics.rules.model import AlertState
+from diagnostics.rules.webhook import DeliveryPolicy, post_json
+from diagnostics.watch.alertstate import AlertStore
+from tests.watch.test_alertstate import T0, alert
+
+folder, url, step = sys.argv[1:]
+def hook(at):
+    if at == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+with AlertStore(__import__("pathlib").Path(folder)) as store:
+    store.apply([alert(AlertState.FIRING)], T0)
+    hook("recorded")
+    def send(body):
+        post_json(url, body, policy=DeliveryPolicy(timeout=5, attempts=1))
+        hook("sent")
+    store.send_unsent(send, T0)
+"""
+
+
+@pytest.mark.parametrize(("step", "delivered_before_restart"), [("recorded", 0), ("sent", 1)])
+def test_kill_9_loses_nothing_and_duplicates_nothing_new(
+    tmp_path: Path, step: str, delivered_before_restart: int
+) -> None:
+    with receiver() as hook:
+        run = [sys.executable, "-c", CRASHING, str(tmp_path), hook.url]
+        killed = subprocess.run([*run, step], cwd=ROOT, timeout=60, check=False)
+        assert killed.returncode == -signal.SIGKILL
+        assert len(hook.received()) == delivered_before_restart
+        with AlertStore(tmp_path) as store:
+            assert statuses(store) == [("firing", False)]  # recorded, not marked sent
+        # the restart: same evaluation again, then the outbox
+        done = subprocess.run([*run, "none"], cwd=ROOT, timeout=60, check=False)
+        assert done.returncode == 0
+        bodies = hook.received()
+    with AlertStore(tmp_path) as store:
+        assert statuses(store) == [("firing", True)]  # still one notification, now sent
+    # the alert itself was sent once, or (killed between sending and marking) once more,
+    # identical, for the receiver to de-duplicate by its labels as Alertmanager does
+    assert len(bodies) == delivered_before_restart + 1
+    assert all(body == bodies[0] for body in bodies)
