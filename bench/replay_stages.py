@@ -51,13 +51,13 @@ def main() -> None:
         make(args.events, 8, seed=7).write_parquet(capture_path)
     with stage("imports"):
         import polars as pl
+        from diagnostics.instrument.cli import options_from_args
 
         from diagnostics.cli import build_parser
         from diagnostics.cli.replay import run_replay
         from diagnostics.engine.summary import summarize
         from diagnostics.engine.watermarks import watermark_delay_per_minute
         from diagnostics.instrument.aggregate import aggregate_errors, example_payloads
-        from diagnostics.instrument.cli import options_from_args
         from diagnostics.instrument.correlation import input_digest
         from diagnostics.instrument.metrics import metrics_frame
         from diagnostics.instrument.run import (

@@ -97,6 +97,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="webhook attempts per pass, with back-off (default 3)",
     )
     parser.add_argument(
+        "--resend-every",
+        type=_interval,
+        default=0.0,
+        metavar="DURATION",
+        help="re-post firing alerts this often so that Alertmanager keeps them firing "
+        "(as Prometheus does; e.g. 1m; default: never)",
+    )
+    parser.add_argument(
         "--interval",
         type=_interval,
         default=60.0,
@@ -185,6 +193,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         webhook=args.webhook,
         delivery=DeliveryPolicy(timeout=args.webhook_timeout, attempts=args.webhook_attempts),
         evaluate_at=EvaluateAt(args.evaluate_at),
+        resend_s=args.resend_every,
     )
     _check_state(args.state)
     metrics = None

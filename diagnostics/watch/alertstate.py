@@ -230,6 +230,16 @@ class AlertStore:
             done += len(part)
         return done
 
+    def firing_alerts(self, ends_at: datetime) -> list[dict[str, Any]]:
+        """The API v2 objects of every firing alert with ``endsAt`` = ``ends_at``: what a
+        refresh posts so that Alertmanager keeps them firing (as Prometheus re-sends its
+        firing alerts). Not notifications: nothing is recorded."""
+        rows = self.con.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM alerts WHERE state = ? ORDER BY rule_id, fingerprint",
+            (AlertState.FIRING.value,),
+        ).fetchall()
+        return [{**api_alert(_record(row)), "endsAt": iso(ends_at)} for row in rows]
+
     def history(self) -> list[Episode]:
         """Every recorded episode, newest activation first."""
         rows = self.con.execute(

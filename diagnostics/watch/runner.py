@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,11 @@ BINARY_FILE = StructType(
 )
 
 
+#: The least time ahead a refreshed firing alert's ``endsAt`` is set (Alertmanager's default
+#: ``resolve_timeout``).
+MIN_REFRESH_AHEAD_S = 300.0
+
+
 class EvaluateAt(StrEnum):
     """The instant the rules are evaluated at: the clock, or the end of the data (replays)."""
 
@@ -81,6 +86,7 @@ class WatchConfig:
     webhook: str | None = None
     delivery: DeliveryPolicy = field(default_factory=DeliveryPolicy)
     evaluate_at: EvaluateAt = EvaluateAt.NOW
+    resend_s: float = 0.0  # re-post firing alerts this often (0: never)
 
     def __post_init__(self) -> None:
         if self.interval_s <= 0:
@@ -138,6 +144,7 @@ class Watcher:
         self.agg = self.root / "agg"
         self._records = 0
         self._passes: list[int] = []
+        self._resent: datetime | None = None
         self.files.manifest()  # a corrupt state folder fails here, before any work
         with AlertStore(self.root / "alerts"):
             pass
@@ -229,10 +236,29 @@ class Watcher:
             self.hook("sent")
 
         try:
-            return store.send_unsent(send, self.clock())
+            sent = store.send_unsent(send, self.clock())
+            self._refresh(store, url)
         except DeliveryError as exc:
             problems.append(f"{exc} (kept, sent again next pass)")
             return 0
+        return sent
+
+    def _refresh(self, store: AlertStore, url: str) -> None:
+        """Re-post the firing alerts every ``resend_s`` with ``endsAt`` four periods ahead
+        (at least :data:`MIN_REFRESH_AHEAD_S`: a tick with a Spark pass can take longer
+        than the interval), so that Alertmanager keeps them firing (Prometheus' way)."""
+        period = self.config.resend_s
+        now = self.clock()
+        if period <= 0 or (
+            self._resent is not None and (now - self._resent).total_seconds() < period
+        ):
+            return
+        ahead = max(4 * max(period, self.config.interval_s), MIN_REFRESH_AHEAD_S)
+        alerts = store.firing_alerts(now + timedelta(seconds=ahead))
+        if alerts:
+            post_json(url, alerts, policy=self.config.delivery)
+            self.hook("refreshed")
+        self._resent = now
 
     # -- the loop -------------------------------------------------------------------------
     def tick(self) -> TickReport:

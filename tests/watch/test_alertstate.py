@@ -164,3 +164,13 @@ def test_kill_9_loses_nothing_and_duplicates_nothing_new(
     # identical, for the receiver to de-duplicate by its labels as Alertmanager does
     assert len(bodies) == delivered_before_restart + 1
     assert all(body == bodies[0] for body in bodies)
+
+
+def test_refresh_posts_the_firing_alerts_and_records_nothing(tmp_path: Path) -> None:
+    with AlertStore(tmp_path) as store:
+        store.apply([alert(AlertState.FIRING), alert(AlertState.PENDING, job="p")], T0)
+        ends = T0 + timedelta(minutes=4)
+        [body] = store.firing_alerts(ends)
+        assert body["labels"]["job"] == "j1"
+        assert body["endsAt"] == "2024-03-05T10:07:00Z"
+        assert statuses(store) == [("firing", False)]  # the one notification, unchanged

@@ -112,12 +112,13 @@ def test_watch_through_alertmanager_with_kills(tmp_path: Path) -> None:
         crash_at("written", [*args, "--once"], run_log)
         assert (state / "plan.json").exists()
         assert not (state / "manifest.json").exists()
-        # the watcher running: it redoes the pass, fires, and follows the appends
+        # the watcher running: it redoes the pass, fires, and follows the appends; it re-posts
+        # the firing alert every second, which Alertmanager must not turn into notifications
         port = free_port()
         with run_log.open("ab") as out:
             process = subprocess.Popen(
                 [sys.executable, "-m", "diagnostics", *args, "--interval", "1s",
-                 "--metrics-port", str(port)],
+                 "--resend-every", "1s", "--metrics-port", str(port)],
                 cwd=ROOT, env=env(), stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
         try:
