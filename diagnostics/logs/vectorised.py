@@ -24,18 +24,21 @@ reader is property-tested (tests/logs/test_vectorised.py).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from diagnostics.kinds import ErrorKind, normalise_kind
 from diagnostics.logs import messages, normalise
-from diagnostics.logs.batches import BATCH_ROWS
+from diagnostics.logs.batches import BATCH_ROWS, parse_file
 from diagnostics.logs.normalise import _level as level_rule
 from diagnostics.logs.reader import Outcome, prepare, read_line, read_records
-from diagnostics.logs.records import DataError, to_arrow
+from diagnostics.logs.records import PARSED_SCHEMA, DataError, Quarantined, to_arrow
 from diagnostics.logs.times import parse_log_time
 
 _S = pa.string()
@@ -55,6 +58,10 @@ _PARSE = pa_json.ParseOptions(explicit_schema=SCHEMA, unexpected_field_behavior=
 _READ = pa_json.ReadOptions(use_threads=False, block_size=1 << 26)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MICROSECOND = dt.timedelta(microseconds=1)
+#: Positions of the time columns in a row (record, from, to, example application, arrival).
+_TIME_INDEXES = frozenset(i for i, f in enumerate(PARSED_SCHEMA) if pa.types.is_timestamp(f.type))
 
 
 def _table(data: bytes, lines: list[bytes]) -> tuple[pa.Table, list[int]] | None:
@@ -87,79 +94,157 @@ def _text(value: str | None) -> str | None:
     return value or None
 
 
-def _row(row: tuple, name: str, number: int) -> DataError | None:
-    """The record of one simple line, or ``None`` if the line is not simple."""
-    time, resource, level, correlation, props = row
-    if props is None or not time or not resource:
-        return None
-    error_type = props["DataErrorType"]
-    source, count = props["Source"], props["EventCount"]
-    if not error_type or not source or count is None or count < 0:
-        return None
-    kind = normalise_kind(error_type)
-    partition = props["PartitionId"]
-    if kind == _IDLE or (partition is not None and partition < 0):
-        return None
-    job = normalise.job_name(resource)
-    record_time = parse_log_time(time)
-    from_time = parse_log_time(props["FromTimestamp"]) if props["FromTimestamp"] else None
-    to_time = parse_log_time(props["ToTimestamp"]) if props["ToTimestamp"] else None
-    if job is None or record_time is None or from_time is None or to_time is None:
-        return None
-    message, brief = props["Message"] or "", props["BriefMessage"] or ""
-    example = messages.parse_example(brief) or messages.parse_example(message)
-    return DataError(
-        job=job,
-        source=source,
-        partition_id=partition,
-        kind=kind,
-        event_count=count,
-        count_known=True,
-        record_time=record_time,
-        from_time=from_time,
-        to_time=to_time,
-        example_application_time=example.application_time if example else None,
-        example_arrival_time=example.arrival_time if example else None,
-        lateness_seconds=example.lateness_seconds if example else None,
-        idle_minutes=None,
-        level=level_rule(_text(level)),
-        correlation_id=_text(correlation),
-        column_name=messages.parse_column(brief) or messages.parse_column(message),
-        source_file=name,
-        source_line=number,
+#: The one time form parsed in bulk (what ASA writes): 1970-9999, a valid clock time, 0-9
+#: fractional digits, ``Z``. Anything else, and impossible dates, go to ``parse_log_time``.
+_PLAIN_TIME = (
+    r"^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    r"T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$"
+)
+_DAYS_BEFORE_MONTH = np.array([0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334])
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+def _number(text: pa.Array, start: int, stop: int) -> np.ndarray:
+    return pc.cast(pc.utf8_slice_codeunits(text, start, stop), pa.int64()).to_numpy()
+
+
+def _micros(values: pa.ChunkedArray) -> list[int | None]:
+    """Epoch microseconds of each time text, as :func:`parse_log_time` reads it (truncated
+    to microseconds), or ``None`` where that gives no time or the value is absent."""
+    text = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    plain = pc.fill_null(pc.match_substring_regex(text, _PLAIN_TIME), False)
+    safe = pc.if_else(plain, text, "1970-01-01T00:00:00Z")
+    year, month, day = _number(safe, 0, 4), _number(safe, 5, 7), _number(safe, 8, 10)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    valid = plain.to_numpy(zero_copy_only=False) & (
+        day <= _MONTH_DAYS[month] + (leap & (month == 2))
     )
+    y = year - 1
+    days = (
+        y * 365 + y // 4 - y // 100 + y // 400 - 719_162  # days from 0001-01-01 to 1970-01-01
+        + _DAYS_BEFORE_MONTH[month] + (leap & (month > 2)) + day - 1
+    )  # fmt: skip
+    seconds = days * 86_400 + _number(safe, 11, 13) * 3_600 + _number(safe, 14, 16) * 60
+    seconds += _number(safe, 17, 19)
+    fraction = pc.utf8_slice_codeunits(pc.utf8_slice_codeunits(safe, 20, -1), 0, 6)
+    micros = seconds * 1_000_000 + _number(pc.utf8_rpad(fraction, 6, "0"), 0, 6)
+    out: list[int | None] = micros.tolist()
+    for index in np.flatnonzero(~valid).tolist():
+        value = text[index].as_py()
+        parsed = parse_log_time(value) if value else None
+        out[index] = None if parsed is None else (parsed - _EPOCH) // _MICROSECOND
+    return out
+
+
+def _to_time(micros: int | None) -> dt.datetime | None:
+    return None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
+
+
+def _outcomes(data: bytes, name: str) -> Iterator[tuple | Outcome] | None:
+    """The records of a file that Arrow can read: a *row* (the values of
+    :data:`DATA_ERROR_COLUMNS`, times in epoch microseconds) for each simple line, the Python
+    reader's outcomes for each other line, in file order; ``None`` if Arrow cannot read it."""
+    prepared, gzip_error, shape = prepare(data, name)
+    lines = prepared.split(b"\n") if shape == "lines" and gzip_error is None else []
+    read = _table(prepared, lines) if lines else None
+    if read is None:
+        return None
+    table, numbers = read
+    props = table.column("properties").combine_chunks()
+    times = [_micros(table.column("time"))] + [
+        _micros(props.field(f)) for f in ("FromTimestamp", "ToTimestamp")
+    ]
+    columns = [table.column(c).to_pylist() for c in ("resourceId", "level", "correlationId")]
+    fields = [props.field(f).to_pylist() for f in ("DataErrorType", "Source", "EventCount",
+              "PartitionId", "Message", "BriefMessage")]  # fmt: skip
+    valid = props.is_valid().to_numpy(zero_copy_only=False).tolist()
+    rows = zip(numbers, valid, *times, *columns, *fields, strict=True)
+    return _rows(rows, name, lines)
+
+
+def _rows(rows: Iterator[tuple], name: str, lines: list[bytes]) -> Iterator[tuple | Outcome]:
+    for (number, valid, record_time, from_time, to_time, resource, level, correlation,
+         error_type, source, count, partition, message, brief) in rows:  # fmt: skip
+        kind = normalise_kind(error_type) if error_type else None
+        job = normalise.job_name(resource) if resource else None
+        if (
+            not valid
+            or kind is None
+            or kind == _IDLE
+            or job is None
+            or not source
+            or count is None
+            or count < 0
+            or (partition is not None and partition < 0)
+            or record_time is None
+            or from_time is None
+            or to_time is None
+        ):
+            yield from read_line(lines[number - 1], name, number)
+            continue
+        message, brief = message or "", brief or ""
+        example = messages.parse_example(brief) or messages.parse_example(message)
+        yield (
+            job, source, partition, kind, count, True, record_time, from_time, to_time,
+            (example.application_time - _EPOCH) // _MICROSECOND if example else None,
+            (example.arrival_time - _EPOCH) // _MICROSECOND if example else None,
+            example.lateness_seconds if example else None,
+            None, level_rule(_text(level)), _text(correlation),
+            messages.parse_column(brief) or messages.parse_column(message), name, number,
+        )  # fmt: skip
 
 
 def read_records_fast(data: bytes, name: str) -> Iterator[Outcome]:
     """Every record of the file ``name``: the same outcomes, in the same order, as
     :func:`~diagnostics.logs.reader.read_records` (see the module docstring)."""
-    prepared, gzip_error, shape = prepare(data, name)
-    lines = prepared.split(b"\n") if shape == "lines" and gzip_error is None else []
-    read = _table(prepared, lines) if lines else None
-    if read is None:
+    outcomes = _outcomes(data, name)
+    if outcomes is None:
         yield from read_records(data, name)
         return
-    table, numbers = read
-    columns = [table.column(c).to_pylist() for c in ("time", "resourceId", "level",
-                                                     "correlationId", "properties")]  # fmt: skip
-    for row, number in zip(zip(*columns, strict=True), numbers, strict=True):
-        record = _row(row, name, number)
-        if record is None:
-            yield from read_line(lines[number - 1], name, number)
+    for item in outcomes:
+        if isinstance(item, DataError | Quarantined):
+            yield item
         else:
-            yield record
+            yield DataError._make(
+                _to_time(v) if i in _TIME_INDEXES else v for i, v in enumerate(item)
+            )
+
+
+def _simple_batch(rows: list[tuple]) -> pa.RecordBatch:
+    """A batch with :data:`PARSED_SCHEMA` of simple rows (times in epoch microseconds)."""
+    columns = list(zip(*rows, strict=True))
+    arrays = []
+    for index, field in enumerate(PARSED_SCHEMA):
+        if index >= len(columns):  # reason, raw, raw_bytes: null for a parsed record
+            arrays.append(pa.nulls(len(rows), field.type))
+        elif index in _TIME_INDEXES:
+            arrays.append(pa.array(columns[index], pa.int64()).cast(field.type))
+        else:
+            arrays.append(pa.array(columns[index], field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=PARSED_SCHEMA)
 
 
 def parse_file_fast(data: bytes, name: str) -> Iterator[pa.RecordBatch]:
-    """:func:`~diagnostics.logs.batches.parse_file` through :func:`read_records_fast`."""
-    chunk: list[Outcome] = []
-    for outcome in read_records_fast(data, name):
-        chunk.append(outcome)
-        if len(chunk) >= BATCH_ROWS:
-            yield to_arrow(chunk)
-            chunk = []
-    if chunk:
-        yield to_arrow(chunk)
+    """:func:`~diagnostics.logs.batches.parse_file`'s batches (the same rows in the same
+    order; batch boundaries may differ), simple lines built column by column."""
+    outcomes = _outcomes(data, name)
+    if outcomes is None:
+        yield from parse_file(data, name)
+        return
+    simple: list[tuple] = []
+    other: list[Outcome] = []
+    for item in outcomes:
+        if isinstance(item, DataError | Quarantined):
+            other.append(item)
+        else:
+            simple.append(item)
+    parts = [_simple_batch(simple)] if simple else []
+    if other:
+        parts.append(to_arrow(other))
+    merged = pa.Table.from_batches(parts, PARSED_SCHEMA)
+    if other and simple:  # back into file order (stable: a line's outcomes keep their order)
+        merged = merged.take(pc.sort_indices(merged, [("source_line", "ascending")]))
+    yield from merged.to_batches(max_chunksize=BATCH_ROWS)
 
 
 def parse_path_batches_fast(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import gzip
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,6 +17,7 @@ from diagnostics.logs import vectorised
 from diagnostics.logs.batches import parse_file
 from diagnostics.logs.reader import read_records
 from diagnostics.logs.records import PARSED_SCHEMA, DataError
+from diagnostics.logs.times import parse_log_time
 from diagnostics.logs.vectorised import parse_file_fast, read_records_fast
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -66,6 +69,15 @@ TWEAKS: list[tuple[str | None, str, object]] = [
     (None, "resourceId", None), (None, "orderdoc", {"partition_id": 9}),
     (None, "properties", None), (None, "properties", "{\"DataErrorType\": \"X\"}"),
     (None, "time", "\ud83d\ude00"),
+] + [
+    (where, key, value)
+    for where, key in ((None, "time"), ("properties", "FromTimestamp"))
+    for value in ("2024-02-30T00:00:00Z", "2024-02-29T23:59:59.999999999Z",
+                  "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2000-02-29T12:00:00.5Z",
+                  "1969-12-31T23:59:59.9Z", "1970-01-01T00:00:00Z", "2024-01-01T00:00:60Z",
+                  "2024-01-01T24:00:00Z", " 2024-01-01T00:00:00Z", "2024-01-01t00:00:00z",
+                  "2024-01-01T00:00:00.Z", "2024-12-31T23:59:59.1234567891Z",
+                  "9999-12-31T23:59:59.999999Z", "2024-13-01T00:00:00Z")
 ]  # fmt: skip
 
 
@@ -111,8 +123,14 @@ lines = st.one_of(
 )
 
 
+def table(batches: Iterable[pa.RecordBatch]) -> pa.Table:
+    return pa.Table.from_batches(list(batches), PARSED_SCHEMA)
+
+
 def same(data: bytes, name: str = "f.json") -> None:
+    """Both roads give the same outcomes and the same Arrow rows."""
     assert list(read_records_fast(data, name)) == list(read_records(data, name))
+    assert table(parse_file_fast(data, name)).equals(table(parse_file(data, name)))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -168,6 +186,34 @@ def test_batches_equal_the_python_batches_on_the_samples() -> None:
     assert files
     for path in files:
         data = path.read_bytes()
-        fast = pa.Table.from_batches(list(parse_file_fast(data, str(path))), PARSED_SCHEMA)
-        slow = pa.Table.from_batches(list(parse_file(data, str(path))), PARSED_SCHEMA)
-        assert fast.equals(slow), path
+        assert table(parse_file_fast(data, str(path))).equals(table(parse_file(data, str(path)))), (
+            path
+        )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.datetimes(min_value=dt.datetime(1960, 1, 1), max_value=dt.datetime(9999, 12, 31)),
+            st.integers(0, 9),
+            st.integers(0, 10**9 - 1),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_times_in_bulk_equal_the_python_rules(values: list) -> None:
+    texts = []
+    for moment, digits, fraction in values:
+        text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+        texts.append(text + (f".{fraction:09d}"[: digits + 1] if digits else "") + "Z")
+    texts += ["2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z", "", "x"]
+    expected = []
+    for text in texts:
+        parsed = parse_log_time(text) if text else None
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+        expected.append(
+            None if parsed is None else (parsed - epoch) // dt.timedelta(microseconds=1)
+        )
+    assert vectorised._micros(pa.chunked_array([pa.array([*texts, None])])) == [*expected, None]
