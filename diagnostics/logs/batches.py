@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from diagnostics.errors import InputError
 from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
-from diagnostics.logs.reader import read_rows
+from diagnostics.logs.reader import read_records
 from diagnostics.logs.records import to_arrow
 
 #: Outcomes per output batch (bounds executor memory for very large files).
@@ -31,7 +31,7 @@ def local_name(path: str) -> str:
 def parse_file(data: bytes, name: str) -> Iterator[pa.RecordBatch]:
     """Batches (:data:`PARSED_SCHEMA`) of every record of one file, in file order."""
     chunk: list = []
-    for outcome in read_rows(data, name):
+    for outcome in read_records(data, name):
         chunk.append(outcome)
         if len(chunk) >= BATCH_ROWS:
             yield to_arrow(chunk)

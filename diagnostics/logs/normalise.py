@@ -54,9 +54,6 @@ _LEVELS = {
     "verbose": "Verbose",
 }
 
-#: The record form of a parsed record (kept as a name for the readers; see :class:`DataError`).
-Row = DataError
-
 
 class _Reject(Exception):
     """Internal: the record is quarantined for ``reason``."""
@@ -352,7 +349,3 @@ def normalise(
         return quarantine(source_file, source_line, exc.reason, raw)
     except RecursionError:
         return quarantine(source_file, source_line, "record nested too deeply", raw)
-
-
-#: The same function under its former name (the readers' row form is the record itself).
-normalise_row = normalise

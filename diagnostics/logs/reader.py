@@ -235,10 +235,6 @@ def read_records(data: bytes, name: str) -> Iterator[Outcome]:
     return _read(data, name, normalise)
 
 
-#: The same reader under its former name (a :class:`DataError` is a row: a typed tuple).
-read_rows = read_records
-
-
 def _read(data: bytes, name: str, make: Normaliser) -> Iterator[Outcome]:
     data, gzip_error, shape = prepare(data, name)
     if shape == "csv":

@@ -36,7 +36,7 @@ from diagnostics.aggregates import TableName, table_files
 from diagnostics.aggregates.folder import remove_table
 from diagnostics.aggregates.spark import spark_schema, write_frame
 from diagnostics.logs.batches import BATCH_ROWS, parse_file
-from diagnostics.logs.normalise import normalise_row
+from diagnostics.logs.normalise import normalise
 from diagnostics.logs.reader import read_line
 from diagnostics.logs.records import to_arrow
 from diagnostics.spark import job, schemas
@@ -61,7 +61,7 @@ def parse_lines(data: bytes, name: str, first_line: int) -> Iterator[pa.RecordBa
     """Batches of the records of complete JSON Lines ``data``, numbered from ``first_line``."""
     chunk: list = []
     for number, line in enumerate(data.split(b"\n"), start=first_line):
-        chunk.extend(read_line(line, name, number, normalise_row))
+        chunk.extend(read_line(line, name, number, normalise))
         if len(chunk) >= BATCH_ROWS:
             yield to_arrow(chunk)
             chunk = []
