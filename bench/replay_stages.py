@@ -51,9 +51,9 @@ def main() -> None:
         make(args.events, 8, seed=7).write_parquet(capture_path)
     with stage("imports"):
         import polars as pl
-        from diagnostics.instrument.cli import options_from_args
 
         from diagnostics.cli import build_parser
+        from diagnostics.cli.diagnostics_args import options_from_args
         from diagnostics.cli.replay import run_replay
         from diagnostics.engine.summary import summarize
         from diagnostics.engine.watermarks import watermark_delay_per_minute
@@ -81,7 +81,7 @@ def main() -> None:
     with stage("write outcome columns only (no input columns)"):
         added = [c for c in outcomes.columns if c not in raw.columns]
         outcomes.select(added).write_parquet(out / "added.parquet", compression="snappy")
-    options = options_from_args(cli, key_columns=())
+    options = options_from_args(cli)
     with stage("diagnostics: input digest"):
         input_digest(outcomes)
     with stage("diagnostics: idle notices"):
