@@ -32,7 +32,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from make_events import make  # noqa: E402
 from peers import measure, measure_tree  # noqa: E402
 
 DATA = HERE / "data"
@@ -48,9 +47,19 @@ def slope(xs: list[float], ys: list[float]) -> float:
 
 
 def capture(events: int) -> Path:
+    """The bench capture of ``events`` events, made in a child process if missing: a child
+    forked from a large parent would inherit its resident set into its own peak."""
     path = DATA / f"events2_{events}_8p.parquet"
     if not path.exists():
-        make(events, 8, seed=7).write_parquet(path)
+        cmd = [
+            sys.executable,
+            str(HERE / "make_events.py"),
+            "--events",
+            str(events),
+            "--out",
+            str(path),
+        ]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return path
 
 
