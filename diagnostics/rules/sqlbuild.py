@@ -84,10 +84,12 @@ def _filtered(rule: Rule) -> str:
 
 
 def groups_sql(rule: Rule) -> str:
-    """The distinct groups of a windowed rule, numbered from 0 as ``gid``."""
+    """The distinct groups of a windowed rule, numbered from 0 as ``gid`` in the order of their
+    values (nulls last), so that alerts come out in the same order whatever the row order."""
     cols = ", ".join(quote(g) for g in rule.group_by)
+    order = ", ".join(f"{quote(g)} ASC NULLS LAST" for g in rule.group_by)
     return (
-        f"SELECT *, CAST(row_number() OVER () - 1 AS INTEGER) AS gid "
+        f"SELECT *, CAST(row_number() OVER (ORDER BY {order}) - 1 AS INTEGER) AS gid "
         f"FROM (SELECT DISTINCT {cols} FROM ({_filtered(rule)}))"
     )
 
@@ -116,8 +118,9 @@ def instant_sql(rule: Rule) -> str:
     group = f" GROUP BY {', '.join(groups)}" if groups else ""
     gsel = "".join(f"{g}, " for g in groups)
     value = value_sql(rule.aggregate, None)
+    order = f" ORDER BY {', '.join(f'{g} ASC NULLS LAST' for g in groups)}" if groups else ""
     return f"""
 WITH a AS (SELECT {gsel}{aggs} FROM t_{rule.table.value}{where}{group}),
 v AS (SELECT {gsel}{value} AS value FROM a)
-SELECT * FROM v WHERE coalesce(value {rule.op.sql} {rule.threshold!r}, false)
+SELECT * FROM v WHERE coalesce(value {rule.op.sql} {rule.threshold!r}, false){order}
 """
