@@ -92,11 +92,13 @@ class _Resolver:
         self.values = values
 
     def __call__(self, value: Any, field: str) -> Any:
-        if not isinstance(value, str) or not (match := _REFERENCE.match(value)):
-            if isinstance(value, str) and value.startswith("[") and not value.startswith("[["):
-                msg = f"{self.path}: {field} is the ARM expression {value!r}, which orderdoc cannot evaluate; give the value in an ARM parameter file or write it literally"
-                raise InputError(msg, Setting.PARAMETERS)
+        if not is_arm_expression(value):
             return value
+        if value.startswith("[["):  # an escaped literal: "[[x]" is the text "[x]"
+            return value[1:]
+        if not (match := _REFERENCE.match(value)):
+            msg = f"{self.path}: {field} is the ARM expression {value!r}, which orderdoc cannot evaluate; write the value literally"
+            raise InputError(msg)
         kind, name = match.group(1).lower(), match.group(2)
         if kind == "variables":
             if name not in self.variables:
@@ -110,6 +112,16 @@ class _Resolver:
             return self(declared["defaultValue"], field)
         msg = f"{self.path}: parameter '{name}' (used by {field}) has no value: give it in an ARM parameter file or as a defaultValue"
         raise InputError(msg, Setting.PARAMETERS)
+
+
+def is_arm_expression(value: Any) -> bool:
+    """True for a string ARM reads as an expression, or as an escaped literal (``[[...]``)."""
+    return isinstance(value, str) and value.startswith("[") and value.endswith("]")
+
+
+def arm_literal(value: str) -> str:
+    """``value`` as an ARM template writes the literal text (``[x]`` escaped as ``[[x]``)."""
+    return "[" + value if is_arm_expression(value) else value
 
 
 def _load_json(path: Path, what: Setting) -> Any:

@@ -18,7 +18,15 @@ from typing import Any
 from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError, Setting
-from diagnostics.jobdef.definition import LATE, OUT_OF_ORDER, POLICY, JobDefinition, get_path
+from diagnostics.jobdef.definition import (
+    LATE,
+    OUT_OF_ORDER,
+    POLICY,
+    JobDefinition,
+    Shape,
+    arm_literal,
+    get_path,
+)
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.rewrite import identifier, rewrite_query
 
@@ -112,7 +120,8 @@ def corrected_document(definition: JobDefinition, fix: Fix) -> Any:
         props[POLICY] = action
     if fix.query is not None and definition.query_path is not None:
         parent = get_path(document, definition.query_path[:-1])
-        parent[definition.query_path[-1]] = fix.query
+        query = arm_literal(fix.query) if definition.shape is Shape.ARM_TEMPLATE else fix.query
+        parent[definition.query_path[-1]] = query
     return document
 
 

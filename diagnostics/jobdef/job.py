@@ -48,6 +48,10 @@ def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
             known = ", ".join(i.name for i in definition.inputs) or "none"
             msg = f"{path}: the job has no input '{name}' (inputs: {known})"
             raise InputError(msg, Setting.JOB_INPUT)
+        if found.kind.lower() != "stream":
+            listed = ", ".join(i.name for i in definition.stream_inputs) or "none"
+            msg = f"{path}: input '{found.name}' is a {found.kind} input; event ordering applies to stream inputs only (stream inputs: {listed})"
+            raise InputError(msg, Setting.JOB_INPUT)
         return found
     streams = definition.stream_inputs
     if len(streams) == 1:

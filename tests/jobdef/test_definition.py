@@ -124,6 +124,12 @@ def test_input_choice_and_errors(write_json):
         job_policy(definition, "c")
     assert unknown.value.setting is Setting.JOB_INPUT
     assert job_policy(definition, "A").policy.timestamp_by == "t1"
+    arm = read_job_definition(JOBS / "late_senders.arm.json")
+    with pytest.raises(
+        InputError, match=r"input 'devices' is a Reference input; .* \(stream inputs: telemetry\)$"
+    ) as reference:
+        job_policy(arm, "devices")
+    assert reference.value.setting is Setting.JOB_INPUT
     assert job_policy(definition, "b").policy.timestamp_by is None
 
 
@@ -196,3 +202,21 @@ def test_missing_files_name_the_setting(tmp_path):
     with pytest.raises(InputError, match=r"^ARM parameter file .*p\.json: no such file$") as par:
         read_job_definition(JOBS / "late_senders.arm.json", tmp_path / "p.json")
     assert par.value.setting is Setting.PARAMETERS
+
+
+def test_arm_escaped_literals_and_unsupported_expressions(write_json):
+    template = json.loads((JOBS / "late_senders.arm.json").read_text())
+    props = template["resources"][0]["properties"]
+    props["eventsOutOfOrderPolicy"] = "[[Drop]"  # ARM's escape: the text "[Drop]"
+    with pytest.raises(InputError, match=r"eventsOutOfOrderPolicy is '\[Drop\]'; ASA accepts"):
+        read_job_definition(write_json(template))
+    props["eventsOutOfOrderPolicy"] = "[if(true(), 'Drop', 'Adjust')]"
+    with pytest.raises(InputError, match=r"cannot evaluate; write the value literally$") as info:
+        read_job_definition(write_json(template))
+    assert info.value.setting is None  # no parameter file can give it a value
+    # text that only starts with a bracket is no expression
+    props["eventsOutOfOrderPolicy"] = "Drop"
+    props["transformation"]["properties"]["query"] = "[[x] FROM [telemetry]"
+    assert read_job_definition(write_json(template)).query == "[x] FROM [telemetry]"
+    props["transformation"]["properties"]["query"] = "[x] FROM telemetry"
+    assert read_job_definition(write_json(template)).query == "[x] FROM telemetry"
