@@ -7,7 +7,6 @@ one never is. Results are small frames and plain values.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import polars as pl
@@ -33,13 +32,10 @@ LABEL_KEY = "source_label"
 
 
 def rules_paths() -> list[str]:
-    """Rule files or folders: ``ORDERDOC_RULES`` (``os.pathsep``-separated) or the default."""
-    from diagnostics.rules import default_rules_dir
+    """Rule files or folders: ``ORDERDOC_RULES`` (``os.pathsep``-separated) or the packaged pack."""
+    from diagnostics.resources import default_rule_paths
 
-    configured = os.environ.get("ORDERDOC_RULES")
-    if configured:
-        return [p for p in configured.split(os.pathsep) if p]
-    return [str(default_rules_dir())]
+    return [str(p) for p in default_rule_paths()]
 
 
 def set_source(agg_dir: Path, label: str) -> None:

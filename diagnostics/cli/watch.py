@@ -5,7 +5,8 @@ appended to known ones, adds them to the tables under ``DIR/agg`` (the tables of
 ``orderdoc aggregate``), evaluates the alerting rules and sends what changed (firing,
 resolved) to ``--webhook`` in the format of Alertmanager's ``POST /api/v2/alerts``. Its state
 (``DIR/manifest.json``, ``DIR/checkpoint``, ``DIR/alerts/alerts.db``) survives restarts.
-Runs on the embedded Spark, or on a cluster with ``--master`` like ``aggregate``.
+Runs on the embedded Spark, or on a cluster with ``--master`` or ``--remote`` like
+``aggregate``.
 Stop it with Ctrl-C. See docs/watch.md.
 """
 
@@ -135,7 +136,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--master", help="Spark master URL (default: embedded local[*])")
-    target.add_argument("--remote", help="Spark Connect URL (not supported yet; see docs/watch.md)")
+    target.add_argument(
+        "--remote",
+        help="Spark Connect URL sc://HOST:PORT (the server must see LOG_DIR and "
+        "--state at the same paths; see docs/watch.md)",
+    )
     parser.add_argument(
         "--conf",
         action="append",
@@ -160,7 +165,7 @@ def _clock() -> datetime:
 def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> int:
     """Validates the flags, starts Spark and watches until interrupted (or once)."""
     from diagnostics.rules.loader import default_rules_dir, load_rules
-    from diagnostics.spark.session import SparkTarget, java_problem
+    from diagnostics.spark.session import SparkTarget, check_reachable, java_problem
 
     if args.webhook:
         check_url(args.webhook)
@@ -169,12 +174,6 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         raise UsageError(msg)
     if args.webhook_attempts < 1:
         msg = f"--webhook-attempts {args.webhook_attempts} must be at least 1"
-        raise UsageError(msg)
-    if args.remote:
-        msg = (
-            "--remote: orderdoc watch does not run over Spark Connect yet (its foreachBatch "
-            "pass needs the driver's file system); use --master URL or spark-submit"
-        )
         raise UsageError(msg)
     if args.state.exists() and not args.state.is_dir():
         msg = f"--state: {str(args.state)!r} is a file, not a folder"
@@ -205,6 +204,8 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         problem = java_problem()
         if problem is not None:
             raise UsageError(problem)
+    else:  # before anything is printed: a server that is not there is one line
+        check_reachable(target.remote)
     from diagnostics.spark.session import build_session, session_active
     from diagnostics.watch.runner import Watcher
 

@@ -36,9 +36,11 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         pl.col("release_time").is_not_null().sum().alias("released"),
         (~pl.col("dropped") & pl.col("release_time").is_null()).sum().alias("never_released"),
     ).row(0, named=True)
+    # Series arithmetic: a frame-level select over columns chunked differently would
+    # re-chunk the whole outcomes frame first.
     delay = (
-        out.select((pl.col("release_time") - pl.col("arrival")).dt.total_nanoseconds())
-        .to_series()
+        (out.get_column("release_time") - out.get_column("arrival"))
+        .dt.total_nanoseconds()
         .drop_nulls()
         .to_numpy()
     )

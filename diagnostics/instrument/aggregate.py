@@ -71,7 +71,8 @@ def aggregate_errors(
     """
     keys = resolve_key_columns(outcomes, key_columns)
     _check_columns(outcomes, keys)
-    base = outcomes.select(
+    # Lazy: the per-event columns stream through the filters and the group-by.
+    base = outcomes.lazy().select(
         pl.col("event_id").cast(pl.Int64),
         pl.col("partition").cast(pl.Int64),
         _ns("arrival").alias("tau"),
@@ -110,7 +111,11 @@ def aggregate_errors(
         (pl.col("lateness").max() / 1e9).round(9).alias("lateness_max"),
         distinct.alias("distinct_keys"),
     )
-    return grouped.sort(["to_ns", "kind_order", "partition"], nulls_last=True).drop("kind_order")
+    return (
+        grouped.sort(["to_ns", "kind_order", "partition"], nulls_last=True)
+        .drop("kind_order")
+        .collect()
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -132,8 +137,10 @@ def example_payloads(outcomes: pl.DataFrame, event_ids: Sequence[int]) -> dict[i
     rendered as JSON (datetimes as ISO-8601 with ``Z``).
     """
     payload_columns = [name for name in outcomes.columns if name not in ENGINE_COLUMNS]
-    rows = outcomes.filter(pl.col("event_id").is_in(list(set(event_ids)))).select(
-        "event_id", *payload_columns
+    # A gather per column: a frame-level filter would re-chunk every column first.
+    at = outcomes.get_column("event_id").is_in(list(set(event_ids))).arg_true()
+    rows = pl.DataFrame(
+        [outcomes.get_column(name).gather(at) for name in ("event_id", *payload_columns)]
     )
     result: dict[int, str] = {}
     for row in rows.iter_rows(named=True):

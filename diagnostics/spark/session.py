@@ -12,6 +12,7 @@ import functools
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -94,6 +95,12 @@ def session_active() -> bool:
     return SparkSession.getActiveSession() is not None
 
 
+def is_connect(spark: SparkSession) -> bool:
+    """True for a Spark Connect session (``--remote``): no SparkContext on the client, and
+    ``foreachBatch`` functions run in a Python process of the server."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def java_problem() -> str | None:
     """``None`` if a Java 17+ runtime is found, else one line saying what is wrong."""
     return _java_problem(os.environ.get("JAVA_HOME"), os.environ.get("PATH"))
@@ -133,6 +140,20 @@ def _java_problem(home: str | None, _path: str | None) -> str | None:
     return None
 
 
+def check_reachable(remote: str, timeout: float = 10.0) -> None:
+    """Raise :class:`UsageError` in one line when nothing accepts connections at the Spark
+    Connect URL ``remote`` (the client would otherwise retry for minutes)."""
+    address = remote.removeprefix("sc://").split("/", 1)[0]
+    host, _sep, port = address.rpartition(":") if ":" in address else (address, "", "15002")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        msg = f"Spark Connect server {remote!r} cannot be reached ({reason or 'timed out'})"
+        raise UsageError(msg, Setting.SPARK_REMOTE) from exc
+
+
 def build_session(target: SparkTarget) -> SparkSession:
     """A SparkSession for ``target`` with :data:`BASE_CONF` and ``target.conf`` applied."""
     try:
@@ -142,6 +163,7 @@ def build_session(target: SparkTarget) -> SparkSession:
         raise UsageError(msg) from exc
     builder = SparkSession.builder.appName(target.app_name)
     if target.remote:
+        check_reachable(target.remote)
         builder = builder.remote(target.remote)
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

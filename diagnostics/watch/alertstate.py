@@ -14,9 +14,17 @@ Two tables:
   de-duplicates by fingerprint.
 
 An episode first seen already resolved (it began and ended while the watcher was not
-running) is kept in the history but not notified. A firing episode that no longer appears in
-an evaluation (its rule was removed) is resolved at that evaluation's time.
-Times come from the caller (``now``); nothing here reads the clock.
+running, or its logs came late) was never told: it is notified as it happened, firing (its
+``startsAt``) and then resolved (its ``endsAt``), once each like any other episode. Only the
+store's first evaluation records such episodes as history without notifying them: they are
+the past of the logs the watcher was started on, not something it missed (``evaluations``
+keeps the time of every evaluation, in the same transaction as its state changes). A
+resolved notification is sent only after its firing one was delivered by an earlier
+:meth:`AlertStore.send_unsent` call, so receivers always get them in that order and
+Alertmanager, which does not notify a group it has only ever seen resolved, gets the firing
+alert first. A firing episode that no longer appears in an evaluation (its rule was removed)
+is resolved at that evaluation's time. Times come from the caller (``now``); nothing here
+reads the clock.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ CREATE TABLE IF NOT EXISTS notifications (
     sent_at TEXT,
     UNIQUE (fingerprint, active_at, status)
 );
+CREATE TABLE IF NOT EXISTS evaluations (at TEXT NOT NULL);
 """
 _COLUMNS = (
     "fingerprint", "active_at", "rule_id", "title", "state", "severity", "starts_at",
@@ -161,6 +170,8 @@ class AlertStore:
         stamp = iso(now)
         added: list[tuple[str, str, str]] = []
         with self._transaction() as con:
+            first = _first_evaluation(con)
+            con.execute("INSERT INTO evaluations (at) VALUES (?)", (stamp,))
             open_by_fp = self._open_records(con)
             seen: set[str] = set()
             for alert in sorted(alerts, key=lambda a: (a.fingerprint, a.active_at)):
@@ -173,9 +184,19 @@ class AlertStore:
                 seen.add(alert.fingerprint)
                 before = None if old is None else old["state"]
                 _upsert(con, record)
+                if record["state"] == AlertState.RESOLVED.value:  # a later episode is new
+                    open_by_fp.pop(alert.fingerprint, None)
+                else:
+                    open_by_fp[alert.fingerprint] = record
                 if record["state"] == AlertState.FIRING.value and before != "firing":
                     added.append(_enqueue(con, record, AlertState.FIRING, stamp))
                 elif record["state"] == AlertState.RESOLVED.value and before == "firing":
+                    added.append(_enqueue(con, record, AlertState.RESOLVED, stamp))
+                elif record["state"] == AlertState.RESOLVED.value and before != "resolved":
+                    if first:  # the past of the logs the watcher starts on: history only
+                        continue
+                    # it fired and resolved unseen: told as it happened, firing first
+                    added.append(_enqueue(con, record, AlertState.FIRING, stamp))
                     added.append(_enqueue(con, record, AlertState.RESOLVED, stamp))
             for fp, held in open_by_fp.items():
                 if fp in seen:
@@ -220,8 +241,18 @@ class AlertStore:
     ) -> int:
         """Send every unsent notification (oldest first, ``chunk`` per call of ``send``) and
         mark each chunk sent once ``send`` returned; the number sent. ``send`` raising stops
-        here: the rest stay unsent for the next call."""
-        pending = self.notifications(unsent_only=True)
+        here: the rest stay unsent for the next call. A resolved notification whose firing one
+        is not marked sent yet waits for a later call."""
+        told = {
+            (n.fingerprint, n.active_at): n.sent_at is not None
+            for n in self.notifications()
+            if n.status is AlertState.FIRING
+        }
+        pending = [  # a resolved one waits until its firing one went out in an earlier call
+            n
+            for n in self.notifications(unsent_only=True)
+            if n.status is not AlertState.RESOLVED or told.get((n.fingerprint, n.active_at), True)
+        ]
         done = 0
         for first in range(0, len(pending), chunk):
             part = pending[first : first + chunk]
@@ -269,6 +300,15 @@ def _record(row: Sequence[Any]) -> dict[str, Any]:
     record["labels"] = json.loads(record["labels"])
     record["annotations"] = json.loads(record["annotations"])
     return record
+
+
+def _first_evaluation(con: sqlite3.Connection) -> bool:
+    """True when nothing was evaluated before (a store of an earlier version that holds
+    alerts but no evaluation times counts as evaluated)."""
+    for table in ("evaluations", "alerts"):
+        if con.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:
+            return False
+    return True
 
 
 def _stored(con: sqlite3.Connection, fingerprint: str, active_at: str) -> dict[str, Any] | None:

@@ -13,8 +13,9 @@ Layout of ``STATE/agg`` (the tables of ``orderdoc aggregate``, same schemas):
   (:mod:`diagnostics.spark.job`), written beside the table and swapped in by renames.
 
 So after any sequence of passes the tables equal a one-shot aggregate of the same final files.
-Parsing runs in Spark tasks (``mapInArrow``); the moves and renames run on the driver, which
-needs the state folder on a file system it shares with the executors.
+Parsing runs in Spark tasks (``mapInArrow``); the moves and renames run in the watcher's
+process (the driver, or the Spark Connect client), which needs the state folder on a file
+system it shares with the executors.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from diagnostics.logs.normalise import normalise
 from diagnostics.logs.reader import read_line
 from diagnostics.logs.records import to_arrow
 from diagnostics.spark import job, schemas
+from diagnostics.spark.session import is_connect
 from diagnostics.watch.files import read_range, write_atomic
 from diagnostics.watch.manifest import Manifest, Plan, Read, ReadMode
 
@@ -131,11 +133,19 @@ def _move_staged(staged: Path, agg: Path, table: TableName, number: int) -> None
         path.replace(target)
 
 
+def _parallelism(spark: SparkSession) -> int:
+    """How many tasks run at once: the context's default parallelism, or over Spark Connect
+    (no context on the client) the shuffle partitions."""
+    if is_connect(spark):
+        return int(str(spark.conf.get("spark.sql.shuffle.partitions")))
+    return int(spark.sparkContext.defaultParallelism)
+
+
 def write_reads(spark: SparkSession, plan: Plan, agg: Path, staging: Path) -> int:
     """Parse the plan's reads and add their rows to data_errors and quarantine; the number of
     records read."""
     rows = [(r.path, r.start, r.end, r.first_line, r.mode.value) for r in plan.reads]
-    tasks = max(1, min(len(rows), spark.sparkContext.defaultParallelism))
+    tasks = max(1, min(len(rows), _parallelism(spark)))
     parsed = (
         spark.createDataFrame(rows, READS)
         .repartition(tasks)

@@ -19,6 +19,7 @@ run on every tick, new files or not. Time comes from the injected ``clock``.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,11 +40,12 @@ from pyspark.sql.types import (
 )
 
 from diagnostics.aggregates import present_tables
-from diagnostics.errors import OrderdocError, UsageError
+from diagnostics.errors import InputError, OrderdocError, UsageError
 from diagnostics.logs.batches import local_name
 from diagnostics.rules.evaluate import evaluate_detailed
 from diagnostics.rules.model import AlertState, RuleSet, iso
 from diagnostics.rules.webhook import DeliveryError, DeliveryPolicy, post_json
+from diagnostics.spark.session import is_connect
 from diagnostics.watch import passes
 from diagnostics.watch.alertstate import AlertStore
 from diagnostics.watch.manifest import StateFiles, is_empty, plan_pass
@@ -142,6 +144,7 @@ class Watcher:
         self.root = config.state
         self.files = StateFiles(self.root)
         self.agg = self.root / "agg"
+        self.discovered = self.root / "discovered"
         self._records = 0
         self._passes: list[int] = []
         self._resent: datetime | None = None
@@ -186,7 +189,13 @@ class Watcher:
         self.run_pass([local_path(row["path"]) for row in frame.collect()])
 
     def discover(self) -> None:
-        """Step 1: the AvailableNow streaming query over the folders."""
+        """Step 1: the AvailableNow streaming query over the folders.
+
+        On a classic session ``foreachBatch`` runs in this process and runs the pass. Over
+        Spark Connect it runs in a Python process of the server, which cannot reach this
+        watcher: there it only records the batch's file names in ``STATE/discovered`` (see
+        :func:`record_batch`), and :meth:`tick` runs the pass for them after the query.
+        """
         frames = [
             self.spark.readStream.format("binaryFile")
             .schema(BINARY_FILE)
@@ -199,8 +208,10 @@ class Watcher:
         stream = frames[0]
         for other in frames[1:]:
             stream = stream.unionByName(other)
+        remote = is_connect(self.spark)
+        sink = record_batch(str(self.discovered)) if remote else self._batch
         query = (
-            stream.writeStream.foreachBatch(self._batch)
+            stream.writeStream.foreachBatch(sink)
             .option("checkpointLocation", str(self.root / "checkpoint"))
             .trigger(availableNow=True)
             .start()
@@ -271,7 +282,10 @@ class Watcher:
             raise
         except Exception as exc:
             problems.append(f"reading the folders failed: {_first_line(exc)} (retried next pass)")
-        self.run_pass([])
+        recorded = sorted(self.discovered.glob("*.json")) if self.discovered.is_dir() else []
+        self.run_pass(read_discovered(recorded))
+        for path in recorded:  # the pass over them is committed: its files are in the manifest
+            path.unlink()
         evaluated, firing, pending, sent = self.evaluate(problems)
         for problem in problems:
             self.say(f"warning: {problem}")
@@ -293,6 +307,37 @@ class Watcher:
             if self.config.once:
                 return
             sleep(self.config.interval_s)
+
+
+def record_batch(folder: str) -> Callable[[DataFrame, int], None]:
+    """The ``foreachBatch`` function of a Spark Connect watcher: it runs in a Python process
+    of the server and writes the batch's file names to ``folder/<batch id>.json`` (atomically;
+    a batch replayed after a crash rewrites the same file). The server sees the state folder
+    at the same path as the watcher, as it sees the log folders."""
+
+    def record(frame: DataFrame, batch_id: int) -> None:
+        from diagnostics.watch.files import write_json_atomic
+
+        paths = sorted(row["path"] for row in frame.collect())
+        write_json_atomic(Path(folder) / f"{batch_id:012d}.json", paths)
+
+    return record
+
+
+def read_discovered(recorded: list[Path]) -> list[str]:
+    """The local paths of the files that batches recorded (:func:`record_batch`)."""
+    found: list[str] = []
+    for path in recorded:
+        try:
+            names = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            msg = f"{path}: corrupt watcher state ({exc}); move the state folder away to start over"
+            raise InputError(msg) from exc
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            msg = f"{path}: corrupt watcher state (not a list of file names); move the state folder away to start over"
+            raise InputError(msg)
+        found.extend(local_path(name) for name in names)
+    return found
 
 
 def local_path(uri: str) -> str:

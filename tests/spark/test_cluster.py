@@ -9,6 +9,7 @@ separate process, as a user would run it) and must give the same tables as local
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -118,3 +119,52 @@ def test_distributed_run_matches_local(
                     "--conf", "spark.sql.shuffle.partitions=2"], env)  # fmt: skip
     assert "records: 28 total, 23 parsed, 5 quarantined" in done.stdout
     assert_identical(out, local_result)
+
+
+def run_watch(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "diagnostics", "watch", *args]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.mark.parametrize("mode", ["remote", "master"])
+def test_watch_runs_on_the_cluster(
+    cluster: dict[str, str], spark, samples: Path, tmp_path: Path, mode: str
+) -> None:
+    """``orderdoc watch --once`` through Spark Connect (where the foreachBatch function runs
+    in a Python process of the server), twice over a growing folder, and through the
+    standalone master once: the tables of one ``orderdoc aggregate`` of the final files."""
+    from tests.watch.test_passes import assert_equals_one_shot
+
+    env = spark_env(Path(cluster["tmp"]))
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    (logs / "h12").mkdir(parents=True)
+    lines = (samples / "PT1H.json").read_bytes().splitlines(keepends=True)
+    live = logs / "h12" / "PT1H.json"
+    shutil.copy(samples / "loganalytics-azurediagnostics.csv", logs / "export.csv")
+    args = [str(logs), "--state", str(state), "--once", "--evaluate-at", "data-end",
+            f"--{mode}", cluster[mode], "--conf", "spark.sql.shuffle.partitions=2"]  # fmt: skip
+    passes = 0
+    if mode == "remote":  # a first pass over part of the files
+        live.write_bytes(b"".join(lines[:3]))
+        first = run_watch(args, env)
+        assert "pass 1: 2 read(s)" in first.stderr, first.stderr
+        passes = 1
+
+    live.write_bytes(b"".join(lines))  # lines appended, and a new file in a new folder
+    (logs / "h13").mkdir()
+    shutil.copy(samples / "mixed-malformed.json", logs / "h13" / "PT1H.json")
+    done = run_watch(args, env)
+    reads = 2 if passes else 3
+    assert f"pass {passes + 1}: {reads} read(s)" in done.stderr, done.stderr
+    assert f"pass {passes + 2}" not in done.stderr
+    assert "rules evaluated at 2024-" in done.stderr
+    assert json.loads((state / "manifest.json").read_text())["passes"] == passes + 1
+    # over Spark Connect the batches recorded their files there; all taken by the passes
+    assert (state / "discovered").is_dir() == (mode == "remote")
+    assert not any((state / "discovered").glob("*.json"))
+    assert_equals_one_shot(spark, logs, state / "agg", tmp_path)
+    assert (state / "alerts" / "alerts.db").is_file()

@@ -89,6 +89,66 @@ def test_history_only_and_vanishing_alerts(tmp_path: Path) -> None:
         assert jobs == ["j1", "old"]
 
 
+def test_an_episode_missed_while_down_is_told_once_in_order(tmp_path: Path) -> None:
+    first = T0 + timedelta(hours=1)
+    with AlertStore(tmp_path) as store:  # the first evaluation: older episodes are history
+        old = alert(AlertState.RESOLVED, job="old", ends=T0 + timedelta(minutes=5))
+        assert store.apply([old], first) == []
+    # the watcher was down while job j1 fired at 11:10 and resolved at 11:40
+    active, ends, later = (
+        first + timedelta(minutes=10),
+        first + timedelta(minutes=40),
+        first + timedelta(hours=1),
+    )
+    missed = alert(AlertState.RESOLVED, active=active, ends=ends)
+    with AlertStore(tmp_path) as store:  # restarted
+        added = store.apply([old, missed], later)
+        assert [(n.status, n.body) for n in added] == [
+            (AlertState.FIRING, {**added[0].body, "startsAt": "2024-03-05T11:13:00Z"}),
+            (AlertState.RESOLVED, {**added[0].body, "endsAt": "2024-03-05T11:43:00Z"}),
+        ]
+        assert "endsAt" not in added[0].body
+        assert added[0].body["labels"]["job"] == "j1"
+        sent: list = []
+        assert store.send_unsent(sent.append, later) == 1  # firing first, alone
+        assert store.apply([old, missed], later) == []
+    with AlertStore(tmp_path) as store:  # restarted again: only the resolved one is left
+        assert store.apply([old, missed], later + timedelta(minutes=1)) == []
+        assert store.send_unsent(sent.append, later) == 1
+        assert store.send_unsent(sent.append, later) == 0
+    assert [[body.get("endsAt") for body in post] for post in sent] == [
+        [None],
+        ["2024-03-05T11:43:00Z"],
+    ]
+    assert sent[0][0]["startsAt"] == sent[1][0]["startsAt"] == "2024-03-05T11:13:00Z"
+
+
+def test_a_firing_alert_resolved_and_another_episode_while_down(tmp_path: Path) -> None:
+    fired, ends = T0 + timedelta(minutes=30), T0 + timedelta(minutes=50)
+    with AlertStore(tmp_path) as store:
+        store.apply([alert(AlertState.FIRING)], T0)
+        store.send_unsent(lambda _body: None, T0)
+    with AlertStore(tmp_path) as store:  # restarted after both happened
+        added = store.apply(
+            [
+                alert(AlertState.RESOLVED, ends=T0 + timedelta(minutes=20)),
+                alert(AlertState.RESOLVED, active=fired, ends=ends),
+            ],
+            T0 + timedelta(hours=1),
+        )
+        told = [(n.status.value, n.body["startsAt"], n.body.get("endsAt")) for n in added]
+        assert told == [
+            ("resolved", "2024-03-05T10:03:00Z", "2024-03-05T10:23:00Z"),
+            ("firing", "2024-03-05T10:33:00Z", None),
+            ("resolved", "2024-03-05T10:33:00Z", "2024-03-05T10:53:00Z"),
+        ]
+        history = [(e.active_at, e.state, e.ends_at) for e in store.history()]
+        assert history == [
+            ("2024-03-05T10:33:00Z", AlertState.RESOLVED, "2024-03-05T10:53:00Z"),
+            ("2024-03-05T10:03:00Z", AlertState.RESOLVED, "2024-03-05T10:23:00Z"),
+        ]
+
+
 def test_an_untimed_rule_keeps_one_episode(tmp_path: Path) -> None:
     # rules over a table without time fire "now" at every evaluation: the same episode
     with AlertStore(tmp_path) as store:

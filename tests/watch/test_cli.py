@@ -31,7 +31,11 @@ def _state(tmp: Path, kind: str) -> Path:
             "webhook URL 'ftp://host/x' is not an http(s) URL with a host",
         ),
         (["--interval", "0s"], "", "argument --interval: '0s' must be more than 0"),
-        (["--remote", "sc://127.0.0.1:1"], "", "--remote: orderdoc watch does not run over"),
+        (
+            ["--remote", "sc://127.0.0.1:1"],
+            "",
+            "Spark Connect server 'sc://127.0.0.1:1' cannot be reached (Connection refused)",
+        ),
         ([], "manifest", "manifest.json: corrupt watcher state"),
         ([], "plan", "plan.json: corrupt watcher state"),
         ([], "alerts", "alerts.db: cannot open the alert store (file is not a database)"),

@@ -14,6 +14,9 @@ import sqlite3
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,7 +34,7 @@ from tests.watch.servers import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE = ROOT / "rules" / "dropped_events.yaml"
@@ -41,8 +44,11 @@ SPARK = ["--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2",
 
 
 def line(minute: int, kind: str, count: int) -> bytes:
-    """One ASA diagnostic log line of ``count`` events of ``kind`` at 10:MM (JSON Lines)."""
-    at = f"2024-03-05T10:{minute:02d}"
+    """One ASA diagnostic log line of ``count`` events of ``kind`` at ``minute`` minutes past
+    10:00 on 2024-03-05 (JSON Lines)."""
+    at = (datetime(2024, 3, 5, 10, tzinfo=UTC) + timedelta(minutes=minute)).strftime(
+        "%Y-%m-%dT%H:%M"
+    )
     record = {
         "time": f"{at}:30.0000000Z",
         "resourceId": JOB,
@@ -115,19 +121,13 @@ def test_watch_through_alertmanager_with_kills(tmp_path: Path) -> None:
         # the watcher running: it redoes the pass, fires, and follows the appends; it re-posts
         # the firing alert every second, which Alertmanager must not turn into notifications
         port = free_port()
-        with run_log.open("ab") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "diagnostics", *args, "--interval", "1s",
-                 "--resend-every", "1s", "--metrics-port", str(port)],
-                cwd=ROOT, env=env(), stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        try:
+        with watching([*args, "--metrics-port", str(port)], run_log):
             firing = wait_for(
-                lambda: delivered(hook, "firing"), timeout=300, what="the firing notification"
+                lambda: delivered(hook, "firing"), timeout=150, what="the firing notification"
             )
             scrape = wait_for(
                 lambda: _scrape(port, 'orderdoc_alerts_firing{alertname="dropped-events"'),
-                timeout=120,
+                timeout=60,
                 what="/metrics with the firing alert",
             )
             assert (
@@ -138,19 +138,23 @@ def test_watch_through_alertmanager_with_kills(tmp_path: Path) -> None:
             # more lines appended while it runs: still within keep_firing_for, then past it
             with live.open("ab") as out:
                 out.write(line(15, "LateInputEvent", 2))
-            wait_for(lambda: _passes(state) >= 2, timeout=240, what="a pass over the append")
+            wait_for(lambda: _passes(state) >= 2, timeout=120, what="a pass over the append")
             with live.open("ab") as out:
                 out.write(line(40, "LateInputEvent", 1))
             resolved = wait_for(
-                lambda: delivered(hook, "resolved"), timeout=240, what="the resolved notification"
+                lambda: delivered(hook, "resolved"), timeout=120, what="the resolved notification"
             )
-        finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        # while the watcher is down, drops at 10:50 fire and resolve (data up to 11:15)
+        with live.open("ab") as out:
+            out.write(line(50, "EarlyInputEvent", 2) + line(75, "LateInputEvent", 1))
+        with watching(args, run_log):  # restarted: told as it happened, firing then resolved
+            wait_for(
+                lambda: len(delivered(hook, "resolved")) >= 2,
+                timeout=150,
+                what="the missed episode's resolved notification",
+            )
+        missed_firing = delivered(hook, "firing")[1:]
+        missed_resolved = delivered(hook, "resolved")[1:]
 
     assert len(firing) == 1, hook.received()
     assert len(resolved) == 1, hook.received()
@@ -164,8 +168,13 @@ def test_watch_through_alertmanager_with_kills(tmp_path: Path) -> None:
     # the drops were in minute 10:02: the 5-minute window holds them until 10:08, and the
     # alert keeps firing 15 minutes more
     assert resolved[0]["endsAt"].startswith("2024-03-05T10:23:00")
+    # the episode missed while down: one firing, one resolved, none of the first re-sent
+    assert [a["labels"] for a in missed_firing + missed_resolved] == [labels, labels]
+    assert missed_firing[0]["startsAt"].startswith("2024-03-05T10:51:00")
+    assert missed_resolved[0]["startsAt"].startswith("2024-03-05T10:51:00")
+    assert missed_resolved[0]["endsAt"].startswith("2024-03-05T11:11:00")
     told = notifications(state)
-    assert [status for status, _sent in told] == ["firing", "resolved"]
+    assert [status for status, _sent in told] == ["firing", "resolved", "firing", "resolved"]
     assert all(sent is not None for _status, sent in told)
 
     # equal to one aggregate of the final files (the polars reference, which the Spark
@@ -185,6 +194,26 @@ def test_watch_through_alertmanager_with_kills(tmp_path: Path) -> None:
         got = read_table(state / "agg" / table)
         assert dict(got.schema) == dict(want.schema), table
         assert canonical(got, columns) == canonical(want, columns), table
+
+
+@contextmanager
+def watching(args: list[str], log: Path) -> Iterator[subprocess.Popen]:
+    """``orderdoc ARGS --interval 1s --resend-every 1s`` running; stopped with Ctrl-C."""
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "diagnostics", *args, "--interval", "1s",
+             "--resend-every", "1s"],
+            cwd=ROOT, env=env(), stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def _scrape(port: int, needle: str) -> str | None:
