@@ -118,6 +118,19 @@ def saved(agg_dir: Path) -> tuple[Path, str | None, Path | None, str | None] | N
         raise InputError(msg) from exc
 
 
+def input_name(agg_dir: Path) -> str | None:
+    """The name of the saved job's input (for the findings' query suggestions), or
+    ``None`` when no job is saved or it cannot be read (the fix section says why)."""
+    try:
+        kept = saved(agg_dir)
+        if kept is None:
+            return None
+        path, name, params, timestamp_by = kept
+        return _job(path, name, params, timestamp_by).input.name
+    except OrderdocError:
+        return None
+
+
 @dataclass(frozen=True)
 class FixView:
     """The corrected job for the page: files to download, the two queries, the summary."""

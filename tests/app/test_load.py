@@ -195,6 +195,9 @@ def test_a_capture_with_its_job_definition_gives_the_corrected_job(open_app):
         for c in codes
     )
     assert any("What each change costs and gains" in m.value for m in at.markdown)
+    # the findings' suggestions name the job's input, as its query does
+    assert any(c.startswith("FROM telemetry TIMESTAMP BY event_time OVER device_id") for c in codes)
+    assert not any(c.startswith("FROM input ") for c in codes)
     labels = {b.label for b in at.get("download_button")}
     assert labels >= {"Download job.fixed.json", "Download query.asaql", "Download apply.sh"}
 
