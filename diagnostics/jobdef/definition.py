@@ -25,6 +25,8 @@ from typing import Any
 from diagnostics.errors import InputError, Setting
 
 JOB_TYPE = "microsoft.streamanalytics/streamingjobs"
+#: The last quoted text of an ARM name expression: "[concat(parameters('job'), '/in')]".
+_LAST_LITERAL = re.compile(r"'([^']*)'\s*\)\s*\]$")
 _REFERENCE = re.compile(r"^\[\s*(parameters|variables)\(\s*'([^']+)'\s*\)\s*\]$", re.IGNORECASE)
 
 #: Names of the three policy properties (the same in every shape).
@@ -200,6 +202,39 @@ def _int(path: Path, value: Any, field: str) -> int:
         raise InputError(msg) from exc
 
 
+def _children(data: Any, job: int) -> list[tuple[str, tuple[str | int, ...], Mapping[str, Any]]]:
+    """The job's inputs and transformation written as child resources of an ARM template
+    (``Microsoft.StreamAnalytics/streamingjobs/inputs``, ``.../transformations``), beside
+    the job or in its own ``resources``: ``(inputs|transformations, path, resource)``."""
+    found: list[tuple[str, tuple[str | int, ...], Mapping[str, Any]]] = []
+    places: list[tuple[tuple[str | int, ...], Any]] = [(("resources",), data["resources"])]
+    nested = data["resources"][job].get("resources")
+    if isinstance(nested, list):
+        places.append((("resources", job, "resources"), nested))
+    for where, resources in places:
+        for i, resource in enumerate(resources):
+            kind = str(resource.get("type", "")).lower() if isinstance(resource, Mapping) else ""
+            kind = kind.removeprefix(JOB_TYPE + "/")
+            if kind in ("inputs", "transformations"):
+                found.append((kind, (*where, i), resource))
+    return found
+
+
+def _child_name(path: Path, raw: Any, resolve: _Resolver | None, field: str) -> str:
+    """A child resource's own name: ``job/telemetry``, ``telemetry``,
+    ``[concat(parameters('job'), '/telemetry')]`` and ``[parameters('x')]`` all work."""
+    if resolve is not None and isinstance(raw, str) and _REFERENCE.match(raw):
+        raw = resolve(raw, field)
+    elif is_arm_expression(raw) and not raw.startswith("[["):
+        match = _LAST_LITERAL.search(raw)
+        raw = match.group(1) if match else None
+    name = raw.split("/")[-1] if isinstance(raw, str) else ""
+    if not name:
+        msg = f"{path}: cannot tell the name of {field} ({raw!r}); write it as 'job/name'"
+        raise InputError(msg)
+    return name
+
+
 def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, ...]:
     if raw is None:
         return ()
@@ -211,7 +246,7 @@ def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, 
         if not isinstance(item, Mapping) or not item.get("name"):
             msg = f"{path}: inputs[{n}] has no name"
             raise InputError(msg)
-        name = resolve(item["name"], f"inputs[{n}].name") if resolve else item["name"]
+        name = _child_name(path, item["name"], resolve, f"inputs[{n}]")
         nested = item.get("properties")
         props: Mapping[str, Any] = nested if isinstance(nested, Mapping) else item
         kind = str(props.get("type") or "Stream")
@@ -219,7 +254,7 @@ def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, 
             kind = "Stream"
         datasource = props.get("datasource")
         source = datasource.get("type") if isinstance(datasource, Mapping) else None
-        found.append(JobInput(name=str(name).split("/")[-1], kind=kind, source=source))
+        found.append(JobInput(name=name, kind=kind, source=source))
     return tuple(found)
 
 
@@ -262,6 +297,23 @@ def read_job_definition(path: Path | str, parameters: Path | str | None = None) 
             query_path = (*props_path, "transformation", "properties", "query")
         elif "query" in transformation:
             query_path = (*props_path, "transformation", "query")
+    transformation_name = (
+        str(transformation.get("name") or "Transformation")
+        if isinstance(transformation, Mapping)
+        else "Transformation"
+    )
+    inputs = _inputs(path, props.get("inputs"), resolve)
+    if shape is Shape.ARM_TEMPLATE:
+        job = props_path[1]
+        assert isinstance(job, int)
+        for kind, where, child in _children(data, job):
+            label = f"resources{''.join(f'[{k}]' for k in where[1:] if isinstance(k, int))}"
+            child_props = child.get("properties")
+            if kind == "inputs":
+                inputs += _inputs(path, [{**child, "name": child.get("name")}], resolve)
+            elif query_path is None and isinstance(child_props, Mapping) and "query" in child_props:
+                query_path = (*where, "properties", "query")
+                transformation_name = _child_name(path, child.get("name"), resolve, label)
     query = get_path(data, query_path) if query_path else None
     if resolve and query is not None:
         query = resolve(query, "transformation query")
@@ -286,11 +338,9 @@ def read_job_definition(path: Path | str, parameters: Path | str | None = None) 
         compatibility_level=None
         if field("compatibilityLevel") is None
         else str(field("compatibilityLevel")),
-        inputs=_inputs(path, props.get("inputs"), resolve),
+        inputs=inputs,
         query=query,
-        transformation_name=str(transformation.get("name") or "Transformation")
-        if isinstance(transformation, Mapping)
-        else "Transformation",
+        transformation_name=transformation_name,
         document=data,
         properties_path=props_path,
         query_path=query_path,

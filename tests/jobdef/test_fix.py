@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action
 from diagnostics.explain.model import Cause, Finding
@@ -158,3 +160,63 @@ def test_an_arm_template_gets_the_new_query_escaped_as_arm_needs(tmp_path):
     assert written["query"] == new
     path.write_text(json.dumps(document))
     assert read_job_definition(path).query == fix.query
+
+
+def _exported(nested: bool) -> dict:
+    """The sample template as a resource-group export writes it: the inputs and the
+    transformation as child resources (beside the job, or in its own ``resources``)."""
+    template = json.loads((JOBS / "late_senders.arm.json").read_text())
+    job = template["resources"][0]
+    props = job["properties"]
+    transformation = props.pop("transformation")
+    children = [
+        {
+            "type": "Microsoft.StreamAnalytics/streamingjobs/inputs",
+            "apiVersion": job["apiVersion"],
+            "name": f"[concat(parameters('jobName'), '/{i['name']}')]",
+            "dependsOn": [
+                "[resourceId('Microsoft.StreamAnalytics/streamingjobs', parameters('jobName'))]"
+            ],
+            "properties": i["properties"],
+        }
+        for i in props.pop("inputs")
+    ]
+    children.append(
+        {
+            "type": "Microsoft.StreamAnalytics/streamingjobs/transformations",
+            "apiVersion": job["apiVersion"],
+            "name": "[concat(parameters('jobName'), '/Main')]",
+            "properties": transformation["properties"],
+        }
+    )
+    if nested:
+        for child in children:
+            child["type"] = child["type"].rsplit("/", 1)[1]
+        children[0]["name"] = "telemetry"
+        job["resources"] = children
+    else:
+        template["resources"] += children
+    return template
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["beside", "nested"])
+def test_inputs_and_transformation_as_child_resources(tmp_path, nested):
+    template = _exported(nested)
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(template))
+    definition = read_job_definition(path)
+    assert [(i.name, i.kind) for i in definition.inputs] == [
+        ("telemetry", "Stream"),
+        ("devices", "Reference"),
+    ]
+    assert definition.transformation_name == "Main"
+    job = job_policy(definition)
+    assert job.policy.timestamp_by == "event_time"
+    fix = plan_fix(job, [_finding(partition_by("telemetry"))])
+    document = corrected_document(definition, fix)
+    where = ("resources", 0, "resources", 2) if nested else ("resources", 3)
+    assert _differences(template, document) == [(*where, "properties", "query")]
+    assert "FROM telemetry TIMESTAMP BY event_time PARTITION BY PartitionId" in get_path(
+        document, (*where, "properties", "query")
+    )
+    assert "--name Main" in apply_script(fix)
