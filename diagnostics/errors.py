@@ -43,6 +43,10 @@ class Setting(StrEnum):
     END_COLUMN = "interval end column"
     WEBHOOK = "webhook URL"
     EVALUATION_TIME = "evaluation time"
+    JOB_DEFINITION = "job definition"
+    PARAMETERS = "ARM parameter file"
+    JOB_INPUT = "job input"
+    FIX_FOLDER = "fix folder"
 
 
 class OrderdocError(Exception):

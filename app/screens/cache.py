@@ -7,6 +7,7 @@ one never is. Results are small frames and plain values.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -25,6 +26,7 @@ from diagnostics.appdata import (
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
+from diagnostics.jobdef.job import name_the_input
 
 AGG_KEY = "agg_dir"
 WATCH_KEY = "watch_state"
@@ -210,12 +212,17 @@ def report(path: str, sig: str) -> Report:
     ctx = build.capture_context(Path(path))
     if ctx is None:
         return insight.explain(Path(path))
-    return insight.explain(
+    found = insight.explain(
         Path(path),
         events=events(path, sig),
         policy=ctx.settings.policy,
         columns=ctx.settings.columns,
     )
+    name = jobfix.input_name(Path(path))
+    if name is None:
+        return found
+    # with the job's definition, the query suggestions name its input (FROM telemetry ...)
+    return replace(found, findings=name_the_input(found.findings, name))
 
 
 @st.cache_data(show_spinner="Writing the corrected job…", max_entries=8)

@@ -23,7 +23,7 @@ from diagnostics.appdata.capture_input import (
 )
 from diagnostics.appdata.store import open_aggregate
 from diagnostics.engine.policy import Action, OrderingPolicy
-from diagnostics.errors import OrderdocError
+from diagnostics.errors import OrderdocError, Setting, setting_of
 from screens import cache
 
 
@@ -119,15 +119,25 @@ def _policy_form() -> CaptureSettings | None:
                 input_name.strip() or None,
                 params.getvalue() if params is not None else None,
             )
-            job = jobfix.read_uploaded(*upload)
+            note = "the settings above are not used"
+            try:
+                job = jobfix.read_uploaded(*upload)
+            except OrderdocError as exc:
+                # The query's TIMESTAMP BY is an expression, or the input is read two ways:
+                # the TIMESTAMP BY column above says which column of the capture to use.
+                if setting_of(exc) is not Setting.TIMESTAMP_BY or not ts.strip():
+                    raise
+                upload = (*upload, ts.strip())
+                job = jobfix.read_uploaded(*upload)
+                note = f"{exc}; the TIMESTAMP BY column above, {ts.strip()}, is used instead"
             policy = job.policy
             st.session_state[JOB_UPLOAD] = upload
             st.caption(
                 f"Policy from {job.describe_source().replace(str(job.definition.path), definition.name)}"
-                f": {policy.describe()} (the settings above are not used)."
+                f": {policy.describe()} ({note})."
             )
     except OrderdocError as exc:
-        st.error(str(exc))
+        st.error(jobfix.message(exc))
         return None
     return CaptureSettings(
         policy=policy,

@@ -35,6 +35,10 @@ FLAGS: dict[Setting, str] = {
     Setting.END_COLUMN: "--end-col",
     Setting.WEBHOOK: "--webhook",
     Setting.EVALUATION_TIME: "--now",
+    Setting.JOB_DEFINITION: "--job-definition",
+    Setting.PARAMETERS: "--parameters",
+    Setting.JOB_INPUT: "--input",
+    Setting.FIX_FOLDER: "--write-fix",
 }
 
 

@@ -85,9 +85,7 @@ def resolve_policy(args: argparse.Namespace) -> Resolved:
     from diagnostics.jobdef import job_policy, read_job_definition
 
     definition = read_job_definition(definition_file, args.parameters)
-    job = job_policy(
-        definition, args.input, timestamp_override=bool(getattr(args, "timestamp_by", None))
-    )
+    job = job_policy(definition, args.input, timestamp_by=getattr(args, "timestamp_by", None))
     flags = given_policy_flags(args)
     partitions = getattr(args, "partitions", None)
     if partitions is not None:

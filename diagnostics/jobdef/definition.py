@@ -22,7 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 
 JOB_TYPE = "microsoft.streamanalytics/streamingjobs"
 _REFERENCE = re.compile(r"^\[\s*(parameters|variables)\(\s*'([^']+)'\s*\)\s*\]$", re.IGNORECASE)
@@ -92,11 +92,13 @@ class _Resolver:
         self.values = values
 
     def __call__(self, value: Any, field: str) -> Any:
-        if not isinstance(value, str) or not (match := _REFERENCE.match(value)):
-            if isinstance(value, str) and value.startswith("[") and not value.startswith("[["):
-                msg = f"{self.path}: {field} is the ARM expression {value!r}, which orderdoc cannot evaluate; give the value in a --parameters file or write it literally"
-                raise InputError(msg)
+        if not is_arm_expression(value):
             return value
+        if value.startswith("[["):  # an escaped literal: "[[x]" is the text "[x]"
+            return value[1:]
+        if not (match := _REFERENCE.match(value)):
+            msg = f"{self.path}: {field} is the ARM expression {value!r}, which orderdoc cannot evaluate; write the value literally"
+            raise InputError(msg)
         kind, name = match.group(1).lower(), match.group(2)
         if kind == "variables":
             if name not in self.variables:
@@ -108,19 +110,29 @@ class _Resolver:
         declared = self.parameters.get(name)
         if isinstance(declared, Mapping) and "defaultValue" in declared:
             return self(declared["defaultValue"], field)
-        msg = f"{self.path}: parameter '{name}' (used by {field}) has no value: give it in --parameters FILE or as a defaultValue"
-        raise InputError(msg)
+        msg = f"{self.path}: parameter '{name}' (used by {field}) has no value: give it in an ARM parameter file or as a defaultValue"
+        raise InputError(msg, Setting.PARAMETERS)
 
 
-def _load_json(path: Path, what: str) -> Any:
+def is_arm_expression(value: Any) -> bool:
+    """True for a string ARM reads as an expression, or as an escaped literal (``[[...]``)."""
+    return isinstance(value, str) and value.startswith("[") and value.endswith("]")
+
+
+def arm_literal(value: str) -> str:
+    """``value`` as an ARM template writes the literal text (``[x]`` escaped as ``[[x]``)."""
+    return "[" + value if is_arm_expression(value) else value
+
+
+def _load_json(path: Path, what: Setting) -> Any:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
-        msg = f"{what} {path}: no such file"
-        raise InputError(msg) from exc
+        msg = f"{what.value} {path}: no such file"
+        raise InputError(msg, what) from exc
     except (OSError, UnicodeDecodeError) as exc:
-        msg = f"{what} {path}: cannot read ({exc})"
-        raise InputError(msg) from exc
+        msg = f"{what.value} {path}: cannot read ({exc})"
+        raise InputError(msg, what) from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -130,7 +142,7 @@ def _load_json(path: Path, what: str) -> Any:
 
 def read_parameters(path: Path) -> dict[str, Any]:
     """An ARM parameter file (``{"parameters": {"x": {"value": ...}}}``) as ``{x: value}``."""
-    data = _load_json(path, "--parameters")
+    data = _load_json(path, Setting.PARAMETERS)
     params = data.get("parameters") if isinstance(data, Mapping) else None
     if not isinstance(params, Mapping):
         msg = f"{path}: not an ARM parameter file (no 'parameters' object)"
@@ -214,10 +226,10 @@ def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, 
 def read_job_definition(path: Path | str, parameters: Path | str | None = None) -> JobDefinition:
     """The job definition in ``path`` (any of the three shapes); errors name the file."""
     path = Path(path)
-    data = _load_json(path, "--job-definition")
+    data = _load_json(path, Setting.JOB_DEFINITION)
     shape, props_path = _locate(path, data)
     if parameters and shape is not Shape.ARM_TEMPLATE:
-        msg = f"--parameters {parameters}: {path} is {shape.value} JSON, not an ARM template; parameters apply to templates only"
+        msg = f"{path} is {shape.value} JSON, not an ARM template: the ARM parameter file {parameters} applies to templates only; leave it out"
         raise InputError(msg)
     values = read_parameters(Path(parameters)) if parameters else {}
     resolve = _Resolver(path, data, values) if shape is Shape.ARM_TEMPLATE else None

@@ -17,8 +17,16 @@ from typing import Any
 
 from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import InputError
-from diagnostics.jobdef.definition import LATE, OUT_OF_ORDER, POLICY, JobDefinition, get_path
+from diagnostics.errors import InputError, Setting
+from diagnostics.jobdef.definition import (
+    LATE,
+    OUT_OF_ORDER,
+    POLICY,
+    JobDefinition,
+    Shape,
+    arm_literal,
+    get_path,
+)
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.rewrite import identifier, rewrite_query
 
@@ -57,6 +65,18 @@ class Fix:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: each change applied in turn, with the capture replayed after it
     steps: tuple[tuple[str, Outcome], ...] = ()
+    #: the policy the "before" was replayed under, when not the definition's (overridden)
+    current: OrderingPolicy | None = None
+
+    @property
+    def before_policy(self) -> OrderingPolicy:
+        """The policy in force before the fix: the definition's, with any override."""
+        return self.current or self.job.policy
+
+    @property
+    def changes_anything(self) -> bool:
+        """True when the fix changes the job's settings or its query."""
+        return self.policy != self.before_policy or self.query is not None
 
     @property
     def late_seconds(self) -> int | None:
@@ -100,7 +120,8 @@ def corrected_document(definition: JobDefinition, fix: Fix) -> Any:
         props[POLICY] = action
     if fix.query is not None and definition.query_path is not None:
         parent = get_path(document, definition.query_path[:-1])
-        parent[definition.query_path[-1]] = fix.query
+        query = arm_literal(fix.query) if definition.shape is Shape.ARM_TEMPLATE else fix.query
+        parent[definition.query_path[-1]] = query
     return document
 
 
@@ -230,7 +251,7 @@ def _input_line(fix: Fix) -> str:
 def fix_markdown(fix: Fix, definition_file: str) -> str:
     """FIX.md: before/after settings, the measured effect, the query diff, how to apply."""
     d = fix.job.definition
-    before = fix.job.policy
+    before = fix.before_policy
     out = [
         f"# Fix for {fix.job.describe_source()}",
         "",
@@ -297,8 +318,8 @@ def write_fix(fix: Fix, out_dir: Path | str) -> dict[str, Path]:
     ``query.diff``, ``apply.sh`` and ``FIX.md`` into ``out_dir``; returns what was written."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        msg = f"--write-fix {out}: exists and is not a folder"
-        raise InputError(msg)
+        msg = f"fix folder {out}: exists and is not a folder"
+        raise InputError(msg, Setting.FIX_FOLDER)
     d = fix.job.definition
     stem = d.path.name.removesuffix(".json")
     written = {"definition": out / f"{stem}{DEFINITION_SUFFIX}"}
@@ -319,6 +340,6 @@ def write_fix(fix: Fix, out_dir: Path | str) -> dict[str, Path]:
         written["fix"] = out / "FIX.md"
         written["fix"].write_text(fix_markdown(fix, written["definition"].name), encoding="utf-8")
     except OSError as exc:
-        msg = f"--write-fix {out}: cannot write ({exc.strerror})"
-        raise InputError(msg) from exc
+        msg = f"fix folder {out}: cannot write ({exc.strerror})"
+        raise InputError(msg, Setting.FIX_FOLDER) from exc
     return written

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action, OrderingPolicy
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.explain.model import Finding, Suggestion
 from diagnostics.jobdef.definition import JobDefinition, JobInput
 from diagnostics.jobdef.query import ParsedQuery, SourceRef, parse_query
@@ -27,6 +27,8 @@ class JobPolicy:
     reads: tuple[SourceRef, ...]
     policy: OrderingPolicy
     partition_count: int | None
+    #: the TIMESTAMP BY column was given by the caller, not read from the query
+    timestamp_given: bool = False
 
     def describe_source(self) -> str:
         """``job NAME (arm-template FILE, compatibility level 1.2), input NAME``."""
@@ -37,14 +39,19 @@ class JobPolicy:
 
 
 def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
-    """The input ``--input NAME`` names, or the job's only stream input."""
+    """The input called ``name``, or the job's only stream input (errors name
+    :attr:`Setting.JOB_INPUT`)."""
     path = definition.path
     if name is not None:
         found = definition.input_named(name)
         if found is None:
             known = ", ".join(i.name for i in definition.inputs) or "none"
             msg = f"{path}: the job has no input '{name}' (inputs: {known})"
-            raise InputError(msg)
+            raise InputError(msg, Setting.JOB_INPUT)
+        if found.kind.lower() != "stream":
+            listed = ", ".join(i.name for i in definition.stream_inputs) or "none"
+            msg = f"{path}: input '{found.name}' is a {found.kind} input; event ordering applies to stream inputs only (stream inputs: {listed})"
+            raise InputError(msg, Setting.JOB_INPUT)
         return found
     streams = definition.stream_inputs
     if len(streams) == 1:
@@ -53,8 +60,8 @@ def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
         msg = f"{path}: the job has no stream input; event ordering applies to stream inputs only"
         raise InputError(msg)
     names = ", ".join(i.name for i in streams)
-    msg = f"{path}: the job has {len(streams)} stream inputs ({names}); pick one with --input NAME"
-    raise InputError(msg)
+    msg = f"{path}: the job has {len(streams)} stream inputs ({names}); pick one by its name"
+    raise InputError(msg, Setting.JOB_INPUT)
 
 
 def _one_timestamp(
@@ -67,17 +74,19 @@ def _one_timestamp(
             msg = (
                 f"{path}: TIMESTAMP BY {ref.timestamp_text} (input {chosen.name}) is an "
                 "expression, not a column; compute it into a column of your capture and "
-                "name that column with --timestamp-by COL"
+                "give that column as the TIMESTAMP BY column"
             )
-            raise InputError(msg)
+            raise InputError(msg, Setting.TIMESTAMP_BY)
     distinct = {(r.timestamp_by, r.over) for r in stamped}
-    if len(distinct) > 1:
+    # A read without TIMESTAMP BY runs on arrival time: a different clause too.
+    unstamped = bool(stamped) and len(stamped) < len(reads)
+    if len(distinct) > 1 or unstamped:
         shown = "; ".join(
             f"TIMESTAMP BY {t}" + (f" OVER {', '.join(o)}" if o else "")
             for t, o in sorted(distinct)
-        )
-        msg = f"{path}: input {chosen.name} is read with different clauses ({shown}); say which applies with --timestamp-by COL (and --over)"
-        raise InputError(msg)
+        ) + ("; no TIMESTAMP BY (arrival time)" if unstamped else "")
+        msg = f"{path}: input {chosen.name} is read with different clauses ({shown}); say which TIMESTAMP BY column (and OVER columns) applies"
+        raise InputError(msg, Setting.TIMESTAMP_BY)
     return stamped[0] if stamped else None
 
 
@@ -85,10 +94,12 @@ def job_policy(
     definition: JobDefinition,
     input_name: str | None = None,
     *,
-    timestamp_override: bool = False,
+    timestamp_by: str | None = None,
 ) -> JobPolicy:
-    """The policy of the chosen input. ``timestamp_override``: the caller gives the
-    ``TIMESTAMP BY`` column itself, so conflicting or unsupported clauses are no error."""
+    """The policy of the chosen input. ``timestamp_by``: the caller gives the ``TIMESTAMP
+    BY`` column itself (a query's expression computed into a capture column, or the choice
+    between two readings), so conflicting or unsupported clauses are no error; the ``OVER``
+    keys are still the query's when every ``TIMESTAMP BY`` of the input has the same."""
     chosen = choose_input(definition, input_name)
     try:
         parsed = parse_query(definition.query) if definition.query is not None else None
@@ -96,17 +107,21 @@ def job_policy(
         msg = f"{definition.path}: {exc}"
         raise InputError(msg) from exc
     reads = parsed.reads(chosen.name) if parsed else []
-    ref = None if timestamp_override else _one_timestamp(definition, chosen, reads)
+    ref = None if timestamp_by else _one_timestamp(definition, chosen, reads)
+    overs = {r.over for r in reads if r.timestamp_text is not None}
+    over = (
+        (ref.over if ref else ()) if not timestamp_by else (overs.pop() if len(overs) == 1 else ())
+    )
     partition_by = any((r.partition_by or "").lower() == "partitionid" for r in reads)
     counts = [r.partition_into for r in reads if r.partition_into]
     late = definition.late_seconds
     policy = OrderingPolicy(
-        timestamp_by=ref.timestamp_by if ref else None,
+        timestamp_by=timestamp_by or (ref.timestamp_by if ref else None),
         late_arrival_ns=None if late is None else late * SECOND,
         out_of_order_ns=definition.out_of_order_seconds * SECOND,
         action=Action(definition.action.lower()),
         partition_by=partition_by,
-        over=ref.over if ref else (),
+        over=over,
     )
     return JobPolicy(
         definition=definition,
@@ -115,6 +130,7 @@ def job_policy(
         reads=tuple(reads),
         policy=policy,
         partition_count=max(counts) if counts else None,
+        timestamp_given=bool(timestamp_by),
     )
 
 

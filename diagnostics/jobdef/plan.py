@@ -177,6 +177,18 @@ def plan_fix(
     notes: list[str] = []
     if not current.application_time and wanted:
         notes.append("the job runs on arrival time (no TIMESTAMP BY): no tolerance applies")
+    stamps = sorted(
+        {
+            r.timestamp_text
+            for r in job.reads
+            if r.timestamp_text is not None and r.timestamp_by != current.timestamp_by
+        }
+    )
+    if current.timestamp_by and stamps:
+        notes.append(
+            f"the capture is replayed with its column {current.timestamp_by} as the event "
+            f"time, in place of the query's TIMESTAMP BY {' / '.join(stamps)}"
+        )
     chosen = candidates[0] if candidates else current
     before = after = None
     if events is not None and current.application_time:
@@ -224,4 +236,5 @@ def plan_fix(
         after=after,
         notes=tuple(notes),
         steps=tuple(steps),
+        current=current if current != job.policy else None,
     )

@@ -52,10 +52,9 @@ def fix_and_verify(
     )
     written = write_fix(fix, out_dir)
     back = read_job_definition(written["definition"], parameters)
-    override = current.timestamp_by != job.policy.timestamp_by
-    again = job_policy(back, job.input.name, timestamp_override=override)
-    if override:  # the column came from --timestamp-by, not from the query
-        again = replace(again, policy=replace(again.policy, timestamp_by=current.timestamp_by))
+    # A TIMESTAMP BY column given by the caller (not the query's) is given again.
+    given = job.timestamp_given or current.timestamp_by != job.policy.timestamp_by
+    again = job_policy(back, job.input.name, timestamp_by=current.timestamp_by if given else None)
     after = None
     if events is not None and again.policy.application_time:
         if say:
@@ -69,10 +68,10 @@ def summary(trip: RoundTrip) -> str:
     """What was written and the measured before/after, for the terminal."""
     fix = trip.fix
     lines = ["", f"fix for {fix.job.describe_source()}:"]
-    if fix.policy == fix.job.policy and fix.query is None:
+    if not fix.changes_anything:
         lines.append("  nothing to change in the job's settings or query")
     else:
-        lines.append(f"  before: {fix.job.policy.describe()}")
+        lines.append(f"  before: {fix.before_policy.describe()}")
         lines.append(f"  after:  {trip.replayed.policy.describe()}")
     before, after = fix.before, trip.after
     if before is not None and after is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from diagnostics.generate import GenerateConfig, Scenario, generate, write_captu
 from diagnostics.instrument import InstrumentOptions
 from diagnostics.instrument.outputs import write_outputs as write_replay_outputs
 from diagnostics.jobdef import job_policy, read_job_definition
+from diagnostics.jobdef.job import name_the_input
 from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.resources import samples_dir
@@ -155,6 +156,13 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     report = explain(
         agg_dir, events=events, policy=policy, columns=read.columns, partitions=partitions
     )
+    definition = job_definition_for(scenario)
+    job = job_policy(read_job_definition(definition)) if definition is not None else None
+    if job is not None:  # the suggestions name the job's input (FROM telemetry ...)
+        logs_report = replace(
+            logs_report, findings=name_the_input(logs_report.findings, job.input.name)
+        )
+        report = replace(report, findings=name_the_input(report.findings, job.input.name))
     (folder / "explain.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     say(f"[{scenario}] alerts")
     alerts = _alerts(agg_dir)
@@ -171,10 +179,8 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
     fix = None
-    definition = job_definition_for(scenario)
-    if definition is not None:
+    if definition is not None and job is not None:
         say(f"[{scenario}] fix the job definition {definition.name} -> {folder / 'fix'}")
-        job = job_policy(read_job_definition(definition))
         fix = fix_and_verify(
             job, report.findings, folder / "fix", current=read.apply(job.policy)[1],
             events=read, partitions=partitions,

@@ -118,11 +118,11 @@ def to_markdown_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
 def fix_lines(trip: RoundTrip) -> list[str]:
     """The corrected job in a few lines: before, after, measured effect, where it is."""
     fix = trip.fix
-    if fix.policy == fix.job.policy and fix.query is None:
+    if not fix.changes_anything:
         return [f"fix: {fix.job.definition.path.name} needs no change"]
     lines = [
-        f"fix: {fix.job.definition.path.name}: {source_clause(fix.job.policy)}, "
-        f"{settings_text(fix.job.policy)}",
+        f"fix: {fix.job.definition.path.name}: {source_clause(fix.before_policy)}, "
+        f"{settings_text(fix.before_policy)}",
         f"  -> {source_clause(trip.replayed.policy)}, {settings_text(trip.replayed.policy)}",
     ]
     if fix.before is not None and trip.after is not None:
@@ -140,7 +140,7 @@ def fix_markdown(trip: RoundTrip) -> list[str]:
     """The corrected job as Markdown: settings, measured effect and the query diff."""
     fix = trip.fix
     out = ["### The corrected job", ""]
-    if fix.policy == fix.job.policy and fix.query is None:
+    if not fix.changes_anything:
         return [*out, f"`{fix.job.definition.path.name}` needs no change.", ""]
     out += [
         f"From `{fix.job.definition.path.name}`; written to `{trip.written['definition'].parent}` "
@@ -148,8 +148,8 @@ def fix_markdown(trip: RoundTrip) -> list[str]:
         "",
         "| | now | corrected |",
         "|---|---|---|",
-        f"| query | `{source_clause(fix.job.policy)}` | `{source_clause(trip.replayed.policy)}` |",
-        f"| settings | {settings_text(fix.job.policy)} | {settings_text(trip.replayed.policy)} |",
+        f"| query | `{source_clause(fix.before_policy)}` | `{source_clause(trip.replayed.policy)}` |",
+        f"| settings | {settings_text(fix.before_policy)} | {settings_text(trip.replayed.policy)} |",
     ]
     if fix.before is not None and trip.after is not None:
         b, a = fix.before, trip.after
@@ -232,7 +232,7 @@ def _fix_html(trip: RoundTrip) -> str:
     """The corrected job: settings and counts, and the query diff side by side."""
     fix = trip.fix
     head = "<h3>The corrected job</h3>"
-    if fix.policy == fix.job.policy and fix.query is None:
+    if not fix.changes_anything:
         return (
             head
             + f"<p><code>{html.escape(fix.job.definition.path.name)}</code> needs no change.</p>"
@@ -240,12 +240,12 @@ def _fix_html(trip: RoundTrip) -> str:
     rows: list[dict[str, Any]] = [
         {
             "": "query",
-            "now": source_clause(fix.job.policy),
+            "now": source_clause(fix.before_policy),
             "corrected": source_clause(trip.replayed.policy),
         },
         {
             "": "settings",
-            "now": settings_text(fix.job.policy),
+            "now": settings_text(fix.before_policy),
             "corrected": settings_text(trip.replayed.policy),
         },
     ]

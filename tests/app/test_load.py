@@ -195,6 +195,9 @@ def test_a_capture_with_its_job_definition_gives_the_corrected_job(open_app):
         for c in codes
     )
     assert any("What each change costs and gains" in m.value for m in at.markdown)
+    # the findings' suggestions name the job's input, as its query does
+    assert any(c.startswith("FROM telemetry TIMESTAMP BY event_time OVER device_id") for c in codes)
+    assert not any(c.startswith("FROM input ") for c in codes)
     labels = {b.label for b in at.get("download_button")}
     assert labels >= {"Download job.fixed.json", "Download query.asaql", "Download apply.sh"}
 
@@ -207,4 +210,53 @@ def test_a_bad_job_definition_is_a_message(open_app):
     assert not at.exception
     assert at.error[0].value == (
         "job.json: no Microsoft.StreamAnalytics/streamingjobs resource in resources[]"
+    )
+
+
+def _with_query(query: str) -> bytes:
+    document = json.loads((JOBS / "cross_device_disorder.resource.json").read_text())
+    document["properties"]["transformation"]["properties"]["query"] = query
+    return json.dumps(document).encode()
+
+
+def test_a_definition_error_names_the_pages_own_control(open_app):
+    # errors name the Load page's fields, not the command line's flags
+    at = open_app("Load")
+    at.text_input(key="cap_ts").set_value("").run()
+    at.file_uploader(key="job_definition").set_value(
+        [("job.json", _with_query("SELECT * INTO o FROM telemetry TIMESTAMP BY CAST(t AS datetime)"), "application/json")]
+    ).run()  # fmt: skip
+    assert not at.exception
+    message = at.error[0].value
+    assert message.startswith("job.json: TIMESTAMP BY CAST(t AS datetime) (input telemetry)")
+    assert message.endswith('(set "TIMESTAMP BY column")')
+    assert "--" not in message
+    at.file_uploader(key="job_definition").set_value(
+        [("job.json", (JOBS / "late_senders.arm.json").read_bytes(), "application/json")]
+    ).run()
+    at.text_input(key="job_input").set_value("nope").run()
+    assert at.error[0].value.endswith('(inputs: telemetry, devices) (set "Input name")')
+
+
+def test_the_timestamp_by_column_stands_in_for_a_query_expression(open_app):
+    query = "SELECT * INTO o FROM [telemetry] TIMESTAMP BY CAST(event_time AS datetime)"
+    at = open_app("Load")
+    at.file_uploader(key="job_definition").set_value(
+        [("job.json", _with_query(query), "application/json")]
+    ).run()
+    assert not at.error, [e.value for e in at.error]
+    caption = next(c.value for c in at.caption if c.value.startswith("Policy from"))
+    assert "the TIMESTAMP BY column above, event_time, is used instead" in caption
+    data = (SCENARIOS / "cross_device_disorder" / "capture.csv").read_bytes()
+    at = _upload(at, ("capture.csv", data, "text/csv"))
+    at.sidebar.radio(key="page").set_value("Findings").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    table = at.dataframe[-1].value
+    row = table[table["replayed on the capture"] == "out-of-order events"].iloc[0]
+    assert (row["now"], row["corrected"]) == ("211", "0")
+    assert any(
+        "TIMESTAMP BY CAST(event_time AS datetime) OVER device_id PARTITION BY PartitionId"
+        in c.value
+        for c in at.code
     )

@@ -146,3 +146,67 @@ def test_write_fix_needs_a_definition(capsys):
         == 2
     )
     assert "--write-fix DIR needs --job-definition" in capsys.readouterr().err
+
+
+def _two_inputs(doc):
+    inputs = doc["resources"][0]["properties"]["inputs"]
+    inputs[1]["properties"]["type"] = "Stream"
+
+
+def _mixed_reads(doc):
+    props = doc["resources"][0]["properties"]["transformation"]["properties"]
+    props["query"] += "SELECT * INTO raw FROM telemetry\n"
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "ending"),
+    [
+        (lambda p: _template(p.parent, _no_default), [], "or as a defaultValue (use --parameters)"),
+        (lambda p: _template(p.parent, _expression), [], "as the TIMESTAMP BY column (use --timestamp-by)"),
+        (lambda p: _template(p.parent, _two_inputs), [], "(telemetry, devices); pick one by its name (use --input)"),
+        (lambda p: _template(p.parent, lambda d: None), ["--input", "nope"], "(inputs: telemetry, devices) (use --input)"),
+        (lambda p: _template(p.parent, _mixed_reads), [], "no TIMESTAMP BY (arrival time)); say which TIMESTAMP BY column (and OVER columns) applies (use --timestamp-by)"),
+        (lambda p: p, [], "job.json: no such file (use --job-definition)"),
+        (lambda p: _template(p.parent, lambda d: None), ["--parameters", "absent.json"], "absent.json: no such file (use --parameters)"),
+    ],
+)  # fmt: skip
+def test_definition_errors_end_with_the_flag_that_resolves_them(
+    tmp_path, capsys, make, extra, ending
+):
+    path = make(tmp_path / "job.json")
+    code = main(["explain", "--events", str(LATE), "--job-definition", str(path), *extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.rstrip("\n").endswith(ending)
+
+
+def test_write_fix_into_a_file_names_the_flag(tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.write_text("")
+    code = main(
+        [
+            "explain", "--events", str(LATE), "--write-fix", str(target),
+            "--job-definition", str(JOBS / "cross_device_disorder.resource.json"),
+        ]
+    )  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"fix folder {target}: exists and is not a folder (use --write-fix)\n")
+
+
+def test_timestamp_by_resolves_an_input_read_two_ways(tmp_path, capsys):
+    path = _template(tmp_path, _mixed_reads)
+    out = tmp_path / "fix"
+    code = main(
+        [
+            "explain", "--events", str(LATE), "--timestamp-by", "event_time",
+            "--job-definition", str(path), "--write-fix", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assert "overridden by --timestamp-by" in capsys.readouterr().out
+    # both reads of telemetry now say the same, so the written job reads back without a question
+    written = job_policy(read_job_definition(out / "job.fixed.json"))
+    assert {r.timestamp_by for r in written.reads} == {"event_time"}
+    assert len(written.reads) == 2

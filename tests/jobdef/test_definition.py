@@ -8,7 +8,7 @@ import pytest
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, Setting
 from diagnostics.jobdef import Shape, job_policy, read_job_definition
 
 from .conftest import JOBS, resource
@@ -63,8 +63,12 @@ def test_unresolved_parameter_names_it(write_json):
     template = json.loads((JOBS / "late_senders.arm.json").read_text())
     del template["parameters"]["outOfOrderSeconds"]["defaultValue"]
     path = write_json(template)
-    with pytest.raises(InputError, match=r"job\.json: parameter 'outOfOrderSeconds'.*--parameters"):
+    with pytest.raises(
+        InputError, match=r"job\.json: parameter 'outOfOrderSeconds'.*no value"
+    ) as info:
         read_job_definition(path)
+    assert info.value.setting is Setting.PARAMETERS
+    assert "--" not in str(info.value)  # the library names settings, the CLI adds the flag
 
 
 def test_absent_properties_take_asa_resource_defaults(write_json):
@@ -113,11 +117,19 @@ def test_input_choice_and_errors(write_json):
     definition = read_job_definition(
         write_json(resource("SELECT * FROM a TIMESTAMP BY t1 UNION SELECT * FROM b", inputs=inputs))
     )
-    with pytest.raises(InputError, match=r"2 stream inputs \(a, b\); pick one with --input"):
+    with pytest.raises(InputError, match=r"2 stream inputs \(a, b\); pick one by its name$") as two:
         job_policy(definition)
-    with pytest.raises(InputError, match=r"no input 'c' \(inputs: a, b\)"):
+    assert two.value.setting is Setting.JOB_INPUT
+    with pytest.raises(InputError, match=r"no input 'c' \(inputs: a, b\)") as unknown:
         job_policy(definition, "c")
+    assert unknown.value.setting is Setting.JOB_INPUT
     assert job_policy(definition, "A").policy.timestamp_by == "t1"
+    arm = read_job_definition(JOBS / "late_senders.arm.json")
+    with pytest.raises(
+        InputError, match=r"input 'devices' is a Reference input; .* \(stream inputs: telemetry\)$"
+    ) as reference:
+        job_policy(arm, "devices")
+    assert reference.value.setting is Setting.JOB_INPUT
     assert job_policy(definition, "b").policy.timestamp_by is None
 
 
@@ -125,16 +137,37 @@ def test_timestamp_expression_is_an_error_quoting_it(write_json):
     definition = read_job_definition(
         write_json(resource("SELECT * FROM input TIMESTAMP BY DATEADD(second, -5, ts)"))
     )
-    with pytest.raises(InputError, match=r"TIMESTAMP BY DATEADD\(second, -5, ts\).*--timestamp-by"):
+    with pytest.raises(
+        InputError, match=r"TIMESTAMP BY DATEADD\(second, -5, ts\) .*expression"
+    ) as info:
         job_policy(definition)
-    assert job_policy(definition, timestamp_override=True).policy.timestamp_by is None
+    assert info.value.setting is Setting.TIMESTAMP_BY
+    assert job_policy(definition, timestamp_by="ts_col").policy.timestamp_by == "ts_col"
 
 
 def test_input_read_twice_differently_needs_a_choice(write_json):
     query = "SELECT * FROM input TIMESTAMP BY t1\nSELECT * FROM input TIMESTAMP BY t2"
     definition = read_job_definition(write_json(resource(query)))
-    with pytest.raises(InputError, match=r"TIMESTAMP BY t1; TIMESTAMP BY t2.*--timestamp-by"):
+    with pytest.raises(InputError, match=r"clauses \(TIMESTAMP BY t1; TIMESTAMP BY t2\)") as info:
         job_policy(definition)
+    assert info.value.setting is Setting.TIMESTAMP_BY
+    assert job_policy(definition, timestamp_by="ts_col").policy.timestamp_by == "ts_col"
+
+
+def test_input_read_with_and_without_timestamp_by_needs_a_choice(write_json):
+    # one read on event time, the other on arrival time: no single policy replays both
+    query = "SELECT * INTO a FROM input TIMESTAMP BY t1\nSELECT * INTO b FROM input"
+    definition = read_job_definition(write_json(resource(query)))
+    with pytest.raises(
+        InputError, match=r"\(TIMESTAMP BY t1; no TIMESTAMP BY \(arrival time\)\)"
+    ) as info:
+        job_policy(definition)
+    assert info.value.setting is Setting.TIMESTAMP_BY
+    # read the same way everywhere, or with no TIMESTAMP BY at all: no question to ask
+    same = "SELECT * INTO a FROM input TIMESTAMP BY t1 UNION SELECT * FROM input TIMESTAMP BY t1"
+    assert job_policy(read_job_definition(write_json(resource(same)))).policy.timestamp_by == "t1"
+    bare = "SELECT * INTO a FROM input\nSELECT * INTO b FROM input"
+    assert job_policy(read_job_definition(write_json(resource(bare)))).policy.timestamp_by is None
 
 
 def test_over_and_partition_count_from_the_query(write_json):
@@ -157,5 +190,33 @@ def test_query_errors_name_the_file(write_json):
 def test_parameters_apply_to_templates_only(write_json, tmp_path):
     params = tmp_path / "p.json"
     params.write_text('{"parameters": {}}')
-    with pytest.raises(InputError, match="not an ARM template"):
+    with pytest.raises(InputError, match="not an ARM template") as info:
         read_job_definition(write_json(resource("SELECT 1")), params)
+    assert "--" not in str(info.value)
+
+
+def test_missing_files_name_the_setting(tmp_path):
+    with pytest.raises(InputError, match=r"^job definition .*absent\.json: no such file$") as job:
+        read_job_definition(tmp_path / "absent.json")
+    assert job.value.setting is Setting.JOB_DEFINITION
+    with pytest.raises(InputError, match=r"^ARM parameter file .*p\.json: no such file$") as par:
+        read_job_definition(JOBS / "late_senders.arm.json", tmp_path / "p.json")
+    assert par.value.setting is Setting.PARAMETERS
+
+
+def test_arm_escaped_literals_and_unsupported_expressions(write_json):
+    template = json.loads((JOBS / "late_senders.arm.json").read_text())
+    props = template["resources"][0]["properties"]
+    props["eventsOutOfOrderPolicy"] = "[[Drop]"  # ARM's escape: the text "[Drop]"
+    with pytest.raises(InputError, match=r"eventsOutOfOrderPolicy is '\[Drop\]'; ASA accepts"):
+        read_job_definition(write_json(template))
+    props["eventsOutOfOrderPolicy"] = "[if(true(), 'Drop', 'Adjust')]"
+    with pytest.raises(InputError, match=r"cannot evaluate; write the value literally$") as info:
+        read_job_definition(write_json(template))
+    assert info.value.setting is None  # no parameter file can give it a value
+    # text that only starts with a bracket is no expression
+    props["eventsOutOfOrderPolicy"] = "Drop"
+    props["transformation"]["properties"]["query"] = "[[x] FROM [telemetry]"
+    assert read_job_definition(write_json(template)).query == "[x] FROM [telemetry]"
+    props["transformation"]["properties"]["query"] = "[x] FROM telemetry"
+    assert read_job_definition(write_json(template)).query == "[x] FROM telemetry"

@@ -136,3 +136,25 @@ def test_no_finding_changes_nothing(tmp_path):
     written = write_fix(fix, tmp_path)
     assert json.loads(written["definition"].read_text()) == definition.document
     assert "Nothing to apply" in written["apply"].read_text()
+
+
+def test_an_arm_template_gets_the_new_query_escaped_as_arm_needs(tmp_path):
+    # A query that starts with "[" and ends with "]" reads as an ARM expression unless
+    # written "[[...]"; one from a parameter is written literally in its place.
+    template = json.loads((JOBS / "late_senders.arm.json").read_text())
+    transformation = template["resources"][0]["properties"]["transformation"]["properties"]
+    query = "[[Readings] AS (SELECT 1) SELECT * INTO o FROM telemetry TIMESTAMP BY ts WHERE [ok]"
+    template["parameters"]["query"] = {"type": "string", "defaultValue": query}
+    transformation["query"] = "[parameters('query')]"
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(template))
+    definition = read_job_definition(path)
+    assert definition.query == query[1:]
+    fix = plan_fix(job_policy(definition), [_finding(partition_by("telemetry"))])
+    new = query.replace("BY ts", "BY ts PARTITION BY PartitionId")
+    assert fix.query == new[1:]
+    document = corrected_document(definition, fix)
+    written = get_path(document, ("resources", 0, "properties", "transformation", "properties"))
+    assert written["query"] == new
+    path.write_text(json.dumps(document))
+    assert read_job_definition(path).query == fix.query

@@ -83,6 +83,10 @@ def test_demo_fixes_the_bundled_job_definition_and_shows_the_diff(demo) -> None:
     assert "<h3>The corrected job</h3>" in page
     assert "corrected query" in page  # the side-by-side diff table
     assert not (out / "healthy" / "fix" / "query.asaql").exists()
+    # the findings' query suggestions name the job's input, as the definition does
+    assert "OVER: FROM telemetry TIMESTAMP BY event_time OVER device_id" in printed
+    assert "FROM input " not in printed
+    assert "FROM input " not in markdown
 
 
 def test_unknown_scenario_is_one_line_exit_2(tmp_path, capsys) -> None:
