@@ -13,7 +13,9 @@ Stop it with Ctrl-C. See docs/watch.md.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -212,6 +214,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     owned = target.remote is None and not session_active()
     _say(f"starting {target.description}")
     spark = build_session(target)
+    stop = _Stop()
     try:
         on_tick = _metrics_updater(metrics, clock) if metrics else (lambda _r, _w: None)
         watcher = Watcher(spark, config, rules, clock=clock, say=_say, on_tick=on_tick)
@@ -219,13 +222,48 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
             port = metrics.serve(args.metrics_port, args.metrics_host)
             _say(f"metrics on http://{args.metrics_host}:{port}/metrics")
         _say(f"watching {', '.join(args.folders)}; state in {args.state}")
-        watcher.run(time.sleep)
+        with stop:
+            watcher.run(stop.sleep, lambda: stop.requested)
     finally:
         if metrics is not None:
             metrics.stop()
         if owned:
             spark.stop()
+    if stop.requested:
+        _say("stopped (Ctrl-C)")
+        return 130
     return 0
+
+
+class _Stop:
+    """Ctrl-C while watching: the first lets the tick under way finish (its Spark jobs are not
+    cancelled half-way, and nothing is printed from the signal handler), then the watcher
+    stops; a second one stops at once. Replaces PySpark's handler, which cancels the jobs
+    from inside the handler and prints the gateway's tracebacks."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, _signum: int, _frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when a stop is requested."""
+        end = time.monotonic() + seconds
+        while not self.requested and (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, 0.2))
 
 
 def _check_state(state: Path) -> None:

@@ -300,13 +300,18 @@ class Watcher:
             )
         return report
 
-    def run(self, sleep: Callable[[float], None]) -> None:
-        """Tick once (``--once``) or forever, ``interval`` apart."""
+    def run(
+        self, sleep: Callable[[float], None], stopped: Callable[[], bool] = lambda: False
+    ) -> None:
+        """Tick once (``--once``) or, ``interval`` apart, until ``stopped()`` (checked after
+        each tick and each sleep)."""
         while True:
             self.tick()
-            if self.config.once:
+            if self.config.once or stopped():
                 return
             sleep(self.config.interval_s)
+            if stopped():
+                return
 
 
 def record_batch(folder: str) -> Callable[[DataFrame, int], None]:

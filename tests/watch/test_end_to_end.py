@@ -198,7 +198,9 @@ def test_watch_through_alertmanager_with_kills(tmp_path: Path) -> None:
 
 @contextmanager
 def watching(args: list[str], log: Path) -> Iterator[subprocess.Popen]:
-    """``orderdoc ARGS --interval 1s --resend-every 1s`` running; stopped with Ctrl-C."""
+    """``orderdoc ARGS --interval 1s --resend-every 1s`` running; stopped with Ctrl-C, which
+    lets the tick under way finish and exits with 130."""
+    stops = log.read_text().count("stopped (Ctrl-C)")
     with log.open("ab") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "diagnostics", *args, "--interval", "1s",
@@ -207,13 +209,13 @@ def watching(args: list[str], log: Path) -> Iterator[subprocess.Popen]:
         )  # fmt: skip
     try:
         yield process
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    except BaseException:
+        process.kill()
+        process.wait(timeout=10)
+        raise
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130, log.read_text()[-3000:]
+    assert log.read_text().count("stopped (Ctrl-C)") == stops + 1
 
 
 def _scrape(port: int, needle: str) -> str | None:
