@@ -42,6 +42,14 @@ def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
     """The input called ``name``, or the job's only stream input (errors name
     :attr:`Setting.JOB_INPUT`)."""
     path = definition.path
+    if not definition.inputs:
+        # The REST API (and so az and the portal's JSON view) leaves out the inputs and the
+        # query unless asked to expand them.
+        msg = (
+            f"{path}: the job lists no inputs; save it with them: 'az stream-analytics job "
+            "show --expand inputs,transformation ...' or the portal's Export template"
+        )
+        raise InputError(msg, Setting.JOB_DEFINITION)
     if name is not None:
         found = definition.input_named(name)
         if found is None:

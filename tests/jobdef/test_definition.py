@@ -220,3 +220,16 @@ def test_arm_escaped_literals_and_unsupported_expressions(write_json):
     assert read_job_definition(write_json(template)).query == "[x] FROM [telemetry]"
     props["transformation"]["properties"]["query"] = "[x] FROM telemetry"
     assert read_job_definition(write_json(template)).query == "[x] FROM telemetry"
+
+
+def test_az_show_without_expand_says_how_to_get_the_inputs(write_json):
+    document = json.loads((JOBS / "idle_partition.az-show.json").read_text())
+    document["inputs"] = None  # 'az stream-analytics job show' without --expand
+    document["transformation"] = None
+    definition = read_job_definition(write_json(document))
+    assert definition.inputs == ()
+    with pytest.raises(
+        InputError, match=r"lists no inputs; .*--expand inputs,transformation"
+    ) as info:
+        job_policy(definition)
+    assert info.value.setting is Setting.JOB_DEFINITION
