@@ -97,10 +97,15 @@ class Fix:
         )
 
 
+def _clauses(policy: OrderingPolicy) -> tuple[object, ...]:
+    """What a query says about an input: TIMESTAMP BY, OVER keys, PARTITION BY."""
+    return (policy.timestamp_by, tuple(k.lower() for k in policy.over), policy.partition_by)
+
+
 def build_query(job: JobPolicy, policy: OrderingPolicy) -> str | None:
     """The query with the policy's clauses for the job's input, ``None`` when unchanged."""
-    if job.query is None:
-        return None
+    if job.query is None or _clauses(policy) == _clauses(job.policy):
+        return None  # nothing the query says changes: leave it as written
     new = rewrite_query(job.query, job.input.name, policy)
     return None if new == job.query.text else new
 

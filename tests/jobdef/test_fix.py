@@ -21,7 +21,7 @@ from diagnostics.jobdef.fix import apply_script, corrected_document, write_fix
 from diagnostics.jobdef.plan import plan_fix
 from diagnostics.kinds import Severity
 
-from .conftest import JOBS
+from .conftest import JOBS, resource
 
 
 def _finding(*suggestions) -> Finding:
@@ -220,3 +220,22 @@ def test_inputs_and_transformation_as_child_resources(tmp_path, nested):
         document, (*where, "properties", "query")
     )
     assert "--name Main" in apply_script(fix)
+
+
+def test_a_query_the_fix_does_not_change_is_left_as_written(write_json):
+    # One read with PARTITION BY, one without: the job's policy has it; a fix that changes
+    # only a tolerance must not add it to the other read.
+    query = (
+        "SELECT * INTO a FROM input TIMESTAMP BY ts PARTITION BY PartitionId\n"
+        "SELECT * INTO b FROM input TIMESTAMP BY ts"
+    )
+    job = job_policy(read_job_definition(write_json(resource(query))))
+    assert job.policy.partition_by
+    fix = plan_fix(job, [_finding(late_tolerance(30))])
+    assert fix.policy.late_arrival_ns == 30 * SECOND
+    assert fix.query is None
+    over = plan_fix(job, [_finding(timestamp_by_over("ts", ("dev",), multi_partition=True))])
+    assert over.query == (
+        "SELECT * INTO a FROM input TIMESTAMP BY ts OVER dev PARTITION BY PartitionId\n"
+        "SELECT * INTO b FROM input TIMESTAMP BY ts OVER dev PARTITION BY PartitionId"
+    )
