@@ -17,11 +17,14 @@ class ErrorKind(StrEnum):
     CTI_VIOLATION = "CtiViolation"
 
 
-#: Older documentation's names for the same conditions, and the Azure Monitor metric names
-#: that count them; readers must accept all of them.
+#: Older documentation's names for the same conditions (ASA's page "Azure Stream Analytics
+#: data error codes"), and the Azure Monitor metric names that count them; readers must
+#: accept all of them.
 LEGACY_KIND_NAMES: dict[str, ErrorKind] = {
     "InputEventLateBeyondThreshold": ErrorKind.LATE,
     "InputEventEarlyBeyondThreshold": ErrorKind.EARLY,
+    "InputEventTimestampNotFound": ErrorKind.INVALID_TIMESTAMP,
+    "InputEventTimestampByOverValueNotFound": ErrorKind.INVALID_KEY,
     "LateInputEvents": ErrorKind.LATE,
     "EarlyInputEvents": ErrorKind.EARLY,
 }
@@ -42,6 +45,21 @@ class KindFamily(StrEnum):
     CTI = "cti"  # CTI violations of the CTI replay
     OTHER = "other"
 
+
+#: The older data error codes that have no current name: the payload could not be read, or a
+#: result row could not be written (ASA's page "Azure Stream Analytics data error codes").
+LEGACY_DATA_ERROR_CODES: dict[str, KindFamily] = {
+    "InputDeserializationError": KindFamily.INPUT_DATA,
+    "AzureFunctionMessageSizeExceeded": KindFamily.OUTPUT_DATA,
+    "EventHubOutputRecordExceedsSizeLimit": KindFamily.OUTPUT_DATA,
+    "CosmosDBOutputInvalidId": KindFamily.OUTPUT_DATA,
+    "CosmosDBOutputInvalidIdCharacter": KindFamily.OUTPUT_DATA,
+    "CosmosDBOutputMissingId": KindFamily.OUTPUT_DATA,
+    "CosmosDBOutputMissingIdColumn": KindFamily.OUTPUT_DATA,
+    "CosmosDBOutputMissingPartitionKey": KindFamily.OUTPUT_DATA,
+    "CosmosDBOutputSingleRecordTooLarge": KindFamily.OUTPUT_DATA,
+    "SQLDatabaseOutputDataError": KindFamily.OUTPUT_DATA,
+}
 
 _FAMILY = {
     ErrorKind.LATE.value: KindFamily.ORDERING,
@@ -67,7 +85,7 @@ def normalise_kind(name: str) -> str:
 
 def kind_family(kind: str) -> KindFamily:
     """The :class:`KindFamily` of a (normalised) kind name."""
-    family = _FAMILY.get(kind)
+    family = _FAMILY.get(kind) or LEGACY_DATA_ERROR_CODES.get(kind)
     if family is not None:
         return family
     head = kind.split(".", 1)[0]

@@ -24,7 +24,10 @@ _AGGREGATE = re.compile(
     re.IGNORECASE,
 )
 #: A notification copied from the portal: ``[17:22:00] Source '...' had N occurrences ...``.
-_NOTIFICATION = re.compile(r"\s*\[[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*[AP]M)?\]\s*Source '")
+_NOTIFICATION = re.compile(
+    r"\s*\[[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*[AP]M)?\]\s*Source '", re.I
+)
+_CLOCK = re.compile(r"\s*\[[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*[AP]M)?\]", re.IGNORECASE)
 _LATE_EXAMPLE = re.compile(
     r"application timestamp '(?P<app>[^']+)' and arrival time '(?P<arr>[^']+)'"
 )
@@ -37,7 +40,13 @@ _IDLE = re.compile(
     r"\[(?P<minutes>\d+)\] minute"
 )
 #: A column named in quotes or brackets: ``the column 'DeviceName'``, ``column [Temp]``.
-_COLUMN = re.compile(r"\bcolumn\s*(?:name\s*)?:?\s*['\"\[](?P<column>[^'\"\]]{1,128})['\"\]]", re.I)
+#: Or after a colon, unquoted, as the data-errors page writes it: ``Unable to convert column:
+#: dateColumn to expected type``.
+_COLUMN = re.compile(
+    r"\bcolumn\s*(?:name\s*)?(?::?\s*['\"\[](?P<column>[^'\"\]]{1,128})['\"\]]"
+    r"|:\s*(?P<bare>[A-Za-z_][\w.-]{0,127}))",
+    re.IGNORECASE,
+)
 _RESOURCE_NAME = re.compile(r"Resource Name: (?P<job>[^|]*?)\s*\|")
 _FIRST_OCCURRED = re.compile(r"First Occurred: (?P<first>[^|]*?)\s*\|")
 
@@ -94,6 +103,11 @@ def is_notification(text: str) -> bool:
     return _NOTIFICATION.match(text) is not None and _AGGREGATE.search(text) is not None
 
 
+def has_notification_clock(text: str) -> bool:
+    """True when a line starts like a portal notification: ``[17:22:00]`` or ``[5:23 PM]``."""
+    return _CLOCK.match(text) is not None
+
+
 def parse_example(text: str) -> ExampleTimes | None:
     """The example event's times from a late or early brief message, or ``None``."""
     match = _LATE_EXAMPLE.search(text) or _EARLY_EXAMPLE.search(text)
@@ -117,7 +131,9 @@ def parse_idle(text: str) -> IdleText | None:
 def parse_column(text: str) -> str | None:
     """The column a data-error message names (``... the column 'DeviceName' ...``), or ``None``."""
     match = _COLUMN.search(text)
-    return match["column"] if match else None
+    if match is None:
+        return None
+    return match["column"] or match["bare"]
 
 
 def parse_resource_name(text: str) -> str | None:

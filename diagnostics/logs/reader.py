@@ -93,6 +93,19 @@ def _loads(line: bytes) -> object:
     return json.loads(line)
 
 
+def _not_json_reason(text: str, exc: ValueError) -> str:
+    """Why a line that is not JSON is quarantined: a text line is named as one (with the
+    portal notification it is not), a broken JSON value by the decoder's message."""
+    if messages.has_notification_clock(text):
+        return (
+            "a text line with a portal notification's clock but not its wording "
+            "(Source '...' had N occurrences of kind '...' between times '...' and '...')"
+        )
+    if text.lstrip()[:1] not in ("{", "[", '"'):
+        return "a text line that is neither JSON nor a portal notification"
+    return f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
+
+
 def read_line(
     line: bytes, name: str, number: int, make: Normaliser = normalise
 ) -> Iterator[Outcome]:
@@ -113,8 +126,7 @@ def read_line(
         if messages.is_notification(text):
             yield make(text, name, number, line)
             return
-        reason = f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
-        yield quarantine(name, number, reason, line)
+        yield quarantine(name, number, _not_json_reason(text, exc), line)
         return
     except RecursionError:
         yield quarantine(name, number, "invalid JSON: nested too deeply", line)

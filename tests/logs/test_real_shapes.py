@@ -222,7 +222,9 @@ def test_portal_notifications_are_records_with_their_own_line_numbers(read) -> N
         (3, "LateInputEvent", 7),
     ]
     assert good[1].record_time == dt.datetime(2019, 2, 4, 17, 23, tzinfo=UTC)  # end of the range
-    assert [(q.source_line, q.reason.split(":")[0]) for q in bad] == [(4, "invalid JSON")]
+    assert [(q.source_line, q.reason) for q in bad] == [
+        (4, "a text line that is neither JSON nor a portal notification")
+    ]
 
 
 def test_a_text_line_among_json_lines_is_read_as_a_record(read) -> None:
