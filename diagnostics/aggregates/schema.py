@@ -187,6 +187,7 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
             TableName.METRICS,
             {
                 "job": _S,
+                "source": _S,  # the input (ASA's LogicalName dimension); null: every input
                 "partition_id": _I,
                 "minute": _T,
                 "input_events": _I,

@@ -219,13 +219,25 @@ def _idle(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
     ]
 
 
+def _job_level(frame: pl.DataFrame, column: str) -> pl.Series:
+    """The values of ``column`` that count the whole job once: the rows without a partition
+    and an input (``source``) when the export has them for this column, else the rows per
+    input without a partition (their sum is the job's), else the per-partition rows."""
+    rows = frame.filter(pl.col(column).is_not_null())
+    whole = rows.filter(pl.col("partition_id").is_null())
+    if "source" in whole.columns:
+        every_input = whole.filter(pl.col("source").is_null())
+        if every_input.height:
+            return every_input[column]
+    return (whole if whole.height else rows)[column]
+
+
 def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], dict | None]:
     if frame is None or frame.is_empty():
         return None, {}, None
     _need(
         frame, TableName.METRICS, ("partition_id", "input_events", "output_watermark_delay_seconds")
     )
-    job = frame.filter(pl.col("partition_id").is_null())
     parts = (
         frame.filter(pl.col("partition_id").is_not_null())
         .group_by("partition_id")
@@ -235,8 +247,9 @@ def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], di
     per_part = {
         int(p): int(n) for p, n in zip(parts["partition_id"], parts["input_events"], strict=True)
     }
-    total = int(job["input_events"].sum()) if job.height else sum(per_part.values()) or None
-    delays = (job if job.height else frame)["output_watermark_delay_seconds"].drop_nulls()
+    inputs = _job_level(frame, "input_events")
+    total = int(inputs.sum()) if inputs.len() else None
+    delays = _job_level(frame, "output_watermark_delay_seconds")
     delay = (
         {
             "p50": as_float(delays.quantile(0.5, "higher")),
@@ -254,15 +267,13 @@ def _metric_kinds(frame: pl.DataFrame | None) -> tuple[dict[str, KindStats], int
     logs), and the largest backlog in one minute."""
     if frame is None or frame.is_empty():
         return {}, None
-    job = frame.filter(pl.col("partition_id").is_null())
-    rows = job if job.height else frame
     kinds = {}
     for column, kind in (
         ("late_input_events", ErrorKind.LATE),
         ("early_input_events", ErrorKind.EARLY),
     ):
-        if column in rows.columns:
-            events = int(rows[column].fill_null(0).sum())
+        if column in frame.columns:
+            events = int(_job_level(frame, column).sum())
             if events:
                 kinds[kind.value] = KindStats(events=events, records=0)
     backlog = None

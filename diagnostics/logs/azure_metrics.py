@@ -15,9 +15,11 @@ Two export shapes (recognised by :func:`looks_like_azure_metrics`):
 Metrics read: ``InputEvents``, ``LateInputEvents``, ``EarlyInputEvents``,
 ``DroppedOrAdjustedEvents``, ``InputEventsSourcesBacklogged`` (counts: the ``total``, else the
 ``maximum``) and ``OutputWatermarkDelaySeconds`` (the ``maximum``, else the ``average``);
-other metrics are ignored. Rows are keyed by job (upper-cased, as in the logs), partition
-(null without a ``PartitionId`` dimension: the whole job) and the point's minute; counts of
-several inputs (``LogicalName``) in one key are summed, the watermark delay is their maximum.
+other metrics are ignored. Rows are keyed by job (upper-cased, as in the logs), input
+(``source``: the ``LogicalName`` dimension; null without it: every input), partition (null
+without a ``PartitionId`` dimension) and the point's minute, so partition 0 of one input is
+never added to partition 0 of another; points that share a key (the same series listed
+twice) are summed, the watermark delay is their maximum.
 A file that holds none of these shapes raises :class:`InputError` naming the file.
 """
 
@@ -50,7 +52,7 @@ _DELAY = "output_watermark_delay_seconds"
 _COUNT_AGGREGATIONS = ("total", "maximum", "average")
 _DELAY_AGGREGATIONS = ("maximum", "average", "total")
 
-Key = tuple[str | None, int | None, dt.datetime]
+Key = tuple[str | None, str | None, int | None, dt.datetime]
 
 
 def looks_like_azure_metrics(head: bytes) -> bool:
@@ -113,14 +115,18 @@ def _monitor_points(document: Mapping[str, Any], name: str) -> Iterator[tuple[Ke
         for series in metric.get("timeseries") or []:
             if not isinstance(series, dict):
                 continue
-            partition = None
+            partition, source = None, None
             for meta in series.get("metadatavalues") or []:
                 if not isinstance(meta, dict):
                     continue
                 label = meta.get("name")
-                label = label.get("value") if isinstance(label, dict) else label
-                if key_of(str(label or "")) == "partitionid":
+                label = key_of(
+                    str((label.get("value") if isinstance(label, dict) else label) or "")
+                )
+                if label == "partitionid":
                     partition = _partition(meta.get("value"))
+                elif label == "logicalname" and meta.get("value") not in (None, ""):
+                    source = str(meta["value"])
             for point in series.get("data") or []:
                 if not isinstance(point, dict):
                     continue
@@ -128,7 +134,7 @@ def _monitor_points(document: Mapping[str, Any], name: str) -> Iterator[tuple[Ke
                 minute = _minute(point.get("timeStamp"), name, where)
                 value = _pick({key_of(str(k)): v for k, v in point.items()}, column)
                 if value is not None:
-                    yield (job, partition, minute), column, value
+                    yield (job, source, partition, minute), column, value
 
 
 def _table_points(rows: Iterable[Mapping[str, Any]], name: str) -> Iterator[tuple[Key, str, float]]:
@@ -141,7 +147,8 @@ def _table_points(rows: Iterable[Mapping[str, Any]], name: str) -> Iterator[tupl
         minute = _minute(time, name, f"row {number} TimeGenerated")
         value = _pick(fields, column)
         if value is not None:
-            yield (job_name(str(fields.get("resourceid") or "")), None, minute), column, value
+            job = job_name(str(fields.get("resourceid") or ""))
+            yield (job, None, None, minute), column, value
 
 
 def _rows(data: bytes, name: str) -> Iterator[tuple[Key, str, float]]:
@@ -193,12 +200,16 @@ def read_azure_metrics(data: bytes, name: str, schema: pa.Schema) -> pa.Table:
             row[column] = max(row.get(column, value), value)
         else:
             row[column] = row.get(column, 0.0) + value
-    keys = sorted(merged, key=lambda k: (k[0] or "", k[1] is not None, k[1] or 0, k[2]))
+    keys = sorted(
+        merged,
+        key=lambda k: (k[0] or "", k[1] is not None, k[1] or "", k[2] is not None, k[2] or 0, k[3]),
+    )
     columns: dict[str, list[object]] = {field.name: [] for field in schema}
     for key in keys:
-        job, partition, minute = key
+        job, source, partition, minute = key
         values = merged[key]
         columns["job"].append(job)
+        columns["source"].append(source)
         columns["partition_id"].append(partition)
         columns["minute"].append(minute)
         columns["source_file"].append(name)
