@@ -87,6 +87,11 @@ def explain(
     )
 
 
+#: The title prefix of findings on records that name no job (portal notifications, ...) in
+#: an aggregate folder of several jobs.
+NO_JOB = "Records that name no job (e.g. portal notifications)"
+
+
 def _per_job(agg_dir: Path, names: list[str], policy: OrderingPolicy | None) -> Report:
     """One diagnosis per job of a shared aggregate folder, ranked together."""
     findings = []
@@ -96,7 +101,10 @@ def _per_job(agg_dir: Path, names: list[str], policy: OrderingPolicy | None) -> 
         if not name and not (evidence.kinds or evidence.idle or evidence.total_events):
             continue
         sources.update(dict.fromkeys(evidence.sources))
-        findings += diagnose(replace(evidence, job=name or None))
+        found = diagnose(replace(evidence, job=name or None))
+        if not name:  # say so, beside the findings that name their job
+            found = [replace(f, title=f"{NO_JOB}: {f.title}") for f in found]
+        findings += found
     return Report(
         findings=rank(findings),
         sources=tuple(sources),

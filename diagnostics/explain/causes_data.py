@@ -54,10 +54,12 @@ def _column_text(kinds: dict[str, KindStats]) -> str:
     return f" (column{'s' if len(columns) > 1 else ''} {', '.join(repr(c) for c in columns)})"
 
 
-def _events(kinds: dict[str, KindStats]) -> tuple[int, str]:
+def _events(kinds: dict[str, KindStats]) -> tuple[int, str, bool]:
+    """The events, in words ("at least N" when some records named no count), and whether N
+    is only a minimum."""
     events = sum(stats.events for stats in kinds.values())
     minimum = any(stats.unknown_counts for stats in kinds.values())
-    return events, (f"at least {events:,}" if minimum else f"{events:,}")
+    return events, (f"at least {events:,}" if minimum else f"{events:,}"), minimum
 
 
 def _evidence(kinds: dict[str, KindStats]) -> dict[str, object]:
@@ -75,8 +77,12 @@ def _evidence(kinds: dict[str, KindStats]) -> dict[str, object]:
 def _names(sources: dict[str, int], what: str) -> str:
     if not sources:
         return f"the {what}"
-    listed = ", ".join(f"'{name}'" for name in list(sources)[:3])
-    return f"the {what} {listed}"
+    names = [f"'{name}'" for name in list(sources)[:3]]
+    if len(sources) == 1:
+        return f"the {what} {names[0]}"
+    more = f" and {len(sources) - 3:,} more" if len(sources) > 3 else ""
+    listed = ", ".join(names[:-1]) + (f", {names[-1]}" if more else f" and {names[-1]}")
+    return f"the {what}s {listed}{more}"
 
 
 def input_data_errors(evidence: Evidence) -> Finding | None:
@@ -84,7 +90,7 @@ def input_data_errors(evidence: Evidence) -> Finding | None:
     kinds = _family(evidence, KindFamily.INPUT_DATA)
     if not kinds:
         return None
-    events, text = _events(kinds)
+    events, text, minimum = _events(kinds)
     sources = _sources(kinds)
     where = _names(sources, "input")
     detail = ", ".join(name.split(".", 1)[-1] for name in kinds)
@@ -102,6 +108,7 @@ def input_data_errors(evidence: Evidence) -> Finding | None:
         evidence=_evidence(kinds),
         impact={
             "events_affected": events,
+            "minimum": minimum,
             "lost": True,
             "delay_seconds": 0.0,
             "effect": "the events are lost before the query sees them",
@@ -126,14 +133,15 @@ def output_data_errors(evidence: Evidence) -> Finding | None:
     kinds = _family(evidence, KindFamily.OUTPUT_DATA)
     if not kinds:
         return None
-    events, text = _events(kinds)
+    events, text, minimum = _events(kinds)
     sources = _sources(kinds)
     where = _names(sources, "output")
     detail = ", ".join(name.split(".", 1)[-1] for name in kinds)
     return Finding(
         cause=Cause.OUTPUT_DATA_ERRORS,
         severity=Severity.CRITICAL,
-        title=f"{text} result rows did not fit {where} ({detail})",
+        title=f"{text} result row{'' if events == 1 and not minimum else 's'} did not fit "
+        f"{where} ({detail})",
         explanation=(
             "ASA reports an OutputDataConversionError when a row the query produced cannot be "
             "written: a column the output's table requires is missing, a value does not "
@@ -144,6 +152,7 @@ def output_data_errors(evidence: Evidence) -> Finding | None:
         evidence=_evidence(kinds),
         impact={
             "events_affected": events,
+            "minimum": minimum,
             "lost": True,
             "delay_seconds": 0.0,
             "effect": "the rows are dropped or the output stops, as the job's output error "

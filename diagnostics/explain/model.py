@@ -79,8 +79,9 @@ class Impact(TypedDict):
     output delay the suggested fix adds (``None``: it can hold output back indefinitely);
     ``consequence_of``: the cause (value of :class:`Cause`) this finding follows from;
     ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
-    affected events are lost (data errors), not moved by a time rule; ``delay``: the delay
-    in words (e.g. unknown without the job's late tolerance).
+    affected events are lost (data errors), not moved by a time rule; ``minimum``:
+    ``events_affected`` is a lower bound (some log records named no count); ``delay``: the
+    delay in words (e.g. unknown without the job's late tolerance).
     """
 
     events_affected: int
@@ -92,6 +93,7 @@ class Impact(TypedDict):
     events_on_hot_partition: NotRequired[int]
     events_caught: NotRequired[int]
     lost: NotRequired[bool]
+    minimum: NotRequired[bool]
     delay: NotRequired[str]
 
 

@@ -189,10 +189,11 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
     """The impact as one or two sentences."""
     parts: list[str] = []
     affected = impact.get("events_affected")
+    count = f"at least {_number(affected)}" if impact.get("minimum") else _number(affected)
     if affected and impact.get("lost"):  # data errors: lost, not moved by a time rule
-        parts.append(f"{_number(affected)} events lost")
+        parts.append(f"{count} events lost")
     elif affected:
-        parts.append(f"{_number(affected)} events adjusted or dropped")
+        parts.append(f"{count} events adjusted or dropped")
     elif affected == 0:
         parts.append("no event adjusted or dropped")
     if impact.get("dropped"):
@@ -224,6 +225,7 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         "delay_seconds",
         "delay",
         "lost",
+        "minimum",
         "fix_adds_output_delay_seconds",
         "consequence_of",
         "effect",

@@ -119,3 +119,59 @@ def test_a_finding_keeps_its_job_through_pickling(real_agg: Path) -> None:
 
     finding = explain(real_agg).findings[0]
     assert pickle.loads(pickle.dumps(finding)).job == finding.job == "MYSTREAMINGJOB"
+
+
+def test_a_minimum_count_reads_at_least_in_the_impact_too(real_agg: Path) -> None:
+    from diagnostics.explain.readable import impact_sentence
+
+    payload = by_cause(explain(real_agg))[Cause.INPUT_DATA_ERRORS]
+    assert payload.impact["minimum"] is True
+    assert impact_sentence(payload.impact).startswith("At least 125 events lost.")
+    output = by_cause(explain(real_agg))[Cause.OUTPUT_DATA_ERRORS]  # every count known
+    assert impact_sentence(output.impact).startswith("15 events lost.")
+
+
+def _log(tmp_path: Path, records: list[dict], notes: str = "") -> Path:
+    log = tmp_path / "PT1H.json"
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n" + notes)
+    write_agg_dir([log], [], tmp_path / "agg")
+    return tmp_path / "agg"
+
+
+def test_older_codes_are_named_as_payload_and_output_errors(tmp_path: Path) -> None:
+    rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/J"
+    records = [
+        {"time": f"2019-02-04T17:0{i}:00Z", "resourceId": rid,
+         "properties": {"Source": source, "Type": "DataError", "DataErrorType": code, "EventCount": n}}
+        for i, (source, code, n) in enumerate([
+            ("in-a", "InputDeserializationError", 4), ("in-b", "InputDeserializerError.InvalidData", 1),
+            ("cosmos-out", "CosmosDBOutputMissingId", 3), ("in-a", "InputEventTimestampNotFound", 2),
+        ])
+    ]  # fmt: skip
+    found = by_cause(explain(_log(tmp_path, records)))
+    payload = found[Cause.INPUT_DATA_ERRORS]
+    assert payload.title == "5 events of the inputs 'in-a' and 'in-b' could not be read (InputDeserializationError, InvalidData) and were lost"  # fmt: skip
+    assert found[Cause.OUTPUT_DATA_ERRORS].title == "3 result rows did not fit the output 'cosmos-out' (CosmosDBOutputMissingId)"  # fmt: skip
+    assert found[Cause.INVALID_TIMESTAMPS].impact["events_affected"] == 2
+    assert Cause.LATE_ARRIVALS not in found
+
+
+def test_records_naming_no_job_are_said_to_be_so(tmp_path: Path) -> None:
+    rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/"
+    records = [
+        {"time": "2019-02-04T17:00:00Z", "resourceId": rid + job,
+         "properties": {"Source": "in", "Type": "DataError", "DataErrorType": "OutOfOrderEvent", "EventCount": 2}}
+        for job in ("A", "B")
+    ]  # fmt: skip
+    notes = (
+        "[17:22:00] Source 'in' had 58 occurrences of kind 'InputDeserializerError.InvalidData' "
+        "between times '2019-02-04T17:21:00Z' and '2019-02-04T17:22:00Z'.\n"
+    )
+    report = explain(_log(tmp_path, records, notes))
+    payload = by_cause(report)[Cause.INPUT_DATA_ERRORS]
+    assert payload.job is None
+    assert payload.title == (
+        "Records that name no job (e.g. portal notifications): 58 events of the input 'in' "
+        "could not be read (InvalidData) and were lost"
+    )
+    assert {f.job for f in report.findings if f.cause is Cause.OUT_OF_ORDER} == {"A", "B"}
