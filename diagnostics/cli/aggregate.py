@@ -63,8 +63,9 @@ def format_summary(summary: dict, out: Path) -> str:
         "events by kind:",
     ]
     unknown = summary.get("records_without_count") or {}
+    width = max((len(kind) for kind in summary["events_by_kind"]), default=0)
     for kind, count in summary["events_by_kind"].items():
-        line = f"  {kind:<30} {count:>12,}"
+        line = f"  {kind:<{width}} {count:>12,}"
         if unknown.get(kind):  # records that named no count: each at least one more event
             line += f"  + {unknown[kind]:,} record(s) without a count (at least {count + unknown[kind]:,})"
         lines.append(line)
