@@ -105,8 +105,11 @@ def _iso(value: object) -> str | None:
     return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # type: ignore[attr-defined]
 
 
-def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
-    """``summary.json`` content (without the file lists)."""
+def summarise(
+    parsed: pl.DataFrame, data_errors: pl.DataFrame, metrics: pl.DataFrame | None = None
+) -> dict:
+    """``summary.json`` content (without the file lists); ``jobs`` includes the jobs known
+    only by their ``metrics`` rows."""
     by_kind = (
         data_errors.group_by("kind")
         .agg(pl.col("event_count").sum(), (~pl.col("count_known")).sum().alias("unknown"))
@@ -124,7 +127,10 @@ def summarise(parsed: pl.DataFrame, data_errors: pl.DataFrame) -> dict:
         "events_by_kind": dict(zip(by_kind["kind"], by_kind["event_count"], strict=True)),
         "records_without_count": dict(zip(unknown["kind"], unknown["unknown"], strict=True)),
         "idle_partitions": sorted(set(idle.to_list())),
-        "jobs": sorted(set(data_errors["job"].drop_nulls().to_list())),
+        "jobs": sorted(
+            set(data_errors["job"].drop_nulls().to_list())
+            | set(() if metrics is None else metrics["job"].drop_nulls().to_list())
+        ),
         "time_range": {"from": _iso(start), "to": _iso(end)},
     }
 
@@ -157,5 +163,5 @@ def aggregate_files(
             pl.col("minute").dt.date().alias("date")
         ),
         quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),
-        summary=summarise(parsed, data_errors),
+        summary=summarise(parsed, data_errors, metric_frame),
     )

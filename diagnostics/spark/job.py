@@ -192,9 +192,12 @@ def error_metrics() -> dict[str, Column]:
     }
 
 
-def summarise(errors: DataFrame, errors_seen: dict, quarantined: int) -> dict:
+def summarise(
+    errors: DataFrame, errors_seen: dict, quarantined: int, metrics: DataFrame | None = None
+) -> dict:
     """``summary.json`` from one small aggregate of ``errors`` (a row per kind, job and idle
-    partition), the metrics observed while data_errors was written and the quarantined count."""
+    partition), the metrics observed while data_errors was written and the quarantined count;
+    ``jobs`` includes the jobs known only by their ``metrics`` rows."""
     idle_partition = F.when(F.col("kind") == IDLE_KIND, F.col("partition_id")).alias("idle")
     groups = (
         errors.groupBy("kind", "job", idle_partition)
@@ -218,9 +221,15 @@ def summarise(errors: DataFrame, errors_seen: dict, quarantined: int) -> dict:
         "events_by_kind": dict(sorted(by_kind.items())),
         "records_without_count": dict(sorted(unknown.items())),
         "idle_partitions": sorted({int(r["idle"]) for r in groups if r["idle"] is not None}),
-        "jobs": sorted({r["job"] for r in groups if r["job"] is not None}),
+        "jobs": sorted({r["job"] for r in groups if r["job"] is not None} | _jobs(metrics)),
         "time_range": {"from": errors_seen["from"], "to": errors_seen["to"]},
     }
+
+
+def _jobs(metrics: DataFrame | None) -> set[str]:
+    if metrics is None:
+        return set()
+    return {r["job"] for r in metrics.select("job").distinct().collect() if r["job"] is not None}
 
 
 def run_aggregate(
@@ -250,6 +259,7 @@ def run_aggregate(
         (TableName.ERROR_ROLLUP, errors.transform(rollup)),
         (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
     ]  # fmt: skip
+    metrics: DataFrame | None = None
     if files.metrics:
         check_metrics_exports(files.metrics)
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
@@ -261,7 +271,8 @@ def run_aggregate(
             progress(f"writing {name}{parsing if name is TableName.DATA_ERRORS else ''}")
             write_frame(frame, out, name)
         progress("summarising")
-        summary = summarise(errors, errors_seen.get, int(quarantine_seen.get["records"]))
+        quarantined_count = int(quarantine_seen.get["records"])
+        summary = summarise(errors, errors_seen.get, quarantined_count, metrics)
     finally:
         parsed.unpersist()
     summary["files_read"] = len(files.logs) + len(files.metrics)

@@ -208,7 +208,7 @@ def derive(spark: SparkSession, agg: Path, manifest: Manifest) -> dict:
     quarantined = sum(  # from the Parquet footers: no Spark job
         pq.ParquetFile(path).metadata.num_rows for path in table_files(agg, TableName.QUARANTINE)
     )
-    summary = job.summarise(errors, seen.asDict(), quarantined)
+    summary = job.summarise(errors, seen.asDict(), quarantined, metrics)
     summary["files_read"] = len(manifest.files) + len(manifest.metrics)
     summary["files_skipped"] = list(manifest.skipped)
     text = json.dumps(summary, indent=2, default=str) + "\n"

@@ -149,3 +149,4 @@ def test_the_aggregate_keeps_the_input_column(tmp_path: Path) -> None:
     tables = aggregate_files([], [two_inputs(tmp_path)])
     assert tables.metrics.columns[:3] == ["job", "source", "partition_id"]
     assert sorted(tables.metrics["source"].drop_nulls().unique()) == ["in-a", "in-b"]
+    assert tables.summary["jobs"] == ["JOBTWO"]  # a job known by its metrics alone is listed

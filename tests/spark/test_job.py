@@ -113,3 +113,53 @@ def test_an_unreadable_metrics_export_is_an_input_error_naming_it(spark, tmp_pat
     assert files.metrics == (str(bad.resolve()),)
     with pytest.raises(InputError, match=r"metrics\.json: value\[0\] \(InputEvents\) timeStamp"):
         run_aggregate(spark, files, tmp_path / "agg")
+
+
+def test_hand_made_variants_match_reference(spark, tmp_path: Path) -> None:
+    """Keys in other cases, both count wordings, every time format, text and broken lines
+    among JSON lines, older codes, and an az monitor export of a job with two inputs."""
+    from tests.logs.test_real_variants import two_inputs
+
+    rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/J2"
+    text = (
+        "Source 'in-b' had {n}data errors of kind '{k}' between processing times '{a}' and '{b}'."
+    )
+    lines = [
+        json.dumps({"TIME": "2019-02-04T17:10:49.7250696Z", "ResourceID": rid, "LEVEL": "Information",
+                    "Properties": {"SOURCE": "in-a", "TYPE": "DataError", "dataerrortype": "LateInputEvent",
+                                   "EVENTCOUNT": "5", "partition id": 1}}),
+        "",
+        "[17:22:00] Source 'in-a' had 58 occurrences of kind 'InputDeserializerError.TypeConversionError'"
+        " between times '2019-02-04T17:21:00.0000000Z' and '2019-02-04T17:22:00.0000000Z'.",
+        "copied from the portal",
+        '{"time": "2019-02-04T17:12:00Z", broken',
+        json.dumps({"time": "02/04/2019 17:11:48", "resourceId": rid.lower(),
+                    "properties": {"Type": "DataError", "DataErrorType": "SQLDatabaseOutputDataError",
+                                   "Message": "Could not write the column [temp]."}}),
+        json.dumps({"time": "2019-02-04T17:05:51.6050000", "resourceId": rid,
+                    "properties": {"Type": "DiagnosticMessage", "Message": text.format(
+                        n="", k="InputDeserializationError", a="2019-02-04 17:05:00Z", b="2/4/2019 5:05:50 PM UTC")}}),
+        json.dumps({"message Time": "2/3/2019 8:54:16 PM UTC", "type": "DiagnosticMessage",
+                    "message": text.format(n="1 ", k="InputEventTimestampNotFound",
+                                           a="2019-02-03T20:53:00Z", b="2019-02-03T20:54:00Z"),
+                    "correlationId": "c", "_ResourceId": rid.lower()}),
+        json.dumps({"records": [{"time": "2019-02-04T17:09:00Z", "resourceid": rid.lower(), "properties": {
+            "type": "inputpartitionnotprogressing",
+            "message": "Input Partition [2] does not have additional data for more than [5] minute(s)."}}]}),
+    ]  # fmt: skip
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "mixed.log").write_text("\r\n".join(lines) + "\n")
+    two_inputs(folder)
+    files = expand_inputs([str(folder)])
+    result = run_aggregate(spark, files, tmp_path / "agg")
+    summary = result.summary
+    assert (summary["records_total"], summary["records_parsed"]) == (8, 6)
+    assert summary["idle_partitions"] == [2]
+    assert summary["jobs"] == ["J2", "JOBTWO"]
+    assert summary["records_without_count"] == {
+        "InputDeserializationError": 1,
+        "SQLDatabaseOutputDataError": 1,
+    }
+    assert summary["events_by_kind"]["InvalidInputTimeStamp"] == 1
+    assert_same_as_reference(tmp_path / "agg", files, summary)
