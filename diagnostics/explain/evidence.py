@@ -220,16 +220,23 @@ def _idle(frame: pl.DataFrame | None) -> list[dict[str, Any]]:
 
 
 def _job_level(frame: pl.DataFrame, column: str) -> pl.Series:
-    """The values of ``column`` that count the whole job once: the rows without a partition
-    and an input (``source``) when the export has them for this column, else the rows per
-    input without a partition (their sum is the job's), else the per-partition rows."""
+    """The values of ``column`` that count each job once in each minute: the minute's rows
+    without a partition and an input (``source``) when the exports have them, else its rows
+    per input without a partition (their sum is the job's), else its per-partition rows."""
     rows = frame.filter(pl.col(column).is_not_null())
-    whole = rows.filter(pl.col("partition_id").is_null())
-    if "source" in whole.columns:
-        every_input = whole.filter(pl.col("source").is_null())
-        if every_input.height:
-            return every_input[column]
-    return (whole if whole.height else rows)[column]
+    source = pl.col("source").is_null() if "source" in rows.columns else pl.lit(value=True)
+    level = (
+        pl.when(pl.col("partition_id").is_null() & source)
+        .then(0)
+        .when(pl.col("partition_id").is_null())
+        .then(1)
+        .otherwise(2)
+    )
+    keys = [k for k in ("job", "minute") if k in rows.columns]
+    if not keys:
+        return rows[column]
+    ranked = rows.with_columns(level.alias("_level"))
+    return ranked.filter(pl.col("_level") == pl.col("_level").min().over(keys))[column]
 
 
 def _metrics(frame: pl.DataFrame | None) -> tuple[int | None, dict[int, int], dict | None]:

@@ -175,3 +175,15 @@ def test_records_naming_no_job_are_said_to_be_so(tmp_path: Path) -> None:
         "could not be read (InvalidData) and were lost"
     )
     assert {f.job for f in report.findings if f.cause is Cause.OUT_OF_ORDER} == {"A", "B"}
+
+
+def test_job_totals_take_each_minute_once_across_exports(real_agg: Path) -> None:
+    from diagnostics.explain.evidence import from_agg_dir
+
+    evidence = from_agg_dir(real_agg, job="MYSTREAMINGJOB")
+    # 17:04-17:06 from the az export's partitions (400+410+395 and 20+0+0), 17:16-17:17
+    # from AzureMetrics' whole-job rows (380 + 402): each minute counted once
+    assert evidence.total_events == 1_225 + 782
+    assert evidence.partition_events == {0: 1_205, 3: 20}
+    assert evidence.watermark_delay is not None
+    assert evidence.watermark_delay["max"] == 660.0
