@@ -52,5 +52,7 @@ def build_from_reader(
     """Replay ``capture`` under ``settings`` (columns as the reader chose them) into ``out``."""
     events, policy = capture.apply(settings.policy)
     resolved = replace(settings, policy=policy, columns=capture.columns)
-    progress(0.01, f"read {capture.source}: " + "; ".join(c.describe() for c in capture.choices))
+    said = [c.describe() for c in capture.choices]
+    said += [f"renamed {r.describe()}" for r in capture.renames]
+    progress(0.01, f"read {capture.source}: " + "; ".join(said))
     return build_from_capture(events, resolved, out, progress, partitions)

@@ -11,6 +11,7 @@ alias, rewritten to ``orderdoc cti`` by :func:`command_argv` until 0.2. ASA's wa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -25,7 +26,7 @@ from diagnostics.cti.frames import CtiColumns
 from diagnostics.cti.outputs import WRITTEN, format_summary, write_outputs
 from diagnostics.cti.policy import CtiPolicy, HoppingWindow, Operator, ViolationPolicy
 from diagnostics.cti.replay import CtiReplayResult, replay_cti
-from diagnostics.engine.events_io import read_events
+from diagnostics.engine.events_io import read_events, read_events_renamed
 from diagnostics.errors import InputError, PolicyError, UsageError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
 
@@ -281,9 +282,10 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
     """Read the inputs and replay them as the flags say."""
     policy = policy_from_args(args)
     window = window_from_args(args)
-    left = read_events(args.events)
     second = args.cti_join or args.cti_union
-    inputs = [left] if second is None else [left, read_events(second)]
+    read = [read_events_renamed(path) for path in (args.events, *([second] if second else []))]
+    left = read[0][0]
+    inputs = [frame for frame, _ in read]
     import_other = args.cti_import == IMPORT_OTHER
     if import_other and second is None:
         msg = "--cti-import other: needs a second input (--cti-join or --cti-union)"
@@ -291,7 +293,7 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
     imported = None
     if args.cti_import is not None and not import_other:
         imported = read_events(args.cti_import)
-    return replay_cti(
+    result = replay_cti(
         inputs,
         policy,
         columns_from_args(args, left),
@@ -302,6 +304,9 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
         labels=[args.events, *([second] if second else [])],
         batch_size=args.batch_size,
     )
+    # the reader's renames (empty or repeated header cells) come first, then the replay's
+    renames = tuple((*header, *own) for (_, header), own in zip(read, result.renames, strict=True))
+    return dataclasses.replace(result, renames=renames)
 
 
 def run(args: argparse.Namespace) -> int:

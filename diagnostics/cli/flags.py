@@ -49,8 +49,9 @@ def has_flag(args: argparse.Namespace, flag: str) -> bool:
 
 def message(exc: OrderdocError, args: argparse.Namespace | None = None) -> str:
     """The error's one line, with the flag of the setting it is about (when the command
-    that parsed ``args`` has that flag; any flag when ``args`` is not known)."""
-    text = str(exc)
+    that parsed ``args`` has that flag; any flag when ``args`` is not known). Line breaks
+    inside it (a column name read from a broken CSV header) are shown as ``\\n``."""
+    text = str(exc).replace("\r", "\\r").replace("\n", "\\n")
     setting = setting_of(exc)
     flag = FLAGS.get(setting) if setting is not None else None
     if flag is None or "(use --" in text or (args is not None and not has_flag(args, flag)):

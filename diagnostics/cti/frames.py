@@ -261,8 +261,11 @@ def outcome_frame(
         time("release_ns").alias("release_time"),
         "output_rank",
     )
-    kept = frame.drop([c for c in CTI_OUTCOME_COLUMNS if c in frame.columns])
-    return pl.concat([kept, added], how="horizontal")
+    clashes = [c for c in CTI_OUTCOME_COLUMNS if c in frame.columns]
+    if clashes:  # replay_cti renames them first (input_<name>); never drop an input column
+        msg = f"input columns named like CTI outcome columns: {', '.join(clashes)}"
+        raise ValueError(msg)
+    return pl.concat([frame, added], how="horizontal")
 
 
 def cti_frame(records: Sequence[CtiRecord]) -> pl.DataFrame:

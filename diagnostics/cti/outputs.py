@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.captures.names import Rename
 from diagnostics.cti.frames import CTI_OUTCOME_COLUMNS
 from diagnostics.cti.metrics import cti_metrics
 from diagnostics.cti.policy import Operator
@@ -69,6 +70,7 @@ def summarize(
                 "released": int(frame["release_time"].is_not_null().sum()),
                 "committed_at_infinity": int(frame["committed_at_infinity"].sum()),
                 "ctis": int((ctis["stream"] == ("left", "right")[index]).sum()),
+                "renamed": [r.to_dict() for r in _renames(result, index)],
             }
         )
     suggestion = suggest_cti_delay(result.violations, result.policy.delay_ns)
@@ -96,6 +98,10 @@ def format_summary(summary: dict[str, Any]) -> str:
             f"{item['released']} released ({item['committed_at_infinity']} only by the flush), "
             f"{item['ctis']} CTIs"
         )
+        lines += [
+            f"  renamed '{r['column']}' -> '{r['renamed']}' ({r['reason']})"
+            for r in item.get("renamed", ())
+        ]
     lines.append(f"output CTIs: {summary['output_ctis']}")
     if summary["suggested_cti_delay_ns"] != summary["cti_delay_ns"]:
         lines.append(
@@ -129,6 +135,10 @@ def write_outputs(
     return summary
 
 
+def _renames(result: CtiReplayResult, index: int) -> tuple[Rename, ...]:
+    return result.renames[index] if index < len(result.renames) else ()
+
+
 def _payloads(frame: pl.DataFrame, event_ids: list[int]) -> dict[int, dict[str, Any]]:
     """Input columns of the given events, for ``ExampleEvents``."""
     keep = [c for c in frame.columns if c not in CTI_OUTCOME_COLUMNS]
@@ -152,7 +162,7 @@ def _invalid_records(
     aggregates = aggregate_errors(shaped, options.error_window_ns)
     payload_columns = [c for c in frame.columns if c not in CTI_OUTCOME_COLUMNS]
     examples = example_payloads(
-        shaped.select("event_id", *payload_columns), aggregates["example_event_id"].to_list()
+        bad.select("event_id", *payload_columns), aggregates["example_event_id"].to_list()
     )
     cid = correlation_id(str(bad["event_id"].to_list()), policy_text)
     return [

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from diagnostics.captures.names import Rename, rename_taken, renamed
 from diagnostics.cti.engine import CtiEngine
 from diagnostics.cti.events import CtiRecord, CtiViolation
 from diagnostics.cti.frames import (
+    CTI_OUTCOME_COLUMNS,
     CtiColumns,
     cti_frame,
     outcome_frame,
@@ -29,13 +31,27 @@ from diagnostics.errors import Setting, UsageError
 @dataclass(frozen=True, slots=True)
 class CtiReplayResult:
     """``outcomes``: one frame per input (input order); ``ctis``: every CTI issued (as a
-    frame, and as ``cti_records``); ``violations``: in processing order."""
+    frame, and as ``cti_records``); ``violations``: in processing order; ``renames``: per
+    input, its columns renamed because a CTI outcome column has their name."""
 
     outcomes: tuple[pl.DataFrame, ...]
     ctis: pl.DataFrame
     violations: tuple[CtiViolation, ...]
     policy: CtiPolicy
     cti_records: tuple[CtiRecord, ...] = ()
+    renames: tuple[tuple[Rename, ...], ...] = ()
+
+
+def _renamed_columns(columns: CtiColumns, renames: Sequence[Rename]) -> CtiColumns:
+    def name(column: str | None) -> str | None:
+        return None if column is None else renamed(column, renames)
+
+    return CtiColumns(
+        start=renamed(columns.start, renames),
+        end=name(columns.end),
+        edge=name(columns.edge),
+        arrival=name(columns.arrival),
+    )
 
 
 def replay_cti(
@@ -55,6 +71,9 @@ def replay_cti(
     ``imported``: another stream's CTIs (a CTI table) for the first input; ``import_other``:
     the first input imports the second input's CTIs instead. Either needs an importing
     policy. Both inputs use the same columns; the second input generates its own CTIs.
+    An input column named like a CTI outcome column is kept as ``input_<name>`` (the rule
+    of every replay, :func:`diagnostics.captures.names.rename_taken`); ``columns`` name the
+    input columns as the input does.
     """
     names = list(labels) if labels is not None else [f"input {i}" for i in range(len(inputs))]
     if (imported is not None or import_other) and not policy.imports:
@@ -63,7 +82,12 @@ def replay_cti(
     if import_other and len(inputs) != 2:
         msg = "CTIs imported from the other input: only a join or a union has another input"
         raise UsageError(msg, Setting.CTI_IMPORT)
-    prepared = [prepare(frame, columns, i, names[i]) for i, frame in enumerate(inputs)]
+    renamed_inputs = [rename_taken(frame, CTI_OUTCOME_COLUMNS) for frame in inputs]
+    renames = tuple(r for _, r in renamed_inputs)
+    shapes = [_renamed_columns(columns, r) for r in renames]
+    prepared = [
+        prepare(frame, shapes[i], i, names[i]) for i, (frame, _) in enumerate(renamed_inputs)
+    ]
     items_imported = (
         read_imported(imported, 0, Setting.CTI_IMPORT.value) if imported is not None else ()
     )
@@ -93,8 +117,9 @@ def replay_cti(
     engine.close(max(lasts) if lasts else None)
     outcomes = engine.outcomes()
     frames = tuple(
-        outcome_frame(p, [o for o in outcomes if o.stream == i], columns)
+        outcome_frame(p, [o for o in outcomes if o.stream == i], shapes[i])
         for i, p in enumerate(prepared)
     )
     records = tuple(engine.ctis())
-    return CtiReplayResult(frames, cti_frame(records), tuple(engine.violations()), policy, records)
+    violations = tuple(engine.violations())
+    return CtiReplayResult(frames, cti_frame(records), violations, policy, records, renames)

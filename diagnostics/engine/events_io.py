@@ -12,16 +12,24 @@ from pathlib import Path
 import polars as pl
 
 from diagnostics.captures.avro import DEFAULT_PATH_FORMAT, capture_files, read_capture_files
+from diagnostics.captures.names import Rename
 from diagnostics.captures.tables import read_table, table_kind
 from diagnostics.errors import InputError
 
 
 def read_events(path: str | Path) -> pl.DataFrame:
     """Read an event capture. Raises :class:`InputError` naming the file (and line) on failure."""
+    return read_events_renamed(path)[0]
+
+
+def read_events_renamed(path: str | Path) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+    """:func:`read_events` and the columns the reader renamed (empty or repeated CSV header
+    cells, Avro body fields named like a Capture column)."""
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
-        return read_capture_files(capture_files(path, DEFAULT_PATH_FORMAT)).frame
+        table = read_capture_files(capture_files(path, DEFAULT_PATH_FORMAT))
+        return table.frame, table.renames
     if not path.is_file():
         msg = f"{path}: no such file"
         raise InputError(msg)
-    return read_table(path, str(path))[0]
+    return read_table(path, str(path))

@@ -212,3 +212,45 @@ def test_whatif_states_the_columns_it_read(tmp_path: Path) -> None:
     assert code == 0, err
     assert "  arrival column: EventEnqueuedUtcTime (Event Hubs input" in out
     assert "  partition column: PartitionId (the input partition ASA adds" in out
+
+
+def test_an_unclosed_quote_in_the_header_still_gives_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.csv"
+    path.write_text('"a,b\n1,"2\n', encoding="utf-8")
+    code, _, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert err.count("\n") == 1
+    assert err.startswith(f"orderdoc replay: error: {path}: ")
+    assert "'a,b\\n1,2'" in err  # the column name read from the broken header, shown escaped
+
+
+def test_the_app_upload_replays_a_capture_with_colliding_names(tmp_path: Path) -> None:
+    from diagnostics.appdata.build import CaptureSettings
+    from diagnostics.appdata.capture_input import build_from_reader, read_upload
+    from diagnostics.engine.policy import OrderingPolicy
+
+    header = ["event_id", "partition_id", "arrival_time", "app_time", "late", "status", "watermark"]
+    rows = [
+        [f"e{i}", 0, iso(arr), iso(app), "yes", "new", "w"]
+        for i, (app, arr, *_rest) in enumerate(EXAMPLE_A)
+    ]
+    data = write_csv(tmp_path / "capture.csv", header, rows).read_bytes()
+    minute = 60_000_000_000
+    policy = OrderingPolicy("app_time", late_arrival_ns=10 * minute, out_of_order_ns=3 * minute)
+    settings = CaptureSettings(policy=policy)
+    said: list[str] = []
+    build_from_reader(
+        read_upload("capture.csv", data, settings),
+        settings,
+        tmp_path / "agg",
+        lambda _f, message: said.append(message),
+    )
+    assert "renamed 'late' -> 'input_late' (named like an outcome column)" in said[0]
+    out = pl.read_parquet(tmp_path / "agg" / "capture" / "outcomes.parquet")
+    assert out["input_event_id"].to_list() == [f"e{i}" for i in range(5)]
+    assert out["input_status"].to_list() == ["new"] * 5
+    assert out["input_watermark"].to_list() == ["w"] * 5
+    clock = out["system_timestamp"].dt.strftime("%H:%M:%S").to_list()
+    assert clock == [r[2] for r in EXAMPLE_A]
+    assert out["late"].to_list() == [r[3] for r in EXAMPLE_A]
+    assert out["out_of_order"].to_list() == [r[4] for r in EXAMPLE_A]
