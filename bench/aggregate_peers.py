@@ -109,6 +109,7 @@ def run_polars(files: list[str], out: Path) -> tuple[float, float, dict]:
         message.str.extract(IDLE, 1).cast(pl.Int64).alias("partition_id"),
         kind.replace(LEGACY).alias("kind"),
         pl.when(idle).then(1).otherwise(p.struct.field("EventCount")).alias("event_count"),
+        (idle | p.struct.field("EventCount").is_not_null()).alias("count_known"),
         ts(pl.col("time")).alias("record_time"),
         ts(p.struct.field("FromTimestamp")).alias("from_time"),
         ts(p.struct.field("ToTimestamp")).alias("to_time"),
@@ -165,6 +166,7 @@ def run_duckdb(files: list[str], out: Path) -> tuple[float, float, dict]:
                CASE k WHEN 'InputEventLateBeyondThreshold' THEN 'LateInputEvent'
                       WHEN 'InputEventEarlyBeyondThreshold' THEN 'EarlyInputEvent' ELSE k END AS kind,
                CASE WHEN k = 'InputPartitionNotProgressing' THEN 1 ELSE properties.EventCount END AS event_count,
+               (k = 'InputPartitionNotProgressing' OR properties.EventCount IS NOT NULL) AS count_known,
                {ts.format("time")} AS record_time,
                {ts.format("properties.FromTimestamp")} AS from_time,
                {ts.format("properties.ToTimestamp")} AS to_time,
@@ -179,6 +181,7 @@ def run_duckdb(files: list[str], out: Path) -> tuple[float, float, dict]:
         CREATE TEMP TABLE error_rollup AS
         SELECT job, kind, partition_id, date_trunc('minute', coalesce(from_time, record_time)) AS minute,
                sum(event_count)::BIGINT AS event_count, count(*)::BIGINT AS records,
+               count_if(NOT count_known)::BIGINT AS records_without_count,
                max(lateness_seconds) AS max_lateness_seconds, CAST(minute AS DATE) AS date
         FROM data_errors GROUP BY ALL;
         CREATE TEMP TABLE partition_idle AS
