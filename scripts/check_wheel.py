@@ -1,5 +1,7 @@
 """A wheel that works alone: build it, check its package data, install it into a fresh venv
-outside the checkout and run ``orderdoc rules check`` and ``orderdoc demo`` there.
+outside the checkout and run ``orderdoc rules check``, ``orderdoc demo`` and ``orderdoc app``
+there (the app: its packaged pages run once under Streamlit's AppTest on the demo's result,
+then ``orderdoc app`` serves on 127.0.0.1 until its health check and page answer).
 
 Run by scripts/run-tests.sh (``make test``) with the project's venv:
 ``.venv/bin/python scripts/check_wheel.py``. The wheel is built from a copy of the working
@@ -12,19 +14,36 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Top-level folders shipped as package data under diagnostics/_data/.
 DATA_FOLDERS = ("rules", "app", "sample_logs")
-#: What the demo needs besides the core: the rules extra, plotly and pandas for report.html (the app
-#: extra has it too, but its streamlit is not needed and would triple the install time).
-EXTRAS = "rules"
-EXTRA_PACKAGES = ("plotly>=5.20", "pandas<3")
+#: What the demo and the app need besides the core: the rules and app extras.
+EXTRAS = "rules,app"
+#: How long ``orderdoc app`` may take to answer its health check (seconds).
+APP_START_SECONDS = 90
+#: Run in the wheel's venv: the packaged app's first page on the demo's aggregate folder.
+APP_TEST = """
+import sys
+from streamlit.testing.v1 import AppTest
+from diagnostics.resources import app_file
+at = AppTest.from_file(str(app_file()), default_timeout=120)
+at.run()
+if at.exception:
+    sys.exit(f"the packaged app raised: {at.exception[0].value}")
+shown = " ".join(str(m.value) for m in (*at.markdown, *at.metric, *at.title, *at.header))
+if not shown.strip():
+    sys.exit("the packaged app showed nothing")
+print("packaged app ran under AppTest:", len(at.metric), "metric(s)")
+"""
 
 
 def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
@@ -62,6 +81,46 @@ def missing_data(wheel: Path, files: list[str]) -> list[str]:
     return [f for f in wanted if f"diagnostics/_data/{f}" not in packed]
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_app(orderdoc: str, agg: Path, cwd: Path, env: dict[str, str]) -> None:
+    """``orderdoc app AGG`` answers its health check and its page on 127.0.0.1, then stops."""
+    port = free_port()
+    argv = [orderdoc, "app", str(agg), "--port", str(port)]
+    print("+", " ".join(argv), flush=True)
+    server = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + APP_START_SECONDS
+        while True:
+            if server.poll() is not None:
+                raise subprocess.CalledProcessError(server.returncode, argv)
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/_stcore/health", timeout=5
+                ) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise subprocess.CalledProcessError(124, argv) from None
+                time.sleep(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+            if page.status != 200 or b"<html" not in page.read().lower():
+                raise subprocess.CalledProcessError(1, argv)
+        print(f"orderdoc app answered on 127.0.0.1:{port}", flush=True)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def main() -> int:
     files = working_tree()
     with tempfile.TemporaryDirectory(prefix="orderdoc-wheel-") as tmp:
@@ -78,8 +137,7 @@ def main() -> int:
         base = getattr(sys, "_base_executable", sys.executable)
         run([base, "-m", "venv", str(work / "venv")])
         bin_dir = work / "venv" / "bin"
-        run([str(bin_dir / "python"), "-m", "pip", "install", "-q", f"{wheel}[{EXTRAS}]",
-             *EXTRA_PACKAGES])  # fmt: skip
+        run([str(bin_dir / "python"), "-m", "pip", "install", "-q", f"{wheel}[{EXTRAS}]"])
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         elsewhere = work / "elsewhere"
         (elsewhere / "rules").mkdir(parents=True)  # a ./rules folder must not be picked up
@@ -96,7 +154,13 @@ def main() -> int:
         if not (work / "demo" / "report.html").is_file():
             sys.stderr.write("check_wheel: orderdoc demo wrote no report.html\n")
             return 1
-    print("check_wheel: the wheel installed outside the checkout runs rules check and the demo")
+        agg = work / "demo" / "late_senders" / "agg"
+        run([str(bin_dir / "python"), "-c", APP_TEST], cwd=elsewhere,
+            env={**env, "ORDERDOC_AGG_DIR": str(agg)})  # fmt: skip
+        serve_app(orderdoc, agg, elsewhere, env)
+    print(
+        "check_wheel: the wheel installed outside the checkout runs rules check, the demo and the app"
+    )
     return 0
 
 
