@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from diagnostics.errors import InputError
 from diagnostics.jobdef.tokens import Kind, Token, tokenize
 
-#: Words that end a source clause (an alias is any other word).
+#: Words that end a source clause, a ``TIMESTAMP BY`` expression or an ``OVER`` key (an
+#: alias is any other word): what ASA lets follow ``FROM input [alias] TIMESTAMP BY ts OVER k``.
+#: Inside parentheses and ``CASE ... END`` none of them ends anything (``BETWEEN a AND b``).
 _CLAUSE_WORDS = frozenset(
     {
         "TIMESTAMP", "PARTITION", "OVER", "WHERE", "GROUP", "HAVING", "JOIN", "INNER",
         "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "ON", "UNION", "SELECT", "INTO", "ORDER",
-        "WITH", "LIMIT", "WINDOW", "APPLY", "AND", "OR", "EXCEPT",
+        "WITH", "LIMIT", "WINDOW", "APPLY", "AND", "OR", "EXCEPT", "MATCH_RECOGNIZE", "AS",
+        "FROM",
     }
 )  # fmt: skip
 
@@ -32,8 +35,8 @@ class SourceRef:
 
     ``name`` is the source as the query names it (brackets removed); ``step`` the ``WITH``
     step it sits in (``None`` in a top-level statement). Offsets: ``name_end`` and
-    ``alias_end`` just past the name and the optional alias; ``timestamp_end`` just past the
-    ``TIMESTAMP BY`` expression; ``over_span`` covers ``OVER key, ...``; ``clause_end`` is
+    ``alias_end`` just past the name and the optional alias; ``timestamp_start`` and
+    ``timestamp_end`` at and just past the ``TIMESTAMP BY`` expression; ``over_span`` covers ``OVER key, ...``; ``clause_end`` is
     just past the whole source clause.
     """
 
@@ -44,6 +47,7 @@ class SourceRef:
     timestamp_by: str | None = None
     timestamp_text: str | None = None
     timestamp_is_column: bool = True
+    timestamp_start: int | None = None
     timestamp_end: int | None = None
     over: tuple[str, ...] = ()
     over_span: tuple[int, int] | None = None
@@ -101,16 +105,24 @@ class _Reader:
         return tok is not None and tok.is_word(*words)
 
     def expression(self, i: int) -> int:
-        """Index just past the expression starting at ``i`` (stops at a clause word at depth 0)."""
-        depth = 0
+        """Index just past the expression starting at ``i``: it stops at a clause word, ``,``,
+        ``;`` or an unmatched ``)`` outside parentheses and ``CASE ... END``, which are read
+        as one unit whatever they hold (``CASE WHEN a BETWEEN 1 AND 2 OR b THEN ... END``)."""
+        nesting: list[str] = []  # the open "(" and "CASE", innermost last
         while (tok := self.at(i)) is not None:
             if tok.is_punct("("):
-                depth += 1
+                nesting.append("(")
+            elif tok.is_word("CASE"):
+                nesting.append("CASE")
             elif tok.is_punct(")"):
-                if depth == 0:
+                while nesting and nesting[-1] == "CASE":  # a CASE left open inside (...)
+                    nesting.pop()
+                if not nesting:
                     break
-                depth -= 1
-            elif depth == 0 and _ends_expression(tok):
+                nesting.pop()
+            elif tok.is_word("END") and nesting and nesting[-1] == "CASE":
+                nesting.pop()
+            elif not nesting and _ends_expression(tok):
                 break
             i += 1
         return i
@@ -138,6 +150,7 @@ class _Reader:
                 fields["timestamp_text"] = self.text[expr[0].start : expr[-1].end]
                 fields["timestamp_by"] = column
                 fields["timestamp_is_column"] = column is not None
+                fields["timestamp_start"] = expr[0].start
                 fields["timestamp_end"] = clause_end = expr[-1].end
                 i = stop
                 if self.word(i, "OVER"):

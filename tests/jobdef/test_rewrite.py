@@ -83,3 +83,59 @@ def test_text_around_the_clause_is_byte_identical(before, after):
     head, _, tail = query.partition("TIMESTAMP BY ts")
     assert new.startswith(head + "TIMESTAMP BY ts OVER [device id] PARTITION BY PartitionId")
     assert new.endswith(tail)
+
+
+CASE = (
+    "CASE WHEN event_time IS NULL OR x BETWEEN 1 AND 2 THEN arrival_time\n"
+    "       ELSE event_time END"
+)
+
+
+def test_over_goes_after_a_whole_case_expression():
+    query = f"SELECT * INTO o FROM [telemetry] TIMESTAMP BY {CASE}\nWHERE a = 1 AND b = 2"
+    policy = OrderingPolicy(timestamp_by="event_time", over=("device_id",), partition_by=True)
+    new = rewrite_query(parse_query(query), "telemetry", policy)
+    assert new == (
+        f"SELECT * INTO o FROM [telemetry] TIMESTAMP BY {CASE} OVER device_id "
+        "PARTITION BY PartitionId\nWHERE a = 1 AND b = 2"
+    )
+    (ref,) = parse_query(new).reads("telemetry")
+    assert (ref.timestamp_text, ref.over, ref.partition_by) == (
+        CASE,
+        ("device_id",),
+        "PartitionId",
+    )
+
+
+def test_unify_reads_every_step_with_the_chosen_column():
+    query = (
+        "WITH a AS (SELECT * FROM input TIMESTAMP BY event_time),\n"
+        "b AS (SELECT * FROM input TIMESTAMP BY arrival_time OVER device_id),\n"
+        f"c AS (SELECT * FROM input TIMESTAMP BY {CASE}),\n"
+        "d AS (SELECT * FROM input)\n"
+        "SELECT * INTO o FROM a UNION SELECT * FROM b"
+    )
+    policy = OrderingPolicy(timestamp_by="event_time", over=("k",))
+    new = rewrite_query(parse_query(query), "input", policy, unify=True)
+    assert new == (
+        "WITH a AS (SELECT * FROM input TIMESTAMP BY event_time OVER k),\n"
+        "b AS (SELECT * FROM input TIMESTAMP BY event_time OVER k),\n"
+        "c AS (SELECT * FROM input TIMESTAMP BY event_time OVER k),\n"
+        "d AS (SELECT * FROM input TIMESTAMP BY event_time OVER k)\n"
+        "SELECT * INTO o FROM a UNION SELECT * FROM b"
+    )
+    # without unify a TIMESTAMP BY is kept as written
+    kept = rewrite_query(parse_query(query), "input", policy)
+    assert "TIMESTAMP BY arrival_time OVER k" in kept
+    assert f"TIMESTAMP BY {CASE} OVER k" in kept
+
+
+def test_match_recognize_keeps_its_place():
+    query = (
+        "SELECT * INTO o FROM input TIMESTAMP BY ts MATCH_RECOGNIZE (LIMIT DURATION(minute, 1) "
+        "PARTITION BY k MEASURES Last(A.v) AS v PATTERN (A) DEFINE A AS A.v > 1) AS T"
+    )
+    new = rewrite_query(parse_query(query), "input", OVER_PB)
+    assert new == query.replace(
+        "BY ts MATCH", "BY ts OVER [device id] PARTITION BY PartitionId MATCH"
+    )
