@@ -28,6 +28,11 @@ JOB_TYPE = "microsoft.streamanalytics/streamingjobs"
 #: The last quoted text of an ARM name expression: "[concat(parameters('job'), '/in')]".
 _LAST_LITERAL = re.compile(r"'([^']*)'\s*\)\s*\]$")
 _REFERENCE = re.compile(r"^\[\s*(parameters|variables)\(\s*'([^']+)'\s*\)\s*\]$", re.IGNORECASE)
+#: A job's resource id: ``/subscriptions/.../resourceGroups/RG/providers/Microsoft.StreamAnalytics/streamingjobs/NAME``.
+_RESOURCE_ID = re.compile(
+    r"/resourceGroups/([^/]+)/providers/Microsoft\.StreamAnalytics/streamingjobs/([^/]+)/?$",
+    re.IGNORECASE,
+)
 
 #: Names of the three policy properties (the same in every shape).
 LATE = "eventsLateArrivalMaxDelayInSeconds"
@@ -73,6 +78,13 @@ class JobDefinition:
     document: Any
     properties_path: tuple[str | int, ...]
     query_path: tuple[str | int, ...] | None
+    #: how summaries name the file (default: its path), e.g. the name it was uploaded as
+    label: str | None = None
+
+    @property
+    def shown_as(self) -> str:
+        """The file as summaries name it: :attr:`label`, else the path."""
+        return self.label or str(self.path)
 
     @property
     def stream_inputs(self) -> list[JobInput]:
@@ -258,8 +270,19 @@ def _inputs(path: Path, raw: Any, resolve: _Resolver | None) -> tuple[JobInput, 
     return tuple(found)
 
 
-def read_job_definition(path: Path | str, parameters: Path | str | None = None) -> JobDefinition:
-    """The job definition in ``path`` (any of the three shapes); errors name the file."""
+def _from_resource_id(value: Any) -> tuple[str | None, str | None]:
+    """The resource group and job name of a streaming job's resource ``id``, if it is one."""
+    if not isinstance(value, str) or is_arm_expression(value):
+        return None, None
+    match = _RESOURCE_ID.search(value)
+    return (match.group(1), match.group(2)) if match else (None, None)
+
+
+def read_job_definition(
+    path: Path | str, parameters: Path | str | None = None, *, label: str | None = None
+) -> JobDefinition:
+    """The job definition in ``path`` (any of the three shapes); errors name the file;
+    ``label``: how summaries name it instead of the path (e.g. an uploaded file's name)."""
     path = Path(path)
     data = _load_json(path, Setting.JOB_DEFINITION)
     shape, props_path = _locate(path, data)
@@ -327,11 +350,13 @@ def read_job_definition(path: Path | str, parameters: Path | str | None = None) 
             name = resolve(name, "name")
         except InputError:
             name = None
+    id_group, id_name = _from_resource_id(container.get("id"))
+    group = data.get("resourceGroup") if shape is Shape.AZ_SHOW else None
     return JobDefinition(
         path=path,
         shape=shape,
-        name=name if isinstance(name, str) else None,
-        resource_group=data.get("resourceGroup") if shape is Shape.AZ_SHOW else None,
+        name=name if isinstance(name, str) and name else id_name,
+        resource_group=group if isinstance(group, str) and group else id_group,
         late_seconds=None if late is None or late == -1 else late,
         out_of_order_seconds=ooo,
         action=action.capitalize(),
@@ -344,4 +369,5 @@ def read_job_definition(path: Path | str, parameters: Path | str | None = None) 
         document=data,
         properties_path=props_path,
         query_path=query_path,
+        label=label,
     )

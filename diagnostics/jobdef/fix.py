@@ -102,11 +102,26 @@ def _clauses(policy: OrderingPolicy) -> tuple[object, ...]:
     return (policy.timestamp_by, tuple(k.lower() for k in policy.over), policy.partition_by)
 
 
+def unifies(job: JobPolicy, policy: OrderingPolicy) -> bool:
+    """True when the corrected query must read the input with ``policy``'s ``TIMESTAMP BY``
+    column everywhere: the query read it with different clauses and a column was chosen."""
+    return job.reads_disagree and policy.timestamp_by is not None
+
+
 def build_query(job: JobPolicy, policy: OrderingPolicy) -> str | None:
-    """The query with the policy's clauses for the job's input, ``None`` when unchanged."""
-    if job.query is None or _clauses(policy) == _clauses(job.policy):
+    """The query with the policy's clauses for the job's input, ``None`` when unchanged.
+
+    A ``TIMESTAMP BY`` expression the caller's column stood in for is kept as written
+    (``OVER`` goes after the whole expression); an input read with different clauses is
+    read with the policy's column in every step, so the written job reads back as one."""
+    unify = unifies(job, policy)
+    if job.query is None or (not unify and _clauses(policy) == _clauses(job.policy)):
         return None  # nothing the query says changes: leave it as written
-    new = rewrite_query(job.query, job.input.name, policy)
+    try:
+        new = rewrite_query(job.query, job.input.name, policy, unify=unify)
+    except InputError as exc:
+        msg = f"{job.definition.shown_as}: {exc}"
+        raise InputError(msg) from exc
     return None if new == job.query.text else new
 
 
@@ -222,6 +237,9 @@ def _outcome_rows(fix: Fix) -> list[str]:
     out = ["| measured on the capture | before | after |", "|---|---:|---:|"]
     out += [f"| {what} | {x} | {y} |" for what, x, y in rows]
     out.append("")
+    if not fix.changes_anything:
+        out += ["The job is left as it is: nothing is gained or lost.", ""]
+        return out
     if b.targeted:
         kept = b.targeted - a.targeted
         out.append(
@@ -240,6 +258,13 @@ def _outcome_rows(fix: Fix) -> list[str]:
         f"{b.delay_p95_s:g} s to {a.delay_p95_s:g} s"
         + (f" ({cost:+g} s)." if cost > 0 else " (no added delay).")
     )
+    if a.held_back > b.held_back:
+        out.append(
+            f"Cost: {a.held_back - b.held_back} more events are held back more than 5 s "
+            f"(from {b.held_back} to {a.held_back}): their output waits for other partitions."
+        )
+    if a.dropped > b.dropped:
+        out.append(f"Cost: {a.dropped - b.dropped} more events are dropped.")
     out.append("")
     return out
 
@@ -273,7 +298,7 @@ def fix_markdown(fix: Fix, definition_file: str) -> str:
         "",
         *(
             [f"- {r}" for r in fix.reasons]
-            or ["- No finding asks for a change of settings or query."]
+            or ["- No finding asks for a change of the job's settings or query."]
         ),
         *[f"- Note: {n}." for n in fix.notes],
         "",

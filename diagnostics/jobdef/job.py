@@ -30,12 +30,35 @@ class JobPolicy:
     #: the TIMESTAMP BY column was given by the caller, not read from the query
     timestamp_given: bool = False
 
+    @property
+    def reads_disagree(self) -> bool:
+        """True when the query reads the input with different clauses (see
+        :func:`reads_disagree`)."""
+        return reads_disagree(list(self.reads))
+
     def describe_source(self) -> str:
         """``job NAME (arm-template FILE, compatibility level 1.2), input NAME``."""
         d = self.definition
         job = f"job {d.name}" if d.name else "the job"
         level = f", compatibility level {d.compatibility_level}" if d.compatibility_level else ""
-        return f"{job} ({d.shape.value} {d.path}{level}), input {self.input.name}"
+        return f"{job} ({d.shape.value} {d.shown_as}{level}), input {self.input.name}"
+
+
+def one_line(text: str) -> str:
+    """Query text on one line (for messages): every run of whitespace one blank."""
+    return " ".join(text.split())
+
+
+def _stamp(ref: SourceRef) -> tuple[str, tuple[str, ...]]:
+    column = ref.timestamp_by.lower() if ref.timestamp_by is not None else None
+    return (column or one_line(ref.timestamp_text or "")), tuple(k.lower() for k in ref.over)
+
+
+def reads_disagree(reads: Sequence[SourceRef]) -> bool:
+    """True when the reads of one input say different ``TIMESTAMP BY ... OVER`` clauses, or
+    some say ``TIMESTAMP BY`` and some do not (arrival time)."""
+    stamped = [r for r in reads if r.timestamp_text is not None]
+    return len({_stamp(r) for r in stamped}) > 1 or (bool(stamped) and len(stamped) < len(reads))
 
 
 def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
@@ -49,7 +72,9 @@ def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
             f"{path}: the job lists no inputs; save it with them: 'az stream-analytics job "
             "show --expand inputs,transformation ...' or the portal's Export template"
         )
-        raise InputError(msg, Setting.JOB_DEFINITION)
+        # No setting resolves this (the definition was given; it lacks the inputs), so the
+        # message is not followed by a flag or a field to set.
+        raise InputError(msg)
     if name is not None:
         found = definition.input_named(name)
         if found is None:
@@ -80,7 +105,7 @@ def _one_timestamp(
     for ref in stamped:
         if not ref.timestamp_is_column:
             msg = (
-                f"{path}: TIMESTAMP BY {ref.timestamp_text} (input {chosen.name}) is an "
+                f"{path}: TIMESTAMP BY {one_line(ref.timestamp_text or '')} (input {chosen.name}) is an "
                 "expression, not a column; compute it into a column of your capture and "
                 "give that column as the TIMESTAMP BY column"
             )
@@ -88,7 +113,7 @@ def _one_timestamp(
     distinct = {(r.timestamp_by, r.over) for r in stamped}
     # A read without TIMESTAMP BY runs on arrival time: a different clause too.
     unstamped = bool(stamped) and len(stamped) < len(reads)
-    if len(distinct) > 1 or unstamped:
+    if reads_disagree(reads):
         shown = "; ".join(
             f"TIMESTAMP BY {t}" + (f" OVER {', '.join(o)}" if o else "")
             for t, o in sorted(distinct)

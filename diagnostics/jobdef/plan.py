@@ -20,7 +20,7 @@ from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
-from diagnostics.explain.model import Finding, SuggestionKind
+from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.jobdef.fix import Fix, Outcome, build_query
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.query import parse_query
@@ -31,6 +31,11 @@ _SETTINGS = {
     SuggestionKind.TIMESTAMP_BY_OVER,
     SuggestionKind.PARTITION_BY,
 }
+#: Causes whose setting suggestions are not for the live job: history replayed through it is
+#: kept only by an unlimited late tolerance, which makes live output wait as long as the
+#: oldest event (the finding's advice: replay the backfill in a separate job). The written
+#: fix leaves the live job's tolerance as it is and FIX.md says what it would have cost.
+NOT_FOR_THE_LIVE_JOB = frozenset({Cause.HISTORICAL_REPLAY})
 #: An event is held back by another partition when it leaves more than this after its own
 #: partition's watermark passed it: 5 s, what merging partitions costs under ASA's default
 #: late-arrival tolerance, so that a healthy job with default settings holds nothing back.
@@ -83,17 +88,25 @@ def measure(
     )
 
 
-def _wanted(findings: Sequence[Finding]) -> tuple[dict[str, object], list[str], list[str]]:
+def _wanted(
+    findings: Sequence[Finding],
+) -> tuple[dict[str, object], list[str], list[str], list[tuple[Finding, Suggestion]]]:
     """What the findings ask for: ``late``/``ooo`` seconds, ``over`` keys, ``partition_by``;
-    the reasons and the advice no setting carries."""
+    the reasons, the advice no setting carries, and the setting suggestions withheld from
+    the live job (:data:`NOT_FOR_THE_LIVE_JOB`)."""
     wanted: dict[str, object] = {}
     reasons: list[str] = []
     advice: list[str] = []
+    withheld: list[tuple[Finding, Suggestion]] = []
     for finding in findings:
+        live = finding.cause not in NOT_FOR_THE_LIVE_JOB
         for s in finding.suggestions:
             if s.kind not in _SETTINGS:
                 if s.snippet not in advice:
                     advice.append(s.snippet)
+                continue
+            if not live:
+                withheld.append((finding, s))
                 continue
             if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE and "late" not in wanted:
                 wanted["late"] = s.value_seconds
@@ -105,9 +118,41 @@ def _wanted(findings: Sequence[Finding]) -> tuple[dict[str, object], list[str], 
                     wanted["over"] = refs[0].over
             elif s.kind is SuggestionKind.PARTITION_BY:
                 wanted["partition_by"] = True
-        if any(s.kind in _SETTINGS for s in finding.suggestions):
+        if live and any(s.kind in _SETTINGS for s in finding.suggestions):
             reasons.append(finding.title)
-    return wanted, reasons, advice
+    return wanted, reasons, advice, withheld
+
+
+def _withheld_notes(
+    withheld: Sequence[tuple[Finding, Suggestion]],
+    current: OrderingPolicy,
+    before: Outcome | None,
+    measure_with: Callable[[OrderingPolicy], Outcome] | None,
+) -> list[str]:
+    """Why a withheld late tolerance is not written, with what it would cost on the capture."""
+    notes: list[str] = []
+    for finding, s in withheld:
+        if s.kind is not SuggestionKind.LATE_ARRIVAL_TOLERANCE:
+            continue
+        late = None if s.value_seconds is None else int(s.value_seconds) * SECOND
+        shown = (
+            "an unlimited late-arrival tolerance"
+            if late is None
+            else (f"a late-arrival tolerance of {format_duration(late)}")
+        )
+        text = (
+            f"not written: {shown} on the live job (finding: {finding.title}); it would keep "
+            "the old events but make live output wait for them"
+        )
+        if measure_with is not None and before is not None and current.application_time:
+            o = measure_with(replace(current, late_arrival_ns=late))
+            text += (
+                f"; measured on the capture: late events {before.late} -> {o.late}, events "
+                f"held back more than 5 s {before.held_back} -> {o.held_back}, output delay "
+                f"p95 {before.delay_p95_s:g} s -> {o.delay_p95_s:g} s"
+            )
+        notes.append(text + "; replay the backfill in a separate job instead")
+    return notes
 
 
 def _candidates(current: OrderingPolicy, wanted: dict[str, object]) -> list[OrderingPolicy]:
@@ -172,7 +217,7 @@ def plan_fix(
     definition's). With ``events``, candidates are replayed and the best one is kept, with
     the before/after counts; ``say`` hears which replay runs."""
     current = current or job.policy
-    wanted, reasons, advice = _wanted(findings)
+    wanted, reasons, advice, withheld = _wanted(findings)
     candidates = _candidates(current, wanted) if current.application_time else []
     notes: list[str] = []
     if not current.application_time and wanted:
@@ -220,6 +265,22 @@ def plan_fix(
                 )
     if chosen == current:
         reasons = []
+
+    def measure_with(policy: OrderingPolicy) -> Outcome:
+        assert events is not None
+        if say:
+            say(f"fix: replaying the withheld setting: {policy.describe()}")
+        return measure(events, policy, columns=columns, partitions=partitions)
+
+    notes += _withheld_notes(
+        withheld, current, before, measure_with if events is not None else None
+    )
+    query = build_query(job, chosen)
+    if query is not None and job.reads_disagree and chosen.timestamp_by:
+        notes.append(
+            f"the query read {job.input.name} with different TIMESTAMP BY clauses; the "
+            f"corrected query reads it with TIMESTAMP BY {chosen.timestamp_by} in every step"
+        )
     steps: list[tuple[str, Outcome]] = []
     if events is not None and chosen != current:
         for change, policy in _steps(current, chosen):
@@ -229,7 +290,7 @@ def plan_fix(
     return Fix(
         job=job,
         policy=chosen,
-        query=build_query(job, chosen),
+        query=query,
         reasons=tuple(reasons),
         advice=tuple(advice),
         before=before,

@@ -232,4 +232,5 @@ def test_az_show_without_expand_says_how_to_get_the_inputs(write_json):
         InputError, match=r"lists no inputs; .*--expand inputs,transformation"
     ) as info:
         job_policy(definition)
-    assert info.value.setting is Setting.JOB_DEFINITION
+    # the definition was given: no flag or field resolves this, so none is named after it
+    assert info.value.setting is None

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from diagnostics.durations import SECOND
+from diagnostics.engine.events_io import read_events
 from diagnostics.engine.policy import Action
+from diagnostics.engine.replay import declared_partitions
+from diagnostics.errors import InputError
+from diagnostics.explain import explain
 from diagnostics.explain.model import Cause, Finding
 from diagnostics.explain.snippets import (
     late_tolerance,
@@ -17,11 +22,18 @@ from diagnostics.explain.snippets import (
 )
 from diagnostics.jobdef import job_policy, read_job_definition
 from diagnostics.jobdef.definition import LATE, OUT_OF_ORDER, POLICY, get_path
-from diagnostics.jobdef.fix import apply_script, corrected_document, write_fix
+from diagnostics.jobdef.fix import (
+    Fix,
+    Outcome,
+    apply_script,
+    corrected_document,
+    fix_markdown,
+    write_fix,
+)
 from diagnostics.jobdef.plan import plan_fix
 from diagnostics.kinds import Severity
 
-from .conftest import JOBS, resource
+from .conftest import JOBS, SCENARIOS, resource
 
 
 def _finding(*suggestions) -> Finding:
@@ -239,3 +251,122 @@ def test_a_query_the_fix_does_not_change_is_left_as_written(write_json):
         "SELECT * INTO a FROM input TIMESTAMP BY ts OVER dev PARTITION BY PartitionId\n"
         "SELECT * INTO b FROM input TIMESTAMP BY ts OVER dev PARTITION BY PartitionId"
     )
+
+
+CASE_TS = (
+    "CASE WHEN event_time IS NULL\n"
+    "        OR DATEDIFF(second, event_time, arrival_time) BETWEEN 0 AND 60\n"
+    "        THEN arrival_time ELSE event_time END"
+)
+
+
+def test_a_case_timestamp_is_quoted_whole_on_one_line_and_kept_by_the_fix(write_json, tmp_path):
+    query = f"SELECT * INTO o FROM [input] TIMESTAMP BY {CASE_TS}\nWHERE x = 1 AND y = 2"
+    path = write_json(resource(query))
+    with pytest.raises(InputError) as info:
+        job_policy(read_job_definition(path))
+    message = str(info.value)
+    assert "\n" not in message
+    assert (
+        "TIMESTAMP BY CASE WHEN event_time IS NULL OR DATEDIFF(second, event_time, arrival_time) "
+        "BETWEEN 0 AND 60 THEN arrival_time ELSE event_time END (input input) is an expression"
+    ) in message
+    # --timestamp-by: the column stands in for the expression, which the fix keeps whole
+    job = job_policy(read_job_definition(path), timestamp_by="event_time")
+    fix = plan_fix(job, [_finding(timestamp_by_over("event_time", ("device_id",), multi_partition=True))])  # fmt: skip
+    assert fix.query == (
+        f"SELECT * INTO o FROM [input] TIMESTAMP BY {CASE_TS} OVER device_id "
+        "PARTITION BY PartitionId\nWHERE x = 1 AND y = 2"
+    )
+    written = write_fix(fix, tmp_path / "fix")
+    back = job_policy(read_job_definition(written["definition"]), timestamp_by="event_time")
+    assert back.policy.over == ("device_id",)
+    assert back.policy.partition_by
+    assert [r.timestamp_text for r in back.reads] == [CASE_TS]
+
+
+def test_two_timestamp_bys_read_back_as_one_after_the_fix(write_json, tmp_path):
+    query = (
+        "WITH Raw AS (SELECT * FROM input TIMESTAMP BY event_time)\n"
+        "SELECT * INTO a FROM Raw\n"
+        "SELECT * INTO b FROM input TIMESTAMP BY arrival_time OVER device_id\n"
+    )
+    path = write_json(resource(query))
+    with pytest.raises(InputError, match="read with different clauses"):
+        job_policy(read_job_definition(path))
+    job = job_policy(read_job_definition(path), timestamp_by="event_time")
+    assert job.reads_disagree
+    # only a tolerance changes, yet the query is made to read the input one way
+    fix = plan_fix(job, [_finding(late_tolerance(30))])
+    assert fix.query == query.replace("arrival_time OVER device_id", "event_time")
+    assert any("TIMESTAMP BY event_time in every step" in n for n in fix.notes)
+    written = write_fix(fix, tmp_path / "fix")
+    back = job_policy(read_job_definition(written["definition"]))  # no --timestamp-by needed
+    assert back.policy.timestamp_by == "event_time"
+    assert back.policy.late_arrival_ns == 30 * SECOND
+    assert "in every step" in written["fix"].read_text()
+
+
+def test_apply_script_takes_group_and_name_from_the_resource_id():
+    definition = read_job_definition(JOBS / "cross_device_disorder.resource.json")
+    assert definition.resource_group == "rg-telemetry"
+    fix = plan_fix(job_policy(definition), [_finding(ooo_tolerance(4))])
+    script = apply_script(fix)
+    assert "RESOURCE_GROUP=${RESOURCE_GROUP:-rg-telemetry}" in script
+    assert "JOB_NAME=${JOB_NAME:-sample-cross-device-disorder}" in script
+
+
+def test_the_name_comes_from_the_id_when_the_resource_has_none(write_json):
+    document = json.loads((JOBS / "cross_device_disorder.resource.json").read_text())
+    del document["name"]
+    document["id"] = (
+        document["id"]
+        .replace("rg-telemetry", "rg-other")
+        .replace("sample-cross-device-disorder", "from-id")
+    )
+    definition = read_job_definition(write_json(document), label="uploaded.json")
+    assert (definition.resource_group, definition.name) == ("rg-other", "from-id")
+    job = job_policy(definition)
+    assert job.describe_source() == "job from-id (resource uploaded.json, compatibility level 1.2), input telemetry"  # fmt: skip
+    # an ARM template's resources carry no id: the group stays a placeholder
+    arm = read_job_definition(JOBS / "late_senders.arm.json")
+    assert arm.resource_group is None
+    assert "RESOURCE_GROUP=${RESOURCE_GROUP:-'<resource group>'}" in apply_script(
+        plan_fix(job_policy(arm), [_finding(ooo_tolerance(4))])
+    )
+
+
+def test_historical_replay_leaves_the_live_jobs_tolerance_and_says_what_it_would_cost():
+    job = job_policy(read_job_definition(JOBS / "historical_replay.arm.json"))
+    events = read_events(SCENARIOS / "historical_replay" / "capture.csv")
+    report = explain(None, events=events, policy=job.policy, partitions=declared_partitions(4))
+    (finding,) = [f for f in report.findings if f.cause is Cause.HISTORICAL_REPLAY]
+    assert any(s.value_seconds is None and s.kind.value == "late_arrival_tolerance" for s in finding.suggestions)  # fmt: skip
+    fix = plan_fix(job, [finding], events=events, partitions=declared_partitions(4))
+    assert fix.policy == job.policy  # no unlimited tolerance on the live job
+    assert not fix.changes_anything
+    assert any("separate job" in a for a in fix.advice)
+    (note,) = [n for n in fix.notes if n.startswith("not written: an unlimited")]
+    # what it would have cost, measured: every late event kept, live output held back
+    assert "late events 2000 -> 0" in note
+    held = int(note.split("held back more than 5 s 0 -> ")[1].split(",")[0])
+    assert held > 1000
+    text = fix_markdown(fix, "x.json")
+    assert "The job is left as it is" in text
+    assert "Note: not written: an unlimited late-arrival tolerance" in text
+
+
+def test_fix_md_counts_more_held_back_events_as_a_cost():
+    job = job_policy(read_job_definition(JOBS / "healthy.resource.json"))
+    policy = replace(job.policy, late_arrival_ns=None)
+    fix = Fix(
+        job=job,
+        policy=policy,
+        query=None,
+        before=Outcome(late=10, out_of_order=0, early=0, dropped=0, delay_p95_s=1.0),
+        after=Outcome(late=0, out_of_order=0, early=0, dropped=0, delay_p95_s=9.0, held_back=40),
+    )
+    text = fix_markdown(fix, "x.json")
+    assert "Gain: 10 of 10 late or out-of-order events (100%)" in text
+    assert "Cost: the output delay (95th percentile of arrival to output) goes from 1 s to 9 s (+8 s)." in text  # fmt: skip
+    assert "Cost: 40 more events are held back more than 5 s (from 0 to 40)" in text
