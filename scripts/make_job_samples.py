@@ -3,6 +3,10 @@
 output), each describing the job the scenario samples were replayed under (input
 ``telemetry``, TIMESTAMP BY event_time, late 5 s, out-of-order 0 s, Adjust).
 
+``two_inputs.resource.json`` is a job with two stream inputs (``telemetry`` and ``alarms``),
+read in two ``WITH`` steps and joined, so that ``--input`` must pick one; its ``telemetry``
+is the same as in the scenario samples.
+
 Usage: python scripts/make_job_samples.py [OUT]   (default: sample_logs/jobs)
 """
 
@@ -52,6 +56,25 @@ INTO archive
 FROM Readings
 """
 
+TWO_STREAMS = """-- Two event hubs from the same devices: readings and alarms, joined within a minute.
+WITH Readings AS (
+    SELECT device_id, event_time, value
+    FROM [telemetry] TIMESTAMP BY event_time
+),
+Alarms AS (
+    SELECT device_id, raised_at, code
+    FROM [alarms] TIMESTAMP BY CASE
+            WHEN raised_at IS NULL
+              OR DATEDIFF(hour, raised_at, EventEnqueuedUtcTime) NOT BETWEEN 0 AND 24
+            THEN EventEnqueuedUtcTime ELSE raised_at END OVER device_id
+)
+SELECT r.device_id, r.value, a.code
+INTO [output]
+FROM Readings r
+JOIN Alarms a
+  ON r.device_id = a.device_id AND DATEDIFF(second, r, a) BETWEEN 0 AND 60
+"""
+
 #: The shape each scenario's definition is written in.
 SHAPES = {
     "healthy": "resource",
@@ -65,25 +88,27 @@ SHAPES = {
 JSON_SERIALIZATION = {"type": "Json", "properties": {"encoding": "UTF8"}}
 
 
-def _inputs(with_reference: bool) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [
-        {
-            "name": "telemetry",
-            "properties": {
-                "type": "Stream",
-                "datasource": {
-                    "type": "Microsoft.ServiceBus/EventHub",
-                    "properties": {
-                        "serviceBusNamespace": "contoso-iot",
-                        "eventHubName": "telemetry",
-                        "consumerGroupName": "asa",
-                        "sharedAccessPolicyName": "listen",
-                    },
+def _event_hub(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "properties": {
+            "type": "Stream",
+            "datasource": {
+                "type": "Microsoft.ServiceBus/EventHub",
+                "properties": {
+                    "serviceBusNamespace": "contoso-iot",
+                    "eventHubName": name,
+                    "consumerGroupName": "asa",
+                    "sharedAccessPolicyName": "listen",
                 },
-                "serialization": JSON_SERIALIZATION,
             },
-        }
-    ]
+            "serialization": JSON_SERIALIZATION,
+        },
+    }
+
+
+def _inputs(with_reference: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [_event_hub("telemetry")]
     if with_reference:
         out.append(
             {
@@ -259,6 +284,11 @@ def build(out: Path) -> list[Path]:
         path = out / f"{scenario}.{shape}.json"
         _write(path, document)
         written.append(path)
+    two = _properties(TWO_STREAMS, False, ["output"])
+    two["inputs"] = [_event_hub("telemetry"), _event_hub("alarms")]
+    path = out / "two_inputs.resource.json"
+    _write(path, resource("sample-two-inputs", two))
+    written.append(path)
     parameters = out / "late_senders.parameters.json"
     _write(
         parameters,

@@ -210,3 +210,121 @@ def test_timestamp_by_resolves_an_input_read_two_ways(tmp_path, capsys):
     written = job_policy(read_job_definition(out / "job.fixed.json"))
     assert {r.timestamp_by for r in written.reads} == {"event_time"}
     assert len(written.reads) == 2
+
+
+DISORDER = ROOT / "sample_logs" / "scenarios" / "cross_device_disorder" / "capture.csv"
+TWO = JOBS / "two_inputs.resource.json"
+
+
+def test_two_stream_inputs_need_input_and_only_that_input_is_fixed(tmp_path, capsys):
+    code = main(["explain", "--events", str(DISORDER), "--job-definition", str(TWO)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.endswith(
+        "two_inputs.resource.json: the job has 2 stream inputs (telemetry, alarms); pick one "
+        "by its name (use --input)\n"
+    )
+    out = tmp_path / "fix"
+    code = main(
+        [
+            "explain", "--events", str(DISORDER), "--partitions", "4", "--input", "telemetry",
+            "--job-definition", str(TWO), "--write-fix", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "input telemetry" in text
+    assert "out of order 211 -> 0" in text
+    query = (out / "query.asaql").read_text()
+    original = read_job_definition(TWO).query
+    assert original is not None
+    # only the telemetry read changes; the alarms read (a CASE over OR / BETWEEN) is as it was
+    assert query == original.replace(
+        "FROM [telemetry] TIMESTAMP BY event_time\n",
+        "FROM [telemetry] TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId\n",
+    )
+    back = read_job_definition(out / "two_inputs.resource.fixed.json")
+    assert job_policy(back, "telemetry").policy.over == ("device_id",)
+    script = (out / "apply.sh").read_text()
+    assert "RESOURCE_GROUP=${RESOURCE_GROUP:-rg-telemetry}" in script  # from the resource id
+    assert "JOB_NAME=${JOB_NAME:-sample-two-inputs}" in script
+
+
+def test_the_other_input_s_case_expression_is_quoted_whole(capsys):
+    code = main(
+        ["explain", "--events", str(DISORDER), "--input", "alarms", "--job-definition", str(TWO)]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "TIMESTAMP BY CASE WHEN raised_at IS NULL OR DATEDIFF(hour, raised_at, " in err
+    assert "NOT BETWEEN 0 AND 24 THEN EventEnqueuedUtcTime ELSE raised_at END (input alarms)" in err
+    assert err.endswith("(use --timestamp-by)\n")
+    assert "Traceback" not in err
+
+
+def test_a_case_timestamp_with_timestamp_by_writes_a_query_that_parses(tmp_path, capsys):
+    # the audit's case: CASE ... AND ... END and --timestamp-by: OVER after the whole CASE
+    document = json.loads((JOBS / "cross_device_disorder.resource.json").read_text())
+    case = (
+        "CASE WHEN event_time IS NULL OR DATEDIFF(second, event_time, arrival_time) "
+        "BETWEEN 0 AND 60 THEN arrival_time ELSE event_time END"
+    )
+    props = document["properties"]["transformation"]["properties"]
+    props["query"] = props["query"].replace("TIMESTAMP BY event_time", f"TIMESTAMP BY {case}")
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(document))
+    out = tmp_path / "fix"
+    code = main(
+        [
+            "explain", "--events", str(DISORDER), "--partitions", "4",
+            "--timestamp-by", "event_time", "--job-definition", str(path), "--write-fix", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    query = (out / "query.asaql").read_text()
+    assert (
+        f"FROM [telemetry] TIMESTAMP BY {case} OVER device_id PARTITION BY PartitionId\n" in query
+    )
+    assert "event_time IS NULL OVER" not in query
+    assert (
+        "column event_time as the event time, in place of the query's TIMESTAMP BY CASE"
+        in (out / "FIX.md").read_text()
+    )
+
+
+def test_two_timestamp_bys_and_timestamp_by_give_one_reading(tmp_path, capsys):
+    # docs/explain.md: with --timestamp-by the corrected query reads the input one way
+    document = json.loads((JOBS / "cross_device_disorder.resource.json").read_text())
+    props = document["properties"]["transformation"]["properties"]
+    props["query"] += (
+        "SELECT * INTO raw FROM [telemetry] TIMESTAMP BY arrival_time OVER device_id\n"
+    )
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(document))
+    out = tmp_path / "fix"
+    code = main(
+        [
+            "explain", "--events", str(DISORDER), "--partitions", "4",
+            "--timestamp-by", "event_time", "--job-definition", str(path), "--write-fix", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    query = (out / "query.asaql").read_text()
+    assert "arrival_time" not in query
+    assert query.count("TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId") == 2
+    written = job_policy(read_job_definition(out / "job.fixed.json"))  # no flag needed
+    assert written.policy.timestamp_by == "event_time"
+    assert "in every step" in (out / "FIX.md").read_text()
+
+
+def test_a_definition_without_inputs_names_no_flag(tmp_path, capsys):
+    document = json.loads((JOBS / "idle_partition.az-show.json").read_text())
+    document["inputs"] = None  # 'az stream-analytics job show' without --expand
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(document))
+    assert main(["explain", "--events", str(LATE), "--job-definition", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.endswith("or the portal's Export template\n")  # not "(use --job-definition)"

@@ -8,6 +8,7 @@ import importlib.util
 import pytest
 
 from diagnostics.durations import SECOND
+from diagnostics.errors import InputError
 from diagnostics.jobdef import job_policy, read_job_definition
 
 from .conftest import JOBS, ROOT
@@ -37,9 +38,25 @@ def test_the_committed_samples_are_the_generators_output(tmp_path):
     ids=lambda p: p.name,
 )
 def test_every_sample_is_the_scenarios_default_job(path):
-    job = job_policy(read_job_definition(path))
+    # two_inputs.resource.json has a second stream input: telemetry is picked by its name
+    job = job_policy(read_job_definition(path), "telemetry" if "two_inputs" in path.name else None)
     assert job.input.name == "telemetry"
     assert job.policy.timestamp_by == "event_time"
     assert job.policy.late_arrival_ns == 5 * SECOND
     assert job.policy.out_of_order_ns == 0
     assert not job.policy.partition_by
+
+
+def test_the_two_input_sample_needs_an_input_name():
+    definition = read_job_definition(JOBS / "two_inputs.resource.json")
+    assert [(i.name, i.kind) for i in definition.stream_inputs] == [
+        ("telemetry", "Stream"),
+        ("alarms", "Stream"),
+    ]
+    with pytest.raises(InputError, match=r"2 stream inputs \(telemetry, alarms\)"):
+        job_policy(definition)
+    # alarms: a CASE expression over AND/OR/BETWEEN, quoted whole
+    with pytest.raises(InputError, match=r"TIMESTAMP BY CASE WHEN raised_at IS NULL OR .* END \(input alarms\)"):  # fmt: skip
+        job_policy(definition, "alarms")
+    alarms = job_policy(definition, "alarms", timestamp_by="raised_at")
+    assert alarms.policy.over == ("device_id",)
