@@ -184,6 +184,20 @@ def _lateness_figure(run: ScenarioRun) -> Any:
     return fig
 
 
+#: The alert fields the report shows, with their column headers.
+ALERT_COLUMNS = {
+    "severity": "severity",
+    "title": "alert",
+    "state": "state",
+    "starts_at": "firing since",
+}
+
+
+def alert_rows(alerts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The alerts as table rows with headers in words (``starts_at`` is "firing since")."""
+    return [{header: a.get(key, "") for key, header in ALERT_COLUMNS.items()} for a in alerts]
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
@@ -288,9 +302,7 @@ def to_html_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
     for run in runs:
         parts.append(f"<h2 id='{run.scenario}'>{html.escape(run.scenario)}</h2>")
         parts += [_finding_html(i, f) for i, f in enumerate(run.report.findings, start=1)]
-        alerts = [
-            {k: a[k] for k in ("severity", "title", "state", "starts_at")} for a in run.alerts
-        ]
+        alerts = alert_rows(run.alerts)
         parts.append("<h3>Alerts</h3>" + (_table(alerts) if alerts else "<p>No alert fired.</p>"))
         if run.fix is not None:
             parts.append(_fix_html(run.fix))
