@@ -10,10 +10,14 @@ steps (:mod:`diagnostics.spark.job`) into a scratch folder, after a warm-up, int
   ``resourceId``, kind, counts, partition, the three times; no example times, no column
   names, no line numbers, no checks, nothing quarantined) cast to the parsed schema;
 * ``job``: :func:`diagnostics.spark.job.run_aggregate`, the real job (native reader in the
-  tasks, the Python parser for what it cannot decide), summary included.
+  tasks, the Python parser for what it cannot decide), summary included;
+* ``duckdb``: the DuckDB peer (``aggregate_peers.py duckdb``, native SQL, 2 threads, the same
+  tables and summary) in a process of its own, so all three come from one run on the same
+  files; its time is the job's (imports and start-up excluded, as for Spark).
 
-Prints one JSON line per run: wall seconds, CPU seconds of the JVM tree and this driver, the
-1-minute load before it, and the ratio job / floor of the medians at the end.
+Prints one JSON line per run: wall seconds, CPU seconds (the JVM tree and this driver; the
+DuckDB process's own), the 1-minute load before it, and at the end the medians with the
+ratios job / floor and job / DuckDB.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -77,6 +84,22 @@ def write_tables(parsed: DataFrame, out: Path) -> None:
     write_frame(errors.transform(job.idle_episodes), out, TableName.PARTITION_IDLE)
 
 
+def run_duckdb(files: list[str], out: Path) -> tuple[float, float]:
+    """The DuckDB peer in its own process: (job seconds, process CPU seconds)."""
+    peers = Path(__file__).with_name("aggregate_peers.py")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, str(peers), "duckdb", str(out), *files],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(peers.parent)},
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["job_s"]), cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gb", type=float, default=1.0)
@@ -96,23 +119,28 @@ def main() -> None:
     }
     for run in runs.values():  # warm-up: JIT, Python workers
         run(scratch / "warm")
-    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    seconds: dict[str, list[float]] = {name: [] for name in (*runs, "duckdb")}
     for index in range(args.repeat):
-        for name, run in runs.items():
+        for name in seconds:
             out = scratch / f"{name}{index}"
             load = os.getloadavg()[0]
-            wall, cpu = time.perf_counter(), tree_cpu_seconds(jvm) + sum(os.times()[:2])
-            run(out)
-            took = time.perf_counter() - wall
+            if name == "duckdb":
+                took, cpu_s = run_duckdb(files, out)
+            else:
+                wall, cpu = time.perf_counter(), tree_cpu_seconds(jvm) + sum(os.times()[:2])
+                runs[name](out)
+                took = time.perf_counter() - wall
+                cpu_s = tree_cpu_seconds(jvm) + sum(os.times()[:2]) - cpu
             seconds[name].append(took)
             print(json.dumps({"run": name, "master": args.master, "gb": args.gb, "bytes": size,
-                              "wall_s": round(took, 2),
-                              "cpu_s": round(tree_cpu_seconds(jvm) + sum(os.times()[:2]) - cpu, 2),
+                              "wall_s": round(took, 2), "cpu_s": round(cpu_s, 2),
                               "load_before": round(load, 2)}), flush=True)  # fmt: skip
             shutil.rmtree(out, ignore_errors=True)
     med = {name: statistics.median(values) for name, values in seconds.items()}
     print(json.dumps({"master": args.master, "median_s": med,
-                      "job_over_floor": round(med["job"] / med["floor"], 2)}))  # fmt: skip
+                      "job_over_floor": round(med["job"] / med["floor"], 2),
+                      "job_over_duckdb": round(med["job"] / med["duckdb"], 2),
+                      "floor_over_duckdb": round(med["floor"] / med["duckdb"], 2)}))  # fmt: skip
     spark.stop()
     shutil.rmtree(scratch, ignore_errors=True)
 
