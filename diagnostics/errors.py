@@ -39,6 +39,7 @@ class Setting(StrEnum):
     SPARK_MASTER = "Spark master"
     SPARK_REMOTE = "Spark Connect URL"
     CTI_EVERY = "CTI frequency"
+    CTI_DELAY = "CTI delay"
     CTI_IMPORT = "imported CTIs"
     END_COLUMN = "interval end column"
     WEBHOOK = "webhook URL"

@@ -44,8 +44,12 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser with every registered sub-command (or just ``only``, to start fast)."""
+def build_parser(
+    only: str | None = None, shown_as: dict[str, str] | None = None
+) -> argparse.ArgumentParser:
+    """The parser with every registered sub-command (or just ``only``, to start fast).
+    ``shown_as`` maps a command to the name its usage and errors show (the deprecated
+    ``orderdoc replay --cti-every`` runs ``cti`` but speaks as ``replay``)."""
     parser = OneLineParser(
         prog="orderdoc",
         description="Why does my event-time streaming job drop, shift or delay events?",
@@ -57,6 +61,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"diagnostics.cli.{name}")
         module.register(subparsers)
+    for name, shown in (shown_as or {}).items():
+        subparsers.choices[name].prog = f"{parser.prog} {shown}"
     return parser
 
 
@@ -65,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # Import only the chosen command's module: start-up stays fast for every command.
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    typed = chosen  # what the user typed: errors say it, also through an alias
     if chosen in ("replay", "cti"):
         from diagnostics.cli.cti import command_argv  # replay --cti-* alias, mode checks
 
@@ -74,18 +81,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"orderdoc {chosen}: error: {flags.message(exc)}\n")
             return exc.exit_code
         chosen = argv[0]
-    parser = build_parser(chosen)
+    parser = build_parser(chosen, {chosen: typed} if chosen and typed and typed != chosen else None)
     args = parser.parse_args(argv)
+    command = typed or args.command
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)
     except OrderdocError as exc:
-        sys.stderr.write(f"orderdoc {args.command}: error: {flags.message(exc, args)}\n")
+        sys.stderr.write(f"orderdoc {command}: error: {flags.message(exc, args)}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write(f"orderdoc {args.command}: interrupted\n")
+        sys.stderr.write(f"orderdoc {command}: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
+from diagnostics.cli.flags import FLAGS
 from diagnostics.cli.policy_args import positive_int
 from diagnostics.cli.values import flag_duration, out_folder
 from diagnostics.cti.frames import CtiColumns
@@ -322,5 +323,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
-        sys.stdout.write(format_summary(summary) + f"\nwrote {out}/{', '.join(WRITTEN)}\n")
+        text = format_summary(summary, flag_of=FLAGS.get)
+        sys.stdout.write(f"{text}\nwrote {out}/{', '.join(WRITTEN)}\n")
     return 0

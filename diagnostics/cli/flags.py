@@ -31,6 +31,7 @@ FLAGS: dict[Setting, str] = {
     Setting.SPARK_MASTER: "--master",
     Setting.SPARK_REMOTE: "--remote",
     Setting.CTI_EVERY: "--cti-every",
+    Setting.CTI_DELAY: "--cti-delay",
     Setting.CTI_IMPORT: "--cti-import",
     Setting.END_COLUMN: "--end-col",
     Setting.WEBHOOK: "--webhook",

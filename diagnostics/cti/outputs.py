@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from diagnostics.cti.policy import Operator
 from diagnostics.cti.records import suggest_cti_delay, violation_records
 from diagnostics.cti.replay import CtiReplayResult
 from diagnostics.durations import format_duration
+from diagnostics.errors import Setting
 from diagnostics.instrument.aggregate import aggregate_errors, example_payloads
 from diagnostics.instrument.correlation import correlation_id
 from diagnostics.instrument.options import InstrumentOptions
@@ -87,8 +88,11 @@ def summarize(
     }
 
 
-def format_summary(summary: dict[str, Any]) -> str:
-    """The summary as the lines ``orderdoc cti`` prints."""
+def format_summary(
+    summary: dict[str, Any], *, flag_of: Callable[[Setting], str | None] | None = None
+) -> str:
+    """The summary as lines in the settings' words; ``flag_of`` names the way a setting is
+    given (the command line passes its flags: ``... (use --cti-delay)``)."""
     lines = [f"CTI replay: {summary['policy']}"]
     for name, item in zip(("input", "second input"), summary["inputs"], strict=False):
         lines.append(
@@ -104,10 +108,12 @@ def format_summary(summary: dict[str, Any]) -> str:
         ]
     lines.append(f"output CTIs: {summary['output_ctis']}")
     if summary["suggested_cti_delay_ns"] != summary["cti_delay_ns"]:
-        lines.append(
-            f"a --cti-delay of {summary['suggested_cti_delay']} would have avoided the "
-            "violations of generated CTIs"
+        line = (
+            f"a {Setting.CTI_DELAY} of {summary['suggested_cti_delay']} would have avoided "
+            "the violations of generated CTIs"
         )
+        flag = flag_of(Setting.CTI_DELAY) if flag_of is not None else None
+        lines.append(f"{line} (use {flag})" if flag else line)
     return "\n".join(lines)
 
 

@@ -362,3 +362,41 @@ def test_start_col_and_timestamp_by_exclude_each_other(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "--timestamp-by: not allowed with argument --start-col" in err[0]
+
+
+def test_errors_through_the_alias_say_the_command_typed(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(ten_and_five), "--cti-import", "other", "--out", str(tmp_path / "o")]
+    assert main(["replay", *argv]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == (
+        "orderdoc replay: error: --cti-import other: needs a second input (--cti-join or "
+        "--cti-union)"
+    )
+    assert main(["cti", *argv]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "orderdoc cti: error: --cti-import other: needs a second input (--cti-join or --cti-union)"
+    ]
+    bad = [str(ten_and_five), "--cti-every", "2", "--cti-policy", "bogus", "--out", "o"]
+    with pytest.raises(SystemExit) as exited:
+        main(["replay", *bad])
+    assert exited.value.code == 2
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .startswith("orderdoc replay: error: argument --cti-policy: invalid choice: 'bogus'")
+    )
+
+
+def test_the_suggested_delay_names_the_setting_and_the_command_its_flag(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from diagnostics.cti.outputs import format_summary
+
+    code, out = replay(tmp_path, str(ten_and_five), "--cti-every", "10", "--cti-delay", "5s")
+    assert code == 0
+    line = "a CTI delay of 5s500ms would have avoided the violations of generated CTIs"
+    assert f"{line} (use --cti-delay)\n" in capsys.readouterr().out
+    summary = json.loads((out / "cti_summary.json").read_text())
+    assert format_summary(summary).splitlines()[-1] == line  # the library: no flag
