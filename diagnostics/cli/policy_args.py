@@ -155,6 +155,18 @@ def given_policy_flags(args: argparse.Namespace) -> list[str]:
     return given
 
 
+#: Flags that set how application time is handled: no meaning on arrival time.
+APPLICATION_TIME_FLAGS = ("--late-arrival", "--out-of-order", "--action", "--no-early-policy")
+
+
+def application_time_flags(args: argparse.Namespace) -> list[str]:
+    """The flags of :data:`APPLICATION_TIME_FLAGS` the user gave."""
+    given = [f for f in given_policy_flags(args) if f in APPLICATION_TIME_FLAGS]
+    if getattr(args, "no_early_policy", False) is True:
+        given.append("--no-early-policy")
+    return given
+
+
 def policy_from_args(
     args: argparse.Namespace, *, late: int | None = None, ooo: int | None = None
 ) -> OrderingPolicy:

@@ -10,18 +10,20 @@ from concurrent.futures import ThreadPoolExecutor
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.capture_args import capture_from_args
 from diagnostics.cli.diagnostics_args import add_arguments as add_diagnostics_arguments
+from diagnostics.cli.diagnostics_args import given_flags as given_diagnostics_flags
 from diagnostics.cli.diagnostics_args import options_from_args
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
     add_policy_arguments,
+    application_time_flags,
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, UsageError
 from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE, write_outputs
 
 
@@ -87,10 +89,40 @@ def run_replay(
         progress.finish()
 
 
+def check_flags(args: argparse.Namespace, resolved: Resolved) -> None:
+    """Reject flags that would change nothing: diagnostics flags with ``--outcomes-only``,
+    tolerance flags on arrival time (one line naming the flags and why)."""
+    if args.outcomes_only:
+        stray = given_diagnostics_flags(args)
+        if stray:
+            msg = (
+                f"{', '.join(stray)}: shape diagnostics.jsonl and metrics.parquet, which "
+                "--outcomes-only does not write; remove them or --outcomes-only"
+            )
+            raise UsageError(msg)
+    if resolved.policy.application_time:
+        return
+    stray = application_time_flags(args)
+    if not stray:
+        return
+    where = (
+        "without --timestamp-by the replay runs on arrival time"
+        if resolved.job is None
+        else f"the query of {resolved.job.describe_source()} reads the input on arrival time "
+        "(no TIMESTAMP BY)"
+    )
+    msg = (
+        f"{', '.join(stray)}: {where}, where no tolerance or early-arrival rule applies; "
+        "give --timestamp-by COL or remove them"
+    )
+    raise UsageError(msg)
+
+
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
-    out = out_folder(args.out, create=True)
     resolved = resolve_policy(args)
+    check_flags(args, resolved)
+    out = out_folder(args.out, create=True)
     capture = capture_from_args(args)
     result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]

@@ -156,3 +156,61 @@ def test_python_dash_m_and_console_script(tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--job", "x"],
+        ["--error-window", "5m"],
+        ["--log-format", "activity"],
+        ["--idle-notice", "1m", "--source", "eh"],
+    ],
+    ids=lambda f: f[0],
+)
+def test_outcomes_only_rejects_diagnostics_flags(tmp_path, capsys, flags):
+    events = write_capture(tmp_path / "cap.csv")
+    argv = ["replay", str(events), "--out", str(tmp_path / "o"), "--timestamp-by", "ts"]
+    assert main([*argv, "--outcomes-only", *flags]) == 2
+    given = ", ".join(f for f in flags if f.startswith("--"))
+    assert capsys.readouterr().err.splitlines() == [
+        f"orderdoc replay: error: {given}: shape diagnostics.jsonl and metrics.parquet, which "
+        "--outcomes-only does not write; remove them or --outcomes-only"
+    ]
+    assert not (tmp_path / "o").exists()
+    assert main([*argv, *flags]) == 0  # without --outcomes-only they shape the diagnostics
+    assert (tmp_path / "o" / "diagnostics.jsonl").is_file()
+
+
+def test_diagnostics_flags_keep_their_defaults(tmp_path, capsys):
+    events = write_capture(tmp_path / "cap.csv")
+    argv = ["replay", str(events), "--out", str(tmp_path / "o"), "--timestamp-by", "ts"]
+    assert main(argv) == 0
+    record = json.loads((tmp_path / "o" / "diagnostics.jsonl").read_text().splitlines()[0])
+    assert record["resourceId"].endswith("/STREAMINGJOBS/orderdoc-replay")
+    assert record["properties"]["Source"] == "input"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--late-arrival", "10s"],
+        ["--out-of-order", "1s"],
+        ["--action", "drop"],
+        ["--no-early-policy"],
+        ["--late-arrival", "10s", "--action", "drop"],
+    ],
+    ids=lambda f: "+".join(x for x in f if x.startswith("--")),
+)
+def test_tolerances_on_arrival_time_are_an_error(tmp_path, capsys, flags):
+    events = write_capture(tmp_path / "cap.csv")
+    assert main(["replay", str(events), "--out", str(tmp_path / "o"), *flags]) == 2
+    given = ", ".join(f for f in flags if f.startswith("--"))
+    assert capsys.readouterr().err.splitlines() == [
+        f"orderdoc replay: error: {given}: without --timestamp-by the replay runs on arrival "
+        "time, where no tolerance or early-arrival rule applies; give --timestamp-by COL or "
+        "remove them"
+    ]
+    assert not (tmp_path / "o").exists()
+    # arrival time itself, and PARTITION BY on it, still replay
+    assert main(["replay", str(events), "--out", str(tmp_path / "a"), "--partition-by"]) == 0
