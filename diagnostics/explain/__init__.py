@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from diagnostics.durations import format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import Setting, UsageError
@@ -66,6 +67,8 @@ def explain(
         msg = "explain needs an aggregate folder or an event capture"
         raise UsageError(msg, Setting.CAPTURE)
     evidence: Evidence | None = None
+    if agg_dir is not None and job is not None:
+        _check_job(Path(agg_dir), job)
     if agg_dir is not None and job is None and events is None:
         names = jobs_in(Path(agg_dir))
         if len(names) > 1:  # findings per job (records naming no job form their own group)
@@ -83,8 +86,44 @@ def explain(
     return Report(
         findings=diagnose(evidence),
         sources=evidence.sources,
-        policy=policy.describe() if policy else None,
+        policy=describe(policy),
     )
+
+
+def describe(policy: OrderingPolicy | None) -> str | None:
+    """The policy line of a report. A policy without a TIMESTAMP BY column is the job's
+    tolerances given for reading its logs (the logs are what the job did, on application
+    time, so the column need not be known)."""
+    if policy is None:
+        return None
+    if policy.application_time:
+        return policy.describe()
+    parts = [
+        f"late {format_duration(policy.late_arrival_ns)}",
+        f"out-of-order {format_duration(policy.out_of_order_ns)}",
+        policy.action.value,
+        *(["PARTITION BY PartitionId"] if policy.partition_by else []),
+    ]
+    return f"{', '.join(parts)} (as given, to read the logs; TIMESTAMP BY column not given)"
+
+
+#: Job names an error lists at most.
+MAX_LISTED = 10
+
+
+def _check_job(agg_dir: Path, job: str) -> None:
+    """``job`` must be one of the folder's jobs (names compare ignoring case)."""
+    if not agg_dir.is_dir():
+        return  # from_agg_dir says the folder is missing
+    names = jobs_in(agg_dir)
+    if job.upper() in names:
+        return
+    listed = ", ".join(names[:MAX_LISTED]) + (
+        f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+    )
+    known = f"its jobs: {listed}" if names else "its records name no job"
+    msg = f"{Setting.JOB} {job!r} is not in the aggregate folder {agg_dir}; {known}"
+    raise UsageError(msg, Setting.JOB)
 
 
 #: The title prefix of findings on records that name no job (portal notifications, ...) in
@@ -108,5 +147,5 @@ def _per_job(agg_dir: Path, names: list[str], policy: OrderingPolicy | None) -> 
     return Report(
         findings=rank(findings),
         sources=tuple(sources),
-        policy=policy.describe() if policy else None,
+        policy=describe(policy),
     )

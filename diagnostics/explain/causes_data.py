@@ -10,9 +10,11 @@ Pure functions of :class:`Evidence`.
 from __future__ import annotations
 
 from diagnostics.durations import SECOND
+from diagnostics.explain import snippets
 from diagnostics.explain.causes_time import DEFAULT_LATE_S
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
+from diagnostics.explain.readable import plural, verb
 from diagnostics.kinds import KindFamily, Severity, kind_family
 
 #: ASA's page on data errors: every kind, with its meaning and fix.
@@ -97,7 +99,8 @@ def input_data_errors(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.INPUT_DATA_ERRORS,
         severity=Severity.CRITICAL,
-        title=f"{text} events of {where} could not be read ({detail}) and were lost",
+        title=f"{text} {'event' if events == 1 else 'events'} of {where} could not be read "
+        f"({detail}) and {verb(events, 'was', 'were')} lost",
         explanation=(
             "ASA reports an InputDeserializerError when an event's bytes do not match the "
             "input's serialization format (JSON, CSV, Avro), encoding or compression, or a "
@@ -169,6 +172,42 @@ def output_data_errors(evidence: Evidence) -> Finding | None:
             ),
         ),
         confidence=0.9,
+        job=evidence.job,
+    )
+
+
+def unknown_data_errors(evidence: Evidence) -> Finding | None:
+    """Data-error kinds orderdoc does not know: counted and named, never dropped silently."""
+    kinds = _family(evidence, KindFamily.OTHER)
+    if not kinds:
+        return None
+    events, text, minimum = _events(kinds)
+    listed = ", ".join(
+        f"{name} ({plural(stats.events, 'event', minimum=bool(stats.unknown_counts))})"
+        for name, stats in kinds.items()
+    )
+    first = next(iter(kinds))
+    return Finding(
+        cause=Cause.UNKNOWN_DATA_ERRORS,
+        severity=Severity.WARNING,
+        title=f"{text} {'event' if events == 1 else 'events'} of a data-error kind orderdoc "
+        f"does not know: {listed}",
+        explanation=(
+            "The job's logs report data errors of a kind that is not among those orderdoc "
+            "explains (the time rules' kinds, InputDeserializerError.*, "
+            "OutputDataConversionError.* and the older codes on ASA's data-errors page). "
+            "They are counted as the logs give them; what happened to the events, and why, "
+            "is not known to orderdoc: the records' messages and ASA's page say."
+        ),
+        evidence=_evidence(kinds),
+        impact={
+            "events_affected": events,
+            "minimum": minimum,
+            "fate_unknown": True,
+            "delay_seconds": 0.0,
+        },
+        suggestions=(snippets.inspect_records(first, DATA_ERRORS_PAGE),),
+        confidence=0.5,
         job=evidence.job,
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
+from diagnostics.explain.readable import plural
 from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
 from diagnostics.kinds import Severity
 
@@ -36,8 +37,9 @@ def idle_partition(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.IDLE_PARTITION,
         severity=Severity.WARNING,
-        title=f"Input partition(s) {', '.join(map(str, parts)) or '?'} stopped sending "
-        f"({minutes:.0f} idle minutes)",
+        title=f"Input {'partition' if len(parts) == 1 else 'partitions'} "
+        f"{', '.join(map(str, parts)) or '?'} stopped sending "
+        f"({plural(round(minutes), 'idle minute')})",
         explanation=(
             "Without PARTITION BY PartitionId, output at time t waits until every partition's "
             f"watermark reaches t (see {EVENT_ORDER}). A silent partition advances only by "

@@ -18,6 +18,7 @@ from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
+from diagnostics.explain.readable import plural, verb
 from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIME_HANDLING, TIMESTAMP_BY
 from diagnostics.kinds import ErrorKind, Severity
 
@@ -25,6 +26,11 @@ from diagnostics.kinds import ErrorKind, Severity
 HISTORICAL_S = 86_400.0
 #: ASA's default late tolerance, assumed when the job's policy is not given.
 DEFAULT_LATE_S = 5
+#: The lateness evidence of records without an example event.
+NOT_MEASURED = (
+    "not measured: no log record carries an example event (portal notifications and metrics "
+    "give counts only)"
+)
 
 
 def severity_for(events: int, total: int | None, *, dropped: bool) -> Severity:
@@ -51,6 +57,11 @@ def _late_s(evidence: Evidence) -> int | None:
     return None if late is None else late // SECOND
 
 
+def _ooo_s(evidence: Evidence) -> int:
+    """The job's out-of-order tolerance in seconds (0, ASA's default, when unknown)."""
+    return 0 if evidence.policy is None else evidence.policy.out_of_order_ns // SECOND
+
+
 def _dropping(evidence: Evidence) -> bool:
     return evidence.policy is not None and evidence.policy.action.value == "drop"
 
@@ -64,8 +75,18 @@ def _lateness_evidence(stats: KindStats, sign: float = 1.0) -> dict[str, Any]:
     }
     if stats.lateness.size:
         out["max_seconds"] = round(float(max(sign * stats.lateness)), 3)
-    out["from"] = "exact (capture)" if stats.exact else "one example event per diagnostic record"
+    if stats.exact:
+        out["from"] = "exact (capture)"
+    elif stats.lateness.size:
+        out["from"] = "one example event per diagnostic record"
+    else:
+        out["from"] = NOT_MEASURED
     return out
+
+
+def _counted(stats: KindStats) -> str:
+    """``"1 event"``, ``"at least 1,234 events"`` (some records named no count)."""
+    return plural(stats.events, "event", minimum=bool(stats.unknown_counts))
 
 
 def _common(stats: KindStats, total: int | None) -> dict[str, Any]:
@@ -100,7 +121,8 @@ def historical_replay(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.HISTORICAL_REPLAY,
         severity=Severity.CRITICAL,
-        title=f"Old data replayed through a live job: events are about {days:.0f} days late",
+        title="Old data replayed through a live job: events are about "
+        f"{plural(round(days), 'day')} late",
         explanation=(
             "An event whose application time is earlier than its arrival time minus the late "
             "arrival tolerance is a LateInputEvent and is adjusted to arrival − tolerance or "
@@ -150,28 +172,43 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
         over = _over_suggestion(evidence)
         if over is not None:
             suggestions.append(over)
-        suggestions.append(snippets.ooo_tolerance(value))
+        if _ooo_s(evidence) < value:
+            suggestions.append(snippets.ooo_tolerance(value))
+    else:  # no example event: the lateness is unknown, so is the tolerance that covers it
+        suggestions.append(
+            snippets.measure_lateness(evidence.policy.timestamp_by if evidence.policy else None)
+        )
     ooo = evidence.count(ErrorKind.OUT_OF_ORDER)
     lateness = _lateness_evidence(stats)
+    impact: Impact = {"events_affected": stats.events, "delay_seconds": 0.0}
+    if value is not None:  # unlimited now: lowering it to the suggestion adds no delay
+        impact["fix_adds_output_delay_seconds"] = 0 if current is None else max(value - current, 0)
     if value is not None and stats.lateness.size:
         lateness["share_covered_by_suggestion"] = round(stats.covered(value) or 0.0, 4)
     return Finding(
         cause=Cause.LATE_ARRIVALS,
         severity=severity_for(stats.events, evidence.total_events, dropped=_dropping(evidence)),
-        title=f"{stats.events_text} events arrived later than the late-arrival tolerance"
+        title=f"{_counted(stats)} arrived later than the late-arrival tolerance"
         + (f" ({current} s)" if current is not None else ""),
         explanation=(
             "An event whose application time is earlier than arrival time − late arrival "
             "tolerance is a LateInputEvent: Adjust moves its System.Timestamp to arrival − "
-            f"tolerance, Drop discards it ({EVENT_ORDERING}). The suggested tolerance is the "
-            "observed lateness's p99.9 rounded up to a second. Raising only the late tolerance "
+            f"tolerance, Drop discards it ({EVENT_ORDERING}). "
+            + (
+                "The suggested tolerance is the observed lateness's p99.9 rounded up to a second. "
+                if value is not None
+                else "These records carry no example event, so how late the events were is "
+                "not known and no tolerance can be sized from them: measure it first (below). "
+            )
+            + "Raising only the late tolerance "
             "lets these events in behind punctual senders, where they become out of order, so "
             "the out-of-order tolerance is raised with it (the effective out-of-order tolerance "
             "is the smaller of the two), or, better where a sender column is in order within "
             "itself, each sender gets its own timeline with OVER (no out-of-order adjustment, "
             f"and punctual senders are not held back; {TIMESTAMP_BY}). The late tolerance "
-            "makes a silent timeline wait that much longer: the impact below shows the output delay the fix "
-            "adds without OVER, and orderdoc whatif weighs it against the events kept."
+            "makes a silent timeline wait that much longer: the impact below shows the output "
+            "delay the fix adds without OVER, and orderdoc whatif weighs it against the events "
+            "kept."
         ),
         evidence={
             **_common(stats, evidence.total_events),
@@ -179,13 +216,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "current_late_tolerance_seconds": current,
             "out_of_order_events_alongside": ooo,
         },
-        impact={
-            "events_affected": stats.events,
-            "delay_seconds": 0.0,
-            "fix_adds_output_delay_seconds": None
-            if value is None or current is None
-            else max(value - current, 0),
-        },
+        impact=impact,
         suggestions=tuple(suggestions),
         confidence=0.9 if stats.exact else 0.7,
     )
@@ -201,7 +232,8 @@ def early_arrivals(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.EARLY_ARRIVALS,
         severity=severity_for(stats.events, evidence.total_events, dropped=True),
-        title=f"{stats.events_text} events were dropped for arriving more than 5 minutes early",
+        title=f"{_counted(stats)} {verb(stats.events, 'was', 'were')} dropped for arriving "
+        "more than 5 minutes early",
         explanation=(
             "An event whose application time is more than 5 minutes after its arrival time is "
             "an EarlyInputEvent and is dropped (the early window is fixed in ASA; "
@@ -229,16 +261,23 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     over = _over_suggestion(evidence)
     if over is not None:
         suggestions.append(over)
-    if stats.exact and stats.lateness.size:
+    measured = stats.exact and bool(stats.lateness.size)
+    if measured:
         value = snippets.whole_seconds(stats.quantile(0.999) or 0.0)
     else:
         value = current_late if current_late is not None else DEFAULT_LATE_S
-    suggestions.append(snippets.ooo_tolerance(value))
+    if measured or _ooo_s(evidence) < value:
+        suggestions.append(snippets.ooo_tolerance(value))
+    else:  # already as large as the late tolerance allows: only a capture can say more
+        suggestions.append(
+            snippets.measure_disorder(evidence.policy.timestamp_by if evidence.policy else None)
+        )
     if current_late is not None and value > current_late:
         suggestions.append(snippets.late_tolerance(value))
     evidence_out: dict[str, Any] = {**_common(stats, evidence.total_events)}
     if stats.exact and stats.lateness.size:
         evidence_out["disorder"] = _lateness_evidence(stats)
+    evidence_out["current_out_of_order_tolerance_seconds"] = _ooo_s(evidence)
     evidence_out["late_events_alongside"] = late
     evidence_out["over_key_analysis"] = evidence.key_analysis[:5]
     following = _share_following_late(evidence, stats)
@@ -254,7 +293,8 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.OUT_OF_ORDER,
         severity=severity_for(stats.events, evidence.total_events, dropped=_dropping(evidence)),
-        title=f"{stats.events_text} events were out of order beyond the out-of-order tolerance",
+        title=f"{_counted(stats)} {verb(stats.events, 'was', 'were')} out of order beyond "
+        "the out-of-order tolerance",
         explanation=(
             "An event whose (late-adjusted) time is earlier than the largest time already "
             "accepted on its timeline minus the out-of-order tolerance is an OutOfOrderEvent, "
@@ -309,7 +349,8 @@ def invalid_timestamps(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.INVALID_TIMESTAMPS,
         severity=severity_for(bad, evidence.total_events, dropped=True),
-        title=f"{bad:,} events had no usable timestamp or key and were dropped",
+        title=f"{plural(bad, 'event')} had no usable timestamp or key and "
+        f"{verb(bad, 'was', 'were')} dropped",
         explanation=(
             "An event whose TIMESTAMP BY value is missing or unparsable is dropped with "
             "InvalidInputTimeStamp; with OVER, a missing key gives InvalidInputTimeStampKey "
@@ -380,7 +421,7 @@ def cti_violations(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.CTI_VIOLATIONS,
         severity=severity_for(stats.events, evidence.total_events, dropped=True),
-        title=f"{stats.events_text} events started before the latest CTI (CTI violations)",
+        title=f"{_counted(stats)} started before the latest CTI (CTI violations)",
         explanation=(
             "A CTI at c commits everything before c; an event starting before the latest CTI "
             f"is dropped or adjusted to the CTI by the AdvanceTimePolicy ({CTI}). A larger CTI "

@@ -12,6 +12,7 @@ are negative), with a weight per value (events it stands for); counts are whole 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +291,26 @@ def _metric_kinds(frame: pl.DataFrame | None) -> tuple[dict[str, KindStats], int
     return kinds, backlog
 
 
+def _minutes_range(metrics: pl.DataFrame | None) -> dict[str, str | None] | None:
+    """The time the metrics cover, as ``summary.json`` writes a time range: from the start
+    of the first minute to the end of the last (``None`` without metric minutes)."""
+    if metrics is None or "minute" not in metrics.columns:
+        return None
+    minutes = metrics["minute"].drop_nulls()
+    if minutes.is_empty():
+        return None
+    first, last = minutes.min(), minutes.max()
+    if not isinstance(first, datetime) or not isinstance(last, datetime):
+        return None
+    return {"from": _iso(first), "to": _iso(last + timedelta(minutes=1))}
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def jobs_in(agg_dir: Path) -> list[str]:
     """The job names of an aggregate folder's tables (upper-cased, sorted)."""
     names: set[str] = set()
@@ -323,18 +344,29 @@ def from_agg_dir(
     from_metrics, backlog = _metric_kinds(metrics)
     for name, stats in from_metrics.items():
         kinds.setdefault(name, stats)
+    summary = read_summary(agg_dir)
     try:
-        time_range: dict[str, str | None] = dict(read_summary(agg_dir).get("time_range", {}))
+        time_range: dict[str, str | None] = dict(summary.get("time_range", {}))
     except (TypeError, ValueError) as exc:
         msg = f"{agg_dir / SUMMARY_FILE}: time_range is not an object ({exc})"
         raise InputError(msg) from exc
-    sources = ["logs"] + (["metrics"] if total is not None or delay is not None else [])
+    if not any(time_range.values()):  # no log record had a time: the metrics' minutes
+        time_range = _minutes_range(metrics) or time_range
+    idle = _idle(_scan(agg_dir, TableName.PARTITION_IDLE, job))
+    has_metrics = metrics is not None and not metrics.is_empty()
+    # "logs" when log records were read: the job's own, or (for the whole folder) any,
+    # quarantined ones included; a folder of metrics exports alone has none
+    records = summary.get("records_total") if job is None else None
+    has_logs = bool((errors is not None and not errors.is_empty()) or idle or records)
+    sources = (["logs"] if has_logs or not has_metrics else []) + (
+        ["metrics"] if has_metrics else []
+    )
     return Evidence(
         sources=tuple(sources),
         policy=policy,
         total_events=total,
         kinds=kinds,
-        idle=_idle(_scan(agg_dir, TableName.PARTITION_IDLE, job)),
+        idle=idle,
         partition_events=per_part,
         watermark_delay=delay,
         time_range=time_range,

@@ -30,6 +30,7 @@ class Cause(StrEnum):
     CTI_VIOLATIONS = "cti_violations"
     INPUT_DATA_ERRORS = "input_data_errors"
     OUTPUT_DATA_ERRORS = "output_data_errors"
+    UNKNOWN_DATA_ERRORS = "unknown_data_errors"
     WATERMARK_DELAY = "watermark_delay"
     HEALTHY = "healthy"
 
@@ -49,6 +50,8 @@ class SuggestionKind(StrEnum):
     CTI_DELAY = "cti_delay"
     FIX_INPUT_DATA = "fix_input_data"
     FIX_OUTPUT_SCHEMA = "fix_output_schema"
+    MEASURE_LATENESS = "measure_lateness"
+    INSPECT_RECORDS = "inspect_records"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,8 @@ class Impact(TypedDict):
     ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
     affected events are lost (data errors), not moved by a time rule; ``minimum``:
     ``events_affected`` is a lower bound (some log records named no count); ``delay``: the
-    delay in words (e.g. unknown without the job's late tolerance).
+    delay in words (e.g. unknown without the job's late tolerance); ``fate_unknown``: the
+    logs report the events but not what happened to them (a kind orderdoc does not know).
     """
 
     events_affected: int
@@ -95,6 +99,7 @@ class Impact(TypedDict):
     lost: NotRequired[bool]
     minimum: NotRequired[bool]
     delay: NotRequired[str]
+    fate_unknown: NotRequired[bool]
 
 
 def _no_impact() -> Impact:

@@ -29,6 +29,7 @@ DETECTORS = (
     parts.hot_partition,
     data.input_data_errors,
     data.output_data_errors,
+    data.unknown_data_errors,
     data.watermark_delay,
 )
 

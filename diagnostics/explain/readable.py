@@ -64,6 +64,18 @@ def _number(value: Any) -> str:
     return str(value)
 
 
+def plural(count: float | None, one: str, many: str | None = None, *, minimum: bool = False) -> str:
+    """``"1 event"``, ``"1,234 events"``, ``"at least 2 events"`` (``many``: the plural when
+    it is not ``one`` + s; ``minimum``: the count is a lower bound)."""
+    word = one if count == 1 else (many or f"{one}s")
+    return f"{'at least ' if minimum else ''}{_number(count)} {word}"
+
+
+def verb(count: float | None, one: str, many: str) -> str:
+    """``one`` for a count of one, else ``many`` (``was``/``were``)."""
+    return one if count == 1 else many
+
+
 def _stats(value: Mapping[str, Any]) -> str:
     """``{"p50_seconds": .., "p95_seconds": .., ...}`` as a sentence."""
     names = {
@@ -81,7 +93,7 @@ def _stats(value: Mapping[str, Any]) -> str:
     ]
     text = ", ".join(parts)
     if value.get("from"):
-        text += f", {value['from']}"
+        text += f", {value['from']}" if text else str(value["from"])
     covered = value.get("share_covered_by_suggestion")
     if covered is not None:
         text += f"; the suggested tolerance covers {covered:.0%} of them"
@@ -94,7 +106,7 @@ def _mapping(value: Mapping[str, Any], key: str) -> str:
     if key == "events_per_minute":
         return (
             f"peak {_number(value.get('peak'))}, mean {_number(value.get('mean'))} "
-            f"over {_number(value.get('minutes'))} minutes"
+            f"over {plural(value.get('minutes'), 'minute')}"
         )
     prefix = "partition " if key in ("partitions", "events_per_partition") else ""
     return ", ".join(f"{prefix}{k}: {_number(v)}" for k, v in value.items())
@@ -115,7 +127,7 @@ def _row(item: Mapping[str, Any]) -> str:
     if "partition_id" in item and "start" in item:  # a silent period
         return (
             f"partition {item['partition_id']} from {_time(item['start'])} to {_time(item['end'])} "
-            f"({_number(item.get('minutes'))} min, {_number(item.get('notices'))} notices)"
+            f"({_number(item.get('minutes'))} min, {plural(item.get('notices'), 'notice')})"
         )
     if "column" in item and "removed_share" in item:  # an OVER key tried
         return (
@@ -140,6 +152,8 @@ SUGGESTION_LABELS = {
     "cti_delay": "CTI delay",
     "fix_input_data": "input format or senders",
     "fix_output_schema": "query SELECT or output schema",
+    "measure_lateness": "measure first",
+    "inspect_records": "the log records",
 }
 
 
@@ -189,11 +203,13 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
     """The impact as one or two sentences."""
     parts: list[str] = []
     affected = impact.get("events_affected")
-    count = f"at least {_number(affected)}" if impact.get("minimum") else _number(affected)
-    if affected and impact.get("lost"):  # data errors: lost, not moved by a time rule
-        parts.append(f"{count} events lost")
+    count = plural(affected, "event", minimum=bool(impact.get("minimum"))) if affected else ""
+    if affected and impact.get("fate_unknown"):  # a kind orderdoc does not know
+        parts.append(f"{count} reported, fate unknown")
+    elif affected and impact.get("lost"):  # data errors: lost, not moved by a time rule
+        parts.append(f"{count} lost")
     elif affected:
-        parts.append(f"{count} events adjusted or dropped")
+        parts.append(f"{count} adjusted or dropped")
     elif affected == 0:
         parts.append("no event adjusted or dropped")
     if impact.get("dropped"):
@@ -225,6 +241,7 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         "delay_seconds",
         "delay",
         "lost",
+        "fate_unknown",
         "minimum",
         "fix_adds_output_delay_seconds",
         "consequence_of",

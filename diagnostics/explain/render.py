@@ -11,6 +11,7 @@ from diagnostics.explain.readable import (
     cause_label,
     evidence_lines,
     impact_sentence,
+    plural,
     suggestion_label,
 )
 
@@ -60,7 +61,10 @@ def text_finding(number: int, finding: Finding) -> list[str]:
 
 def to_text(report: Report) -> str:
     """A readable report for the terminal."""
-    head = f"orderdoc explain: {len(report.findings)} finding(s) from {', '.join(report.sources)}"
+    head = (
+        f"orderdoc explain: {plural(len(report.findings), 'finding')} from "
+        f"{', '.join(report.sources)}"
+    )
     if report.policy:
         head += f"\npolicy: {report.policy}"
     body: list[str] = [head, ""]

@@ -71,7 +71,8 @@ def feed_partitions(partitions: list[int]) -> Suggestion:
     return Suggestion(
         SuggestionKind.FEED_ALL_PARTITIONS,
         None,
-        f"Check the producers writing to partition(s) {names}: send with a partition key spread "
+        f"Check the producers writing to partition{'' if len(partitions) == 1 else 's'} "
+        f"{names}: send with a partition key spread "
         "over all partitions (or none, for round-robin) so that no partition goes silent",
     )
 
@@ -135,4 +136,42 @@ def cti_delay(seconds: float | None) -> Suggestion:
         SuggestionKind.CTI_DELAY,
         float(seconds),
         f"AdvanceTimeGenerationSettings(frequency, TimeSpan.FromSeconds({seconds:g}), true)",
+    )
+
+
+def measure_lateness(timestamp: str | None) -> Suggestion:
+    """How to size a late-arrival tolerance when no record carries an example event."""
+    column = timestamp or "COL"
+    return Suggestion(
+        SuggestionKind.MEASURE_LATENESS,
+        None,
+        "Measure the lateness before changing Events that arrive late: capture the input "
+        "(Event Hubs Capture, or a SELECT * INTO blob step) and run orderdoc explain with "
+        f"--events CAPTURE --timestamp-by {column}, which sizes the tolerance to the 99.9th "
+        "percentile of the events' lateness; or aggregate the job's resource logs (diagnostic "
+        "setting, category Execution), whose data-error records carry an example event",
+    )
+
+
+def measure_disorder(timestamp: str | None) -> Suggestion:
+    """How to size an out-of-order fix when the logs cannot (the tolerance is already as
+    large as the late tolerance allows)."""
+    column = timestamp or "COL"
+    return Suggestion(
+        SuggestionKind.MEASURE_LATENESS,
+        None,
+        "The out-of-order tolerance is already as large as the late-arrival tolerance lets it "
+        "act: capture the input and run orderdoc explain with --events CAPTURE --timestamp-by "
+        f"{column}, which measures how far out of order the events are and finds a sender "
+        "column for TIMESTAMP BY ... OVER",
+    )
+
+
+def inspect_records(kind: str, page: str) -> Suggestion:
+    """What to read about a data-error kind orderdoc does not know."""
+    return Suggestion(
+        SuggestionKind.INSPECT_RECORDS,
+        None,
+        f"Read the job's log records of kind {kind} (their message and example event) and look "
+        f"the kind up on ASA's data-errors page ({page})",
     )

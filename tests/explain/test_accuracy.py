@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from diagnostics.aggregates import read_summary
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
@@ -26,7 +27,9 @@ def test_top_finding_from_logs_alone_names_the_injected_cause(runs, scenario, se
     report = explain(run.agg_dir, policy=POLICY)
     assert report.top is not None
     assert report.top.cause.value == EXPECTED[scenario]
-    assert report.sources[0] == "logs"
+    # no capture; "logs" only when the replay wrote log records (a healthy one writes none)
+    logged = read_summary(run.agg_dir)["records_total"] > 0
+    assert report.sources == (("logs", "metrics") if logged else ("metrics",))
 
 
 @pytest.mark.parametrize(("scenario", "seed"), CASES)
