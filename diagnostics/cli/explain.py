@@ -8,8 +8,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from diagnostics.cli.job_args import add_job_arguments, resolve_policy
-from diagnostics.cli.policy_args import add_column_arguments, add_policy_arguments
+from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
+from diagnostics.cli.policy_args import (
+    add_column_arguments,
+    add_policy_arguments,
+    application_time_flags,
+)
+from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import UsageError
 
 
@@ -42,6 +47,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
     parser.set_defaults(func=run)
+
+
+#: Flags that describe a replay of the capture: without ``--events`` nothing uses them.
+REPLAY_ONLY = {
+    "--partitions": "declares the capture's partitions",
+    "--no-early-policy": "is a what-if of a replay",
+}
+
+
+def logs_policy(args: argparse.Namespace, resolved: Resolved) -> OrderingPolicy | None:
+    """The policy the logs are read against (no capture): the job's, when its TIMESTAMP BY
+    column or the tolerance flags are given (the logs are what the job did, so the column
+    need not be known); ``None`` (ASA's defaults, said so in the findings) otherwise.
+    Flags with no meaning for logs are a :class:`UsageError`."""
+    given_replay = {
+        "--partitions": args.partitions is not None,
+        "--no-early-policy": bool(args.no_early_policy),
+    }
+    stray = [flag for flag in REPLAY_ONLY if given_replay[flag]]
+    if stray:
+        why = " and ".join(f"{flag} {REPLAY_ONLY[flag]}" for flag in stray)
+        msg = f"{why}, so {'they need' if len(stray) > 1 else 'it needs'} --events CAPTURE"
+        raise UsageError(msg)
+    if resolved.policy.application_time:
+        return resolved.policy
+    given = application_time_flags(args) + (["--partition-by"] if args.partition_by else [])
+    if not given:
+        return None
+    if resolved.job is not None:
+        msg = (
+            f"{', '.join(given)}: the query of {resolved.job.describe_source()} reads the "
+            "input on arrival time (no TIMESTAMP BY), so no ordering policy applies; give "
+            "--timestamp-by COL or remove them"
+        )
+        raise UsageError(msg)
+    return resolved.policy
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             "application time"
         )
         raise UsageError(msg)
-    policy = resolved.policy if has_time else None
+    policy = resolved.policy if args.events is not None else logs_policy(args, resolved)
     capture = capture_from_args(args) if args.events else None
     events = None
     if capture is not None and policy is not None:
