@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from diagnostics.cli.values import out_folder
-from diagnostics.errors import UsageError
+from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.inputs import expand_inputs
 
 
@@ -53,13 +53,52 @@ def _progress(started: float) -> Callable[[str], None]:
     return say
 
 
+def _time_range(summary: dict) -> str:
+    span = summary.get("time_range") or {}
+    if span.get("from") is None and span.get("to") is None:
+        return "- (no log record with a time)"
+    return f"{span.get('from')} .. {span.get('to')}"
+
+
+def _partitions(ids: list[int]) -> str:
+    return f"partition{'' if len(ids) == 1 else 's'} {', '.join(map(str, ids))}"
+
+
+def silent_partitions(summary: dict, out: Path) -> str:
+    """The partitions that went silent, per job (from the written ``partition_idle`` table;
+    the summary's list, which names no job, when the table cannot be read)."""
+    import polars as pl
+
+    from diagnostics.aggregates import TableName, scan
+
+    try:
+        lazy = scan(out, TableName.PARTITION_IDLE)
+        frame = None if lazy is None else lazy.select("job", "partition_id").collect()
+    except (OSError, pl.exceptions.PolarsError, OrderdocError):
+        frame = None
+    if frame is None:
+        idle = sorted(summary.get("idle_partitions") or [])
+        return _partitions(idle) if idle else "none"
+    per_job: dict[str, set[int]] = {}
+    for job, partition in frame.drop_nulls("partition_id").iter_rows():
+        per_job.setdefault(job or "", set()).add(int(partition))
+    if not per_job:
+        return "none"
+    return "; ".join(
+        f"{_partitions(sorted(ids))} of job {job}"
+        if job
+        else f"{_partitions(sorted(ids))} of records naming no job"
+        for job, ids in sorted(per_job.items(), key=lambda item: (not item[0], item[0]))
+    )
+
+
 def format_summary(summary: dict, out: Path) -> str:
     """The human-readable summary printed at the end of a run."""
     lines = [
         f"records: {summary['records_total']} total, {summary['records_parsed']} parsed, "
         f"{summary['records_quarantined']} quarantined",
         f"jobs: {', '.join(summary['jobs']) or '-'}",
-        f"time range: {summary['time_range']['from']} .. {summary['time_range']['to']}",
+        f"time range: {_time_range(summary)}",
         "events by kind:",
     ]
     unknown = summary.get("records_without_count") or {}
@@ -69,8 +108,9 @@ def format_summary(summary: dict, out: Path) -> str:
         if unknown.get(kind):  # records that named no count: each at least one more event
             line += f"  + {unknown[kind]:,} record(s) without a count (at least {count + unknown[kind]:,})"
         lines.append(line)
-    idle = summary["idle_partitions"]
-    lines.append(f"idle partitions: {', '.join(map(str, idle)) if idle else '-'}")
+    lines.append(
+        f"silent partitions (InputPartitionNotProgressing): {silent_partitions(summary, out)}"
+    )
     if summary.get("files_skipped"):
         lines.append(f"files skipped (not logs): {len(summary['files_skipped'])}")
     lines.append(f"tables and summary.json written to {out}")

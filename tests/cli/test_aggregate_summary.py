@@ -22,3 +22,38 @@ def test_summary_shows_records_without_a_count_as_at_least() -> None:
     ]  # fmt: skip
     assert lines["LateInputEvent"].split() == ["LateInputEvent", "33"]
     assert "jobs: MYSTREAMINGJOB" in text
+
+
+def test_silent_partitions_are_named_per_job(tmp_path: Path) -> None:
+    import json
+
+    from diagnostics.aggregates import read_summary
+    from diagnostics.report.pipeline import write_agg_dir
+
+    rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/"
+    idle = "Input Partition [{p}] does not have additional data for more than [5] minute(s)."
+    records = [
+        {"time": "2024-03-05T10:10:00Z", "resourceId": rid + job, "level": "Warning",
+         "properties": {"Source": "eh", "Type": "InputPartitionNotProgressing",
+                        "Message": idle.format(p=partition)}}
+        for job, partition in (("ORDERS", 3), ("PAYMENTS", 0), ("PAYMENTS", 2))
+    ]  # fmt: skip
+    log = tmp_path / "PT1H.json"
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    write_agg_dir([log], [], tmp_path / "agg")
+    text = format_summary(read_summary(tmp_path / "agg"), tmp_path / "agg")
+    assert (
+        "silent partitions (InputPartitionNotProgressing): partition 3 of job ORDERS; "
+        "partitions 0, 2 of job PAYMENTS"
+    ) in text.splitlines()
+    assert "idle partitions" not in text
+
+
+def test_a_summary_without_idle_notices_or_times_says_so() -> None:
+    summary = {
+        "records_total": 0, "records_parsed": 0, "records_quarantined": 0, "jobs": ["J"],
+        "time_range": {"from": None, "to": None}, "events_by_kind": {}, "idle_partitions": [],
+    }  # fmt: skip
+    lines = format_summary(summary, Path("no-such-folder")).splitlines()
+    assert "time range: - (no log record with a time)" in lines
+    assert "silent partitions (InputPartitionNotProgressing): none" in lines
