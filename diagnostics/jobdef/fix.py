@@ -218,12 +218,15 @@ def query_diff(fix: Fix) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _outcome_rows(fix: Fix) -> list[str]:
+#: How to measure a fix written without a capture, as the command line does it.
+MEASURE_HINT = "run `orderdoc explain --events CAPTURE --job-definition ... --write-fix DIR`"
+
+
+def _outcome_rows(fix: Fix, measure_hint: str = MEASURE_HINT) -> list[str]:
     b, a = fix.before, fix.after
     if b is None or a is None:
         return [
-            "No capture was given, so the change is not measured: run `orderdoc explain "
-            "--events CAPTURE --job-definition ... --write-fix DIR` to measure it.",
+            f"No capture was given, so the change is not measured: {measure_hint} to measure it.",
             "",
         ]
     rows = [
@@ -278,8 +281,9 @@ def _input_line(fix: Fix) -> str:
     return f"Input {job.input.name}: {kind}; the query reads it {len(job.reads)} time(s){where}."
 
 
-def fix_markdown(fix: Fix, definition_file: str) -> str:
-    """FIX.md: before/after settings, the measured effect, the query diff, how to apply."""
+def fix_markdown(fix: Fix, definition_file: str, measure_hint: str = MEASURE_HINT) -> str:
+    """FIX.md: before/after settings, the measured effect, the query diff, how to apply
+    (``measure_hint``: how to measure it, when no capture was given)."""
     d = fix.job.definition
     before = fix.before_policy
     out = [
@@ -304,7 +308,7 @@ def fix_markdown(fix: Fix, definition_file: str) -> str:
         "",
         "## Effect",
         "",
-        *_outcome_rows(fix),
+        *_outcome_rows(fix, measure_hint),
     ]
     if fix.steps and fix.before is not None:
         out += [
@@ -343,9 +347,12 @@ def fix_markdown(fix: Fix, definition_file: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_fix(fix: Fix, out_dir: Path | str) -> dict[str, Path]:
+def write_fix(
+    fix: Fix, out_dir: Path | str, *, measure_hint: str = MEASURE_HINT
+) -> dict[str, Path]:
     """Write the corrected definition, ``query.asaql`` (when the query changed),
-    ``query.diff``, ``apply.sh`` and ``FIX.md`` into ``out_dir``; returns what was written."""
+    ``query.diff``, ``apply.sh`` and ``FIX.md`` into ``out_dir``; returns what was written.
+    ``measure_hint``: FIX.md's words for how to measure a fix made without a capture."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         msg = f"fix folder {out}: exists and is not a folder"
@@ -368,7 +375,8 @@ def write_fix(fix: Fix, out_dir: Path | str) -> dict[str, Path]:
         written["apply"].write_text(apply_script(fix), encoding="utf-8")
         written["apply"].chmod(0o755)
         written["fix"] = out / "FIX.md"
-        written["fix"].write_text(fix_markdown(fix, written["definition"].name), encoding="utf-8")
+        text = fix_markdown(fix, written["definition"].name, measure_hint)
+        written["fix"].write_text(text, encoding="utf-8")
     except OSError as exc:
         msg = f"fix folder {out}: cannot write ({exc.strerror})"
         raise InputError(msg, Setting.FIX_FOLDER) from exc

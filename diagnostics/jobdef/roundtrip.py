@@ -11,7 +11,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain.model import Finding
 from diagnostics.jobdef.definition import read_job_definition
-from diagnostics.jobdef.fix import Fix, Outcome, write_fix
+from diagnostics.jobdef.fix import MEASURE_HINT, Fix, Outcome, write_fix
 from diagnostics.jobdef.job import JobPolicy, job_policy
 from diagnostics.jobdef.plan import Events, measure, plan_fix
 
@@ -37,9 +37,10 @@ def fix_and_verify(
     partitions: Sequence[int] | None = None,
     parameters: Path | str | None = None,
     say: Callable[[str], None] | None = None,
+    measure_hint: str = MEASURE_HINT,
 ) -> RoundTrip:
     """Plan, write into ``out_dir``, read back, replay (with ``events``); ``say`` hears
-    which replay runs."""
+    which replay runs; ``measure_hint``: FIX.md's words for measuring without a capture."""
     current = current or job.policy
     fix = plan_fix(
         job,
@@ -50,7 +51,7 @@ def fix_and_verify(
         partitions=partitions,
         say=say,
     )
-    written = write_fix(fix, out_dir)
+    written = write_fix(fix, out_dir, measure_hint=measure_hint)
     back = read_job_definition(written["definition"], parameters)
     # A TIMESTAMP BY column given by the caller (not the query's) is given again.
     given = job.timestamp_given or current.timestamp_by != job.policy.timestamp_by
