@@ -7,7 +7,6 @@ one never is. Results are small frames and plain values.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +15,6 @@ import streamlit as st
 from diagnostics.appdata import (
     alerts,
     build,
-    insight,
     jobfix,
     lateness,
     overview,
@@ -26,7 +24,6 @@ from diagnostics.appdata import (
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
-from diagnostics.jobdef.job import name_the_input
 
 AGG_KEY = "agg_dir"
 WATCH_KEY = "watch_state"
@@ -208,21 +205,10 @@ def quarantine(path: str, sig: str) -> pl.DataFrame:
 
 @st.cache_data(show_spinner="Working out the causes…", max_entries=8)
 def report(path: str, sig: str) -> Report:
-    """The explainer's report for the folder (with its capture, when it has one)."""
+    """The explainer's report for the folder (with its capture and job definition, when it
+    has them; see :func:`diagnostics.appdata.jobfix.explain_folder`)."""
     ctx = build.capture_context(Path(path))
-    if ctx is None:
-        return insight.explain(Path(path))
-    found = insight.explain(
-        Path(path),
-        events=events(path, sig),
-        policy=ctx.settings.policy,
-        columns=ctx.settings.columns,
-    )
-    name = jobfix.input_name(Path(path))
-    if name is None:
-        return found
-    # with the job's definition, the query suggestions name its input (FROM telemetry ...)
-    return replace(found, findings=name_the_input(found.findings, name))
+    return jobfix.explain_folder(Path(path), events(path, sig) if ctx is not None else None)
 
 
 @st.cache_data(show_spinner="Writing the corrected job…", max_entries=8)

@@ -68,7 +68,8 @@ def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
 
 
 def _job_fix(agg: Aggregate) -> None:
-    """The corrected job definition: before/after, the queries side by side, downloads."""
+    """The corrected job definition: before/after, the diffs of query and definition, the
+    texts side by side, downloads."""
     try:
         view = cache.job_fix(*cache.key(agg))
     except OrderdocError as exc:
@@ -78,6 +79,7 @@ def _job_fix(agg: Aggregate) -> None:
         return
     st.header("The corrected job")
     st.caption(f"Now: {view.policy_before} · corrected: {view.policy_after}")
+    st.caption(f"The fix is {view.basis}.")
     if view.before is not None and view.after is not None:
         rows = [(k, str(v), str(view.after[k])) for k, v in view.before.items()]
         st.dataframe(
@@ -87,14 +89,23 @@ def _job_fix(agg: Aggregate) -> None:
             hide_index=True,
             width="stretch",
         )
-    left, right = st.columns(2)
-    left.markdown("**Query now**")
-    left.code(view.old_query, language="sql")
-    right.markdown("**Corrected query**")
-    right.code(view.new_query if view.new_query is not None else view.old_query, language="sql")
-    if view.new_query is None:
-        st.caption("The query does not change; only the job's settings do.")
-    with st.expander("The definition, side by side"):
+    st.markdown("**Query change**")
+    if view.query_diff:
+        st.code(view.query_diff, language="diff")
+    else:
+        st.caption("The query does not change.")
+    with st.expander("The query now and corrected, side by side"):
+        left, right = st.columns(2)
+        left.markdown("**Query now**")
+        left.code(view.old_query, language="sql")
+        right.markdown("**Corrected query**")
+        right.code(view.new_query if view.new_query is not None else view.old_query, language="sql")
+    st.markdown("**Definition change**")
+    if view.definition_diff:
+        st.code(view.definition_diff, language="diff")
+    else:
+        st.caption("The definition does not change.")
+    with st.expander("The definition now and corrected, side by side"):
         left, right = st.columns(2)
         left.code(view.old_definition, language="json")
         right.code(view.new_definition, language="json")
@@ -138,8 +149,7 @@ def render() -> None:
             if f.suggestions:
                 st.markdown("**What to change**")
                 for s in f.suggestions:
-                    value = "" if s.value_seconds is None else f" ({s.value_seconds:g} s)"
-                    st.caption(f"{s.kind.replace('_', ' ')}{value}")
+                    st.caption(insight.suggestion_heading(s))
                     st.code(s.snippet, language="sql")
             st.caption(f"Impact: {insight.impact_text(f.impact)}")
             values = insight.readable_evidence(f.evidence)

@@ -93,7 +93,10 @@ def _policy_form() -> CaptureSettings | None:
         c7, c8 = st.columns(2)
         partition_by = c7.checkbox("PARTITION BY PartitionId", key="cap_pby")
         over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", "", key="cap_over")
-        st.markdown("**Or take the policy from the job's definition**")
+        st.markdown(
+            "**Or take the policy from the job's definition** (used with a capture, and "
+            "with logs: their findings use its settings and the corrected job is written)"
+        )
         d1, d2, d3 = st.columns(3)
         definition = d1.file_uploader(
             "Job definition: ARM template, resource JSON or `az stream-analytics job show` output",
@@ -191,13 +194,14 @@ def _uploads(settings: CaptureSettings | None) -> None:
 
         _run(f"capture {name}", target, replay_it)
         return
-    target = workdir.folder_for(*(n.encode() + b"\0" + d for n, d in named))
+    target = workdir.folder_for(*(n.encode() + b"\0" + d for n, d in named), _job_fingerprint())
 
     def aggregate_it(progress: Progress) -> None:
         paths = workdir.save_uploads(target / "uploads", named)
         logs = [p for p in paths if not p.name.lower().endswith(".parquet")]
         metrics = [p for p in paths if p.name.lower().endswith(".parquet")]
         build_from_logs(logs, target, progress, metrics=metrics)
+        _keep_job(target)  # the job definition gives the logs' findings its policy
 
     _run(", ".join(n for n, _ in named), target, aggregate_it)
 
@@ -224,6 +228,10 @@ def render() -> None:
         st.caption("No bundled samples found beside this installation.")
 
     st.subheader("Aggregate folder")
+    st.caption(
+        "An opened folder is explained as it is: a job definition (under Upload) is used "
+        "with uploaded logs or a capture, not with a folder opened here."
+    )
     c1, c2 = st.columns([3, 1])
     path = c1.text_input("Folder written by `orderdoc aggregate … --out DIR`", key="agg_path")
     if c2.button("Open the folder", key="open_folder"):

@@ -17,8 +17,8 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain import explain as run_explainer
-from diagnostics.explain.model import Report
-from diagnostics.explain.readable import evidence_lines, impact_sentence
+from diagnostics.explain.model import Report, Suggestion
+from diagnostics.explain.readable import evidence_lines, impact_sentence, suggestion_label
 from diagnostics.kinds import ErrorKind
 from diagnostics.whatif import chart as sweep_chart
 from diagnostics.whatif import sweep as run_sweep
@@ -62,6 +62,15 @@ def readable_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:
 def impact_text(impact: Mapping[str, Any]) -> str:
     """A finding's impact as a sentence."""
     return impact_sentence(impact)
+
+
+def suggestion_heading(suggestion: Suggestion) -> str:
+    """What a suggestion changes, as the command line's report labels it, with its value:
+    ``late-arrival tolerance (121 s)``, ``query: TIMESTAMP BY ... OVER``."""
+    label = suggestion_label(suggestion.kind.value)
+    if suggestion.value_seconds is None:
+        return label
+    return f"{label} ({suggestion.value_seconds:g} s)"
 
 
 def scalar_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:

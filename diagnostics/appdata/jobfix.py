@@ -1,23 +1,38 @@
-"""The app's job definition: read from an upload, kept beside the capture it was used for,
+"""The app's job definition: read from an upload, kept beside the folder it was used for,
 and the corrected job (the ``--write-fix`` files) for the Findings page.
 
-Layout inside an aggregate folder built from a capture: ``job/<file name>`` (the definition
-as uploaded), ``job/parameters.json`` (when given), ``job/orderdoc-job.json`` (which file, input,
-the TIMESTAMP BY column given on the page when the query's could not be used).
+Layout inside an aggregate folder built from uploads (a capture or logs): ``job/<file name>``
+(the definition as uploaded), ``job/parameters.json`` (when given), ``job/orderdoc-job.json``
+(which file and the name it was uploaded as, input, the TIMESTAMP BY column given on the
+page when the query's could not be used).
+
+With a capture, the findings come from replaying it under the job's policy and the fix is
+measured on it. With logs, as ``orderdoc explain AGG_DIR --job-definition FILE --write-fix
+DIR`` does, the job's policy gives the findings their tolerances (the delay an idle
+partition adds, ...) and the fix is written from the findings without a measurement.
 The fix itself is written into a temporary folder and handed to the page as bytes, so the
 aggregate folder (and its cache signature) does not change when the page is shown.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from diagnostics.errors import InputError, OrderdocError, Setting, setting_of
+from diagnostics.explain.model import Finding, Report
 from diagnostics.jobdef import JobPolicy, job_policy, read_job_definition
+from diagnostics.jobdef.fix import query_diff
+from diagnostics.jobdef.job import name_the_input
 
 JOB_DIR = "job"
 INFO_FILE = "orderdoc-job.json"
@@ -46,12 +61,19 @@ def _safe_name(name: str) -> str:
 
 
 def _job(
-    path: Path, input_name: str | None, params: Path | None, timestamp_by: str | None
+    path: Path,
+    input_name: str | None,
+    params: Path | None,
+    timestamp_by: str | None,
+    label: str | None = None,
 ) -> JobPolicy:
     """The job's policy; ``timestamp_by`` replaces the query's TIMESTAMP BY (as the command
-    line's ``--timestamp-by`` does), for an expression or an input read two ways."""
+    line's ``--timestamp-by`` does), for an expression or an input read two ways; ``label``
+    names the file in summaries (the uploaded file's name, not where the app keeps it)."""
     return job_policy(
-        read_job_definition(path, params), input_name or None, timestamp_by=timestamp_by or None
+        read_job_definition(path, params, label=label or path.name),
+        input_name or None,
+        timestamp_by=timestamp_by or None,
     )
 
 
@@ -71,7 +93,7 @@ def read_uploaded(
             params = Path(tmp) / PARAMETERS_FILE
             params.write_bytes(parameters)
         try:
-            return _job(path, input_name, params, timestamp_by)
+            return _job(path, input_name, params, timestamp_by, name)
         except InputError as exc:
             msg = str(exc).replace(str(path), name).replace(str(params), "the parameter file")
             raise InputError(msg) from exc
@@ -94,6 +116,7 @@ def save(
         (folder / PARAMETERS_FILE).write_bytes(parameters)
     info = {
         "file": file,
+        "name": name,
         "input": input_name or None,
         "parameters": parameters is not None,
         "timestamp_by": timestamp_by or None,
@@ -102,9 +125,37 @@ def save(
     return folder
 
 
-def saved(agg_dir: Path) -> tuple[Path, str | None, Path | None, str | None] | None:
-    """``(definition, input, parameters, TIMESTAMP BY column)`` kept in ``agg_dir``, or
-    ``None``."""
+@dataclass(frozen=True)
+class SavedJob:
+    """A job definition kept in an aggregate folder."""
+
+    path: Path
+    input: str | None
+    parameters: Path | None
+    timestamp_by: str | None
+    #: the name it was uploaded as
+    label: str
+
+    def policy(self) -> JobPolicy:
+        """The job's policy (an :class:`InputError` naming the file as uploaded when it
+        cannot be read)."""
+        with self.named():
+            return _job(self.path, self.input, self.parameters, self.timestamp_by, self.label)
+
+    @contextmanager
+    def named(self) -> Iterator[None]:
+        """Errors inside name the file as it was uploaded, not where the app keeps it."""
+        try:
+            yield
+        except InputError as exc:
+            msg = str(exc).replace(str(self.path), self.label)
+            if self.parameters is not None:
+                msg = msg.replace(str(self.parameters), "the parameter file")
+            raise InputError(msg, setting_of(exc)) from exc
+
+
+def saved(agg_dir: Path) -> SavedJob | None:
+    """The job definition kept in ``agg_dir``, or ``None``."""
     info_path = agg_dir / JOB_DIR / INFO_FILE
     if not info_path.is_file():
         return None
@@ -112,7 +163,14 @@ def saved(agg_dir: Path) -> tuple[Path, str | None, Path | None, str | None] | N
         info = json.loads(info_path.read_text(encoding="utf-8"))
         folder = agg_dir / JOB_DIR
         params = folder / PARAMETERS_FILE if info.get("parameters") else None
-        return folder / str(info["file"]), info.get("input"), params, info.get("timestamp_by")
+        file = str(info["file"])
+        return SavedJob(
+            path=folder / file,
+            input=info.get("input"),
+            parameters=params,
+            timestamp_by=info.get("timestamp_by"),
+            label=Path(str(info.get("name") or file)).name,
+        )
     except (OSError, ValueError, KeyError) as exc:
         msg = f"{info_path}: not readable ({exc})"
         raise InputError(msg) from exc
@@ -123,28 +181,85 @@ def input_name(agg_dir: Path) -> str | None:
     ``None`` when no job is saved or it cannot be read (the fix section says why)."""
     try:
         kept = saved(agg_dir)
-        if kept is None:
-            return None
-        path, name, params, timestamp_by = kept
-        return _job(path, name, params, timestamp_by).input.name
+        return None if kept is None else kept.policy().input.name
     except OrderdocError:
         return None
 
 
+#: The explainer's hints at command-line flags, and what the app's Load page offers instead.
+_FLAG_HINT = re.compile(r"\bpass (--[a-z][a-z-]*)((?: or --[a-z][a-z-]*)*)")
+LOAD_PAGE_HINT = (
+    'upload the job\'s definition with the logs on the Load page (the "Job definition" field)'
+)
+
+
+def _app_words(text: str) -> str:
+    """``... unknown: pass --late-arrival or --job-definition`` as the app says it."""
+    return _FLAG_HINT.sub(LOAD_PAGE_HINT, text)
+
+
+def in_app_words(findings: list[Finding]) -> list[Finding]:
+    """The findings with the explainer's hints at command-line flags (``pass
+    --late-arrival or --job-definition``) turned into what to fill in on the Load page."""
+    out = []
+    for f in findings:
+        impact = {k: _app_words(v) if isinstance(v, str) else v for k, v in f.impact.items()}
+        out.append(replace(f, explanation=_app_words(f.explanation), impact=impact))  # type: ignore[arg-type]
+    return out
+
+
+def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
+    """The explainer's report for a folder the app built or opened.
+
+    With a capture (``events``), the policy it was replayed under; with a saved job
+    definition and no capture, the job's policy (as ``orderdoc explain AGG_DIR
+    --job-definition FILE``), so impacts use its tolerances. With a job, the query
+    suggestions name its input. Hints at command-line flags become Load page words."""
+    from diagnostics.appdata.build import capture_context
+    from diagnostics.appdata.insight import explain
+
+    ctx = capture_context(agg_dir)
+    job = None
+    kept = saved(agg_dir)
+    if kept is not None:
+        try:
+            job = kept.policy()
+        except OrderdocError:
+            job = None  # the Findings page's fix section says why
+    if ctx is not None:
+        if events is None:
+            events = pl.read_parquet(ctx.events_path)
+        report = explain(
+            agg_dir, events=events, policy=ctx.settings.policy, columns=ctx.settings.columns
+        )
+    elif job is not None and job.policy.application_time:
+        report = explain(agg_dir, policy=job.policy)
+        report = replace(report, policy=f"{job.policy.describe()} (from {job.describe_source()})")
+    else:
+        report = explain(agg_dir)
+    findings = report.findings if job is None else name_the_input(report.findings, job.input.name)
+    return replace(report, findings=in_app_words(findings))
+
+
 @dataclass(frozen=True)
 class FixView:
-    """The corrected job for the page: files to download, the two queries, the summary."""
+    """The corrected job for the page: files to download, the two queries and their diff,
+    the definition's diff, the before/after (measured with a capture) and the summary."""
 
     files: tuple[tuple[str, bytes], ...]
     old_query: str
     new_query: str | None
+    query_diff: str
     old_definition: str
     new_definition: str
+    definition_diff: str
     before: dict[str, Any] | None
     after: dict[str, Any] | None
     policy_before: str
     policy_after: str
     summary: str
+    #: what the fix was planned from, in words (a capture replayed, or the logs' findings)
+    basis: str
 
 
 def _counts(outcome: Any) -> dict[str, Any] | None:
@@ -160,49 +275,77 @@ def _counts(outcome: Any) -> dict[str, Any] | None:
     }
 
 
-def build_fix(agg_dir: Path) -> FixView | None:
-    """Explain the folder's capture under its saved job, write the fix (in a temporary
-    folder) and describe it; ``None`` when the folder has no job definition or no capture."""
-    import polars as pl
+def _json_lines(text: str) -> list[str]:
+    """A JSON document laid out as the corrected one is (two-space indent), so that a diff
+    shows the values that changed, not a different layout; other text as it is."""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False).splitlines()
+    except ValueError:
+        return text.splitlines()
 
+
+def definition_diff(old: str, new: str, name: str) -> str:
+    """The unified diff of two job definitions (JSON laid out alike), empty when equal."""
+    lines = difflib.unified_diff(
+        _json_lines(old), _json_lines(new), f"{name} (now)", f"{name} (corrected)", lineterm=""
+    )
+    text = "\n".join(lines)
+    return text + "\n" if text else ""
+
+
+#: FIX.md's words, in the app, for measuring a fix made from logs.
+MEASURE_IN_APP = "upload a capture of the input with the job definition on the Load page"
+
+
+def build_fix(agg_dir: Path) -> FixView | None:
+    """Explain the folder under its saved job, write the fix (in a temporary folder) and
+    describe it; ``None`` when the folder has no job definition. With the folder's capture
+    the fix is measured on it; with logs only it follows the findings (no measurement)."""
     from diagnostics.appdata.build import capture_context
-    from diagnostics.explain import explain
     from diagnostics.jobdef.roundtrip import fix_and_verify, summary
 
     kept = saved(agg_dir)
-    ctx = capture_context(agg_dir)
-    if kept is None or ctx is None:
+    if kept is None:
         return None
-    path, input_name, params, timestamp_by = kept
-    job = _job(path, input_name, params, timestamp_by)
-    events = pl.read_parquet(ctx.events_path)
-    policy = ctx.settings.policy
-    partitions = ctx.partitions or None
-    report = explain(
-        None, events=events, policy=policy, columns=ctx.settings.columns, partitions=partitions
-    )
-    with tempfile.TemporaryDirectory(prefix="orderdoc-fix-") as tmp:
+    job = kept.policy()
+    ctx = capture_context(agg_dir)
+    events = pl.read_parquet(ctx.events_path) if ctx is not None else None
+    report = explain_folder(agg_dir, events)
+    policy = ctx.settings.policy if ctx is not None else job.policy
+    with tempfile.TemporaryDirectory(prefix="orderdoc-fix-") as tmp, kept.named():
         trip = fix_and_verify(
             job,
             report.findings,
             Path(tmp),
             current=policy,
             events=events,
-            columns=ctx.settings.columns,
-            partitions=partitions,
-            parameters=params,
+            columns=ctx.settings.columns if ctx is not None else None,
+            partitions=(ctx.partitions or None) if ctx is not None else None,
+            parameters=kept.parameters,
+            measure_hint=MEASURE_IN_APP,
         )
         files = tuple((p.name, p.read_bytes()) for p in trip.written.values())
         new_definition = trip.written["definition"].read_text(encoding="utf-8")
+        text = summary(trip).replace(str(Path(tmp)) + "/", "")
+    old_definition = kept.path.read_text(encoding="utf-8-sig")
+    basis = (
+        "measured by replaying the capture under the job as it is and as corrected"
+        if ctx is not None
+        else "from the findings in the logs, under the job's settings; not measured "
+        f"({MEASURE_IN_APP} to measure it)"
+    )
     return FixView(
         files=files,
         old_query=job.definition.query or "",
         new_query=trip.fix.query,
-        old_definition=path.read_text(encoding="utf-8"),
+        query_diff=query_diff(trip.fix),
+        old_definition=old_definition,
         new_definition=new_definition,
+        definition_diff=definition_diff(old_definition, new_definition, kept.label),
         before=_counts(trip.fix.before),
         after=_counts(trip.after),
         policy_before=policy.describe(),
         policy_after=trip.replayed.policy.describe(),
-        summary=summary(trip).replace(str(Path(tmp)) + "/", ""),
+        summary=text,
+        basis=basis,
     )

@@ -260,3 +260,57 @@ def test_the_timestamp_by_column_stands_in_for_a_query_expression(open_app):
         in c.value
         for c in at.code
     )
+
+
+def test_logs_with_a_job_definition_give_the_corrected_job_as_diffs(open_app):
+    # as `orderdoc explain AGG_DIR --job-definition FILE --write-fix DIR`: the job's policy
+    # for the findings, the corrected job without a measurement
+    at = open_app("Load")
+    definition = (JOBS / "idle_partition.az-show.json").read_bytes()
+    at.file_uploader(key="job_definition").set_value(
+        [("my-job.json", definition, "application/json")]
+    ).run()
+    assert not at.error, [e.value for e in at.error]
+    idle = SCENARIOS / "idle_partition"
+    at = _upload(
+        at,
+        ("diagnostics.jsonl", (idle / "diagnostics.jsonl").read_bytes(), "application/json"),
+        ("metrics.parquet", (idle / "metrics.parquet").read_bytes(), "application/octet-stream"),
+    )
+    assert at.success[0].value.startswith("Loaded diagnostics.jsonl, metrics.parquet")
+    at.sidebar.radio(key="page").set_value("Findings").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert [h.value for h in at.header] == ["The corrected job"]
+    captions = [c.value for c in at.caption]
+    assert any("not measured" in c for c in captions)
+    # the impact uses the job's late tolerance; no command-line flag anywhere
+    assert any("output held back by the late-arrival tolerance: 5 s" in c for c in captions)
+    shown = captions + [m.value for m in at.markdown] + [c.value for c in at.code]
+    assert not any("--late-arrival" in t or "--job-definition" in t for t in shown)
+    # suggestions carry the command line's labels, not internal kind names
+    assert "query: PARTITION BY" in captions
+    assert not any(c in ("partition by", "feed all partitions") for c in captions)
+    diffs = [c.value for c in at.code if c.language == "diff"]
+    assert any("+FROM [telemetry] TIMESTAMP BY event_time PARTITION BY PartitionId" in d for d in diffs)  # fmt: skip
+    assert any(d.startswith("--- my-job.json (now)\n+++ my-job.json (corrected)") for d in diffs)
+    fix_md = next(m.value for m in at.markdown if m.value.startswith("# Fix for"))
+    assert fix_md.startswith("# Fix for job sample-idle-partition (az-show my-job.json,")
+    labels = {b.label for b in at.get("download_button")}
+    assert labels >= {"Download my-job.fixed.json", "Download query.asaql", "Download FIX.md"}
+
+
+def test_logs_without_a_definition_name_the_load_page_field(open_app):
+    idle = SCENARIOS / "idle_partition"
+    at = _upload(
+        open_app("Load"),
+        ("diagnostics.jsonl", (idle / "diagnostics.jsonl").read_bytes(), "application/json"),
+        ("metrics.parquet", (idle / "metrics.parquet").read_bytes(), "application/octet-stream"),
+    )
+    at.sidebar.radio(key="page").set_value("Findings").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = [c.value for c in at.caption]
+    # (the impact sentence is lower-cased after its first letter by the explainer)
+    assert any('on the load page (the "job definition" field)' in c.lower() for c in captions)
+    assert not any("--" in c for c in captions)
+    assert not at.header  # no corrected job without a definition
