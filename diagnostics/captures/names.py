@@ -4,7 +4,8 @@ that are empty or repeated, get a new name (never dropped); every rename is repo
 The rule (docs/schemas.md, "Input contract"): an input column whose name is taken becomes
 ``input_<name>``, then ``input_<name>_2``, ``input_<name>_3``, ... whichever is free first.
 An empty header cell in column N becomes ``column_N``; a repeated header cell ``<name>_2``,
-``<name>_3``, ...
+``<name>_3``, ... An empty name elsewhere (a JSON key, an Avro body key, a Parquet column)
+in position N (1-based) becomes ``column_N`` too.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ class RenameReason(StrEnum):
     CAPTURE = "named like an Event Hubs Capture column"
     EMPTY = "empty header cell"
     REPEATED = "repeated header cell"
+    EMPTY_NAME = "empty name"
+
+
+#: Renames that no setting can name the column by (its name is empty or repeated).
+_UNNAMEABLE = (RenameReason.EMPTY, RenameReason.REPEATED, RenameReason.EMPTY_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +116,38 @@ def unique_header(cells: Sequence[str]) -> tuple[list[str], tuple[Rename, ...]]:
     return names, tuple(renames)
 
 
+def name_empty(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """``names`` with each empty one, in position N (1-based), named ``column_N`` (or the
+    first free ``column_N_2``, ...); the other names unchanged."""
+    used = {n for n in names if n} | set(taken)
+    out = []
+    for position, name in enumerate(names, start=1):
+        if not name:
+            name = free_name(f"column_{position}", used)
+            used.add(name)
+        out.append(name)
+    return out
+
+
+def rename_empty(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+    """``frame`` with a column of empty name renamed as :func:`name_empty` says."""
+    if "" not in frame.columns:
+        return frame, ()
+    names = name_empty(frame.columns)
+    renames = tuple(
+        Rename("", new, RenameReason.EMPTY_NAME)
+        for old, new in zip(frame.columns, names, strict=True)
+        if old != new
+    )
+    frame = frame.clone()
+    frame.columns = names
+    return frame, renames
+
+
 def renamed(name: str, renames: Iterable[Rename]) -> str:
     """The name input column ``name`` has after ``renames`` (the first rename of it wins:
     a repeated header cell's first occurrence keeps the name)."""
     for rename in renames:
-        if rename.column == name and rename.reason not in (
-            RenameReason.EMPTY,
-            RenameReason.REPEATED,
-        ):
+        if rename.column == name and rename.reason not in _UNNAMEABLE:
             return rename.renamed
     return name

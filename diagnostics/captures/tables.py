@@ -1,18 +1,19 @@
 """Tables of events: CSV (or TSV), JSON Lines and Parquet, chosen by extension, ``.gz``
 accepted, from a file or from uploaded bytes. CSV header cells that are empty or repeated
-are renamed (see :mod:`diagnostics.captures.names`); a UTF-8 byte order mark is skipped."""
+are named before polars reads the file (see :mod:`diagnostics.captures.names`), as is an
+empty JSON key or Parquet column name; a UTF-8 byte order mark is skipped."""
 
 from __future__ import annotations
 
 import csv
 import gzip
 import io
-import json
 from pathlib import Path
 
 import polars as pl
 
-from diagnostics.captures.names import Rename, unique_header
+from diagnostics.captures.jsonl import read_jsonl
+from diagnostics.captures.names import Rename, rename_empty, unique_header
 from diagnostics.errors import InputError
 
 CSV_EXTENSIONS = (".csv", ".tsv")
@@ -44,27 +45,40 @@ def table_kind(name: str) -> tuple[str, bool]:
     raise InputError(msg)
 
 
-def _bad_json_line(data: bytes, name: str) -> str:
-    """The first line that is not a JSON object, for the error message."""
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return f"{name}, line {number}: not valid JSON ({exc})"
-        if not isinstance(value, dict):
-            return f"{name}, line {number}: a JSON object was expected, got {type(value).__name__}"
-    return f"{name}: could not be read as JSON Lines"
+def _header_end(data: bytes) -> int | None:
+    """Where the header line ends (its line break outside quotes, or the end of the data;
+    ``None``: not within the first MiB), reading quotes as the csv module and polars do."""
+    quotes = start = 0
+    limit = min(len(data), 1 << 20)
+    while True:
+        end = data.find(b"\n", start, limit)
+        stop = end if end >= 0 else limit
+        quotes += data.count(b'"', start, stop)
+        if quotes % 2 == 0 and (end >= 0 or limit == len(data)):
+            return stop
+        if end < 0:
+            return None
+        start = end + 1
 
 
-def _header(data: bytes, sep: str) -> list[str] | None:
-    """The CSV header's cells as Python's csv module reads them (``None``: no header)."""
-    head = data[: 1 << 20].decode("utf-8", errors="replace")
+def _named(data: bytes, sep: str) -> tuple[bytes, list[str] | None, tuple[Rename, ...]]:
+    """``data`` with a plain header (``c0,c1,...``) for polars, the names its cells get (an
+    empty cell in column N is ``column_N``, a repeat of a cell ``<name>_2``, ...: docs/
+    schemas.md, "Input contract") and the renames. Polars would rename empty and repeated
+    cells its own way, refuse some, and misread quotes inside quoted names."""
+    end = _header_end(data)
+    if end is None:
+        return data, None, ()
+    head = data[:end].decode("utf-8", errors="replace").rstrip("\r")
     try:
-        return next(csv.reader(io.StringIO(head, newline=""), delimiter=sep))
-    except (StopIteration, csv.Error):
-        return None
+        cells = next(csv.reader(io.StringIO(head, newline=""), delimiter=sep), [])
+    except csv.Error:
+        return data, None, ()
+    if not cells:
+        return data, None, ()
+    names, renames = unique_header(cells)
+    plain = sep.join(f"c{i}" for i in range(len(names))).encode() + b"\n"
+    return plain + data[end + 1 :], names, renames
 
 
 def _read_csv(data: bytes, name: str, sep: str) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
@@ -72,6 +86,7 @@ def _read_csv(data: bytes, name: str, sep: str) -> tuple[pl.DataFrame, tuple[Ren
     if not data.strip():
         msg = f"{name}: the file is empty (a CSV capture starts with a header line)"
         raise InputError(msg)
+    data, names, renames = _named(data, sep)
     try:
         frame = pl.read_csv(io.BytesIO(data), separator=sep, infer_schema_length=10_000)
     except pl.exceptions.PolarsError:
@@ -80,11 +95,11 @@ def _read_csv(data: bytes, name: str, sep: str) -> tuple[pl.DataFrame, tuple[Ren
         except pl.exceptions.PolarsError as exc:
             msg = f"{name}: not a readable CSV file: {str(exc).splitlines()[0]}"
             raise InputError(msg) from exc
-    cells = _header(data, sep)
-    if cells is None or len(cells) != frame.width:
-        return frame, ()
-    names, renames = unique_header(cells)
-    frame.columns = names
+    if names is not None:
+        if frame.width != len(names):
+            msg = f"{name}: the header has {len(names)} cells but the rows {frame.width}"
+            raise InputError(msg)
+        frame.columns = names
     return frame, renames
 
 
@@ -96,8 +111,10 @@ def read_table(source: Path | bytes, name: str) -> tuple[pl.DataFrame, tuple[Ren
         if kind == "parquet":
             if isinstance(source, bytes):
                 raw = gzip.decompress(source) if gz else source
-                return pl.read_parquet(io.BytesIO(raw)), ()
-            return pl.read_parquet(gzip.decompress(source.read_bytes()) if gz else source), ()
+                return rename_empty(pl.read_parquet(io.BytesIO(raw)))
+            return rename_empty(
+                pl.read_parquet(gzip.decompress(source.read_bytes()) if gz else source)
+            )
         data = source if isinstance(source, bytes) else source.read_bytes()
         if gz or data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
@@ -110,10 +127,4 @@ def read_table(source: Path | bytes, name: str) -> tuple[pl.DataFrame, tuple[Ren
     if kind != "jsonl":
         msg = f"{name}: {kind} is not a table format"
         raise InputError(msg)
-    if not data.strip():
-        msg = f"{name}: the file is empty (JSON Lines: one event object a line)"
-        raise InputError(msg)
-    try:
-        return pl.read_ndjson(io.BytesIO(data.removeprefix(_BOM)), infer_schema_length=10_000), ()
-    except pl.exceptions.PolarsError as exc:
-        raise InputError(_bad_json_line(data.removeprefix(_BOM), name)) from exc
+    return rename_empty(read_jsonl(data, name))

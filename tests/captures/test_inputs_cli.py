@@ -10,7 +10,9 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
-from hypothesis import HealthCheck, given, settings
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from diagnostics.captures.names import is_pattern
@@ -31,14 +33,9 @@ _NAME = st.one_of(
 )
 
 
-@st.composite
-def captures(draw: st.DrawFn) -> tuple[str, str, list[str], list[list[str]], str]:
-    names = draw(st.lists(_NAME, min_size=2, max_size=8, unique=True))
-    arrival, ts = names[0], names[1]
-    rows = draw(st.integers(min_value=1, max_value=12))
-    seconds = draw(st.lists(st.integers(0, 30), min_size=rows, max_size=rows))
-    skew = draw(st.lists(st.integers(-20, 5), min_size=rows, max_size=rows))
-    table = [
+def _table(names: list[str], seconds: list[int], skew: list[int]) -> list[list[str]]:
+    """Rows: column 0 the arrival, column 1 the application time, the others ``r<i>c<j>``."""
+    return [
         [
             iso(f"00:00:{s:02d}") if j == 0 else iso(f"00:00:{max(0, s + k):02d}") if j == 1
             else f"r{i}c{j}"
@@ -46,23 +43,59 @@ def captures(draw: st.DrawFn) -> tuple[str, str, list[str], list[list[str]], str
         ]
         for i, (s, k) in enumerate(zip(seconds, skew, strict=True))
     ]  # fmt: skip
+
+
+@st.composite
+def captures(draw: st.DrawFn) -> tuple[str, str, list[str], list[list[str]], str]:
+    """Random column names; in CSV also empty and repeated header cells (after the first
+    two, which the flags name), in JSON Lines and Parquet an empty name."""
+    names = draw(st.lists(_NAME, min_size=2, max_size=8, unique=True))
+    arrival, ts = names[0], names[1]
     fmt = draw(st.sampled_from(["csv", "jsonl", "parquet"]))
-    return arrival, ts, names, table, fmt
+    extra = draw(st.lists(st.one_of(st.just(""), st.sampled_from(names)), max_size=3))
+    if fmt != "csv":  # a JSON object or a Parquet schema names a column once
+        extra = [""] if "" in extra else []
+    for cell in extra:
+        names.insert(draw(st.integers(2, len(names))), cell)
+    rows = draw(st.integers(min_value=1, max_value=12))
+    seconds = draw(st.lists(st.integers(0, 30), min_size=rows, max_size=rows))
+    skew = draw(st.lists(st.integers(-20, 5), min_size=rows, max_size=rows))
+    return arrival, ts, names, _table(names, seconds, skew), fmt
+
+
+def _every_outcome_name(fmt: str) -> tuple[str, str, list[str], list[list[str]], str]:
+    """Every outcome and working column name at once (the first two as the flags' columns)."""
+    names = [*RESERVED, "input_late", "input_status_2"]
+    return names[0], names[1], names, _table(names, [3, 1, 2], [0, -2, 1]), fmt
 
 
 def _write(path: Path, names: list[str], table: list[list[str]], fmt: str) -> Path:
     if fmt == "csv":
         return write_csv(path, names, table, quoting=csv.QUOTE_ALL)
-    frame = pl.DataFrame(table, schema=names, orient="row")
-    if fmt == "jsonl":
-        frame.write_ndjson(path)
+    if fmt == "jsonl":  # written as text: polars would name an empty key its own way
+        path.write_text(
+            "".join(json.dumps(dict(zip(names, row, strict=True))) + "\n" for row in table)
+        )
     else:
-        frame.write_parquet(path)
+        columns = {name: [row[j] for row in table] for j, name in enumerate(names)}
+        pq.write_table(pa.table(columns), path)
     return path
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(captures())
+@example(_every_outcome_name("csv"))
+@example(_every_outcome_name("jsonl"))
+@example(_every_outcome_name("parquet"))
+@example(
+    (
+        "t",
+        "a",
+        ["t", "a", "", "a", "", "late", "late", "column_3", "a_2"],
+        _table(["t", "a", "", "a", "", "late", "late", "column_3", "a_2"], [1, 2], [0, 0]),
+        "csv",
+    )
+)
 def test_any_input_column_names_replay_and_keep_every_value(case) -> None:
     arrival, ts, names, table, fmt = case
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,13 +105,20 @@ def test_any_input_column_names_replay_and_keep_every_value(case) -> None:
         )
     assert out.height == len(table)
     assert out.columns[len(names) :] == list(OUTCOME_COLUMNS)
-    renames = {r["column"]: r["renamed"] for r in summary["input"]["renamed"]}
-    assert set(renames) == {n for n in names if n in RESERVED or is_pattern(n)}
+    renames = [(r["column"], r["renamed"]) for r in summary["input"]["renamed"]]
+    changed = []
     for j, name in enumerate(names):
         column = out.columns[j]
-        assert column == renames.get(name, name)
-        if name in renames:
+        if names.index(name) < j:  # a repeated header cell: <name>_2, ...
+            assert column.startswith(f"{name}_") if name else column.startswith(f"column_{j + 1}")
+        elif not name:  # an empty cell or name in position N: column_N
+            assert column.startswith(f"column_{j + 1}")
+        elif name in RESERVED or is_pattern(name):
             assert column.startswith(f"input_{name}")
+        else:
+            assert column == name
+        if column != name:
+            changed.append((name, column))
         values = out[column].cast(pl.String).to_list()
         expected = [row[j] for row in table]
         if j < 2:  # times: read as timestamps by the parquet/JSON reader or kept as text
@@ -88,6 +128,7 @@ def test_any_input_column_names_replay_and_keep_every_value(case) -> None:
             )
         else:
             assert values == expected
+    assert sorted(renames) == sorted(changed)  # every rename listed, nothing else
     assert summary["counts"]["events"] == len(table)
     arrivals = pl.Series([row[0] for row in table]).str.to_datetime(time_zone="UTC")
     assert out["arrival"].to_list() == arrivals.cast(pl.Datetime("ns", "UTC")).to_list()

@@ -1,0 +1,118 @@
+"""JSON Lines captures: one JSON object a line, read by polars. A key repeated in one object
+(``{"a": 1, "a": 2}``, at any depth) is a one-line error naming the file, line and key:
+the table reader would keep one value and lose the other without a word. The check is
+cheap: a line is parsed again in Python only when its key-like tokens repeat."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import polars as pl
+
+from diagnostics.errors import InputError
+
+_BOM = b"\xef\xbb\xbf"
+#: A JSON string followed by a colon: every key of a line (and, rarely, more).
+_KEY = r'"(?:[^"\\]|\\.)*"\s*:'
+
+
+class RepeatedKeyError(ValueError):
+    """A JSON object names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook``: the object, or :class:`RepeatedKeyError`."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RepeatedKeyError(key)
+            seen.add(key)
+    return found
+
+
+def _repeated(name: str, number: int, key: str) -> str:
+    return (
+        f"{name}, line {number}: key '{key}' appears twice in one JSON object (keep one: "
+        "the table would hold only one of its values)"
+    )
+
+
+def _bad_line(data: bytes, name: str) -> str:
+    """The first line that is not a JSON object, for the error message."""
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, object_pairs_hook=unique_keys)
+        except RepeatedKeyError as exc:
+            return _repeated(name, number, exc.key)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return f"{name}, line {number}: not valid JSON ({exc})"
+        if not isinstance(value, dict):
+            return f"{name}, line {number}: a JSON object was expected, got {type(value).__name__}"
+    return f"{name}: could not be read as JSON Lines"
+
+
+def _lines(data: bytes) -> pl.DataFrame:
+    """The file's lines, one a row (blank lines kept: row N is line N + 1)."""
+    try:  # the CSV reader splits lines fast; 0x1F (a control byte) is never raw in JSON
+        return pl.read_csv(
+            io.BytesIO(data),
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            schema={"line": pl.String},
+        )
+    except pl.exceptions.PolarsError:
+        return pl.DataFrame({"line": data.decode("utf-8", errors="replace").split("\n")})
+
+
+def _suspects(frame: pl.DataFrame, data: bytes) -> pl.DataFrame:
+    """The lines (``number``, ``line``) that may repeat a key: every key is a string then a
+    colon, so a line with no more ``":`` than non-null fields read repeats none."""
+    lines = _lines(data).with_row_index("number", offset=1)
+    lines = lines.filter(pl.col("line").str.strip_chars() != "")
+    if lines.height == frame.height and frame.width:
+        line = lines["line"]
+        tokens = line.str.count_matches('":', literal=True).cast(pl.Int64)
+        spaced = line.str.contains(r'"\s+:')  # a space before a colon: not counted, check
+        present = frame.select(pl.sum_horizontal(pl.all().is_not_null())).to_series()
+        lines = lines.filter((tokens > present.cast(pl.Int64)) | spaced)
+    keys = lines["line"].str.extract_all(_KEY).list.eval(pl.element().str.strip_chars_end(": \t"))
+    suspect = (keys.list.len() != keys.list.n_unique()) | lines["line"].str.contains(
+        "\\u", literal=True
+    )
+    return lines.filter(suspect)
+
+
+def _check_repeated_keys(frame: pl.DataFrame, data: bytes, name: str) -> None:
+    """A one-line error for the first line whose object (at any depth) repeats a key."""
+    for number, line in _suspects(frame, data).iter_rows():
+        try:
+            json.loads(line, object_pairs_hook=unique_keys)
+        except RepeatedKeyError as exc:
+            raise InputError(_repeated(name, number, exc.key)) from exc
+        except ValueError:
+            continue  # polars read it: a line this split cut differently, not a repeated key
+
+
+def read_jsonl(data: bytes, name: str) -> pl.DataFrame:
+    """The events of a JSON Lines capture; an :class:`InputError` names file and line."""
+    data = data.removeprefix(_BOM)
+    if not data.strip():
+        msg = f"{name}: the file is empty (JSON Lines: one event object a line)"
+        raise InputError(msg)
+    try:
+        frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(_bad_line(data, name)) from exc
+    _check_repeated_keys(frame, data, name)
+    return frame
