@@ -30,6 +30,12 @@ class BatchReader:
             return f"row {int(batch[self.columns.row][i]) + 1}"
         return f"event {first_id + i + 1}"
 
+    def input_columns(self, batch: pl.DataFrame) -> str:
+        """``batch``'s columns as an error message lists them: the input's, not the
+        replay's working columns."""
+        working = (self.columns.row, self.columns.parsed_arrival)
+        return ", ".join(c for c in batch.columns if c not in working)
+
     def read(self, batch: pl.DataFrame, first_id: int) -> pl.DataFrame:
         """The working columns of ``batch``; raises :class:`InputError` naming column and row."""
         cols = self.columns
@@ -39,7 +45,7 @@ class BatchReader:
             arrival = to_utc(batch[cols.arrival])
         else:
             msg = (
-                f"arrival column '{cols.arrival}' is missing (columns: {', '.join(batch.columns)})"
+                f"arrival column '{cols.arrival}' is missing (columns: {self.input_columns(batch)})"
             )
             raise InputError(msg)
         bad = arrival.is_null()
@@ -90,6 +96,6 @@ class BatchReader:
         if col is None:
             return pl.repeat(None, batch.height, dtype=pl.Int64, eager=True).alias("__app")
         if col not in batch.columns:
-            msg = f"TIMESTAMP BY column '{col}' is missing (columns: {', '.join(batch.columns)})"
+            msg = f"TIMESTAMP BY column '{col}' is missing (columns: {self.input_columns(batch)})"
             raise InputError(msg, Setting.TIMESTAMP_BY)
         return to_utc(batch[col]).dt.epoch("ns").alias("__app")
