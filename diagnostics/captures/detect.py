@@ -91,7 +91,8 @@ def with_nested(frame: pl.DataFrame, names: Iterable[str | None]) -> pl.DataFram
     return frame.with_columns(extra) if extra else frame
 
 
-def _listing(frame: pl.DataFrame) -> str:
+def column_listing(frame: pl.DataFrame) -> str:
+    """``columns: 'a', 'b', ...`` (the first 20), for messages about a missing column."""
     shown = ", ".join(f"'{c}'" for c in frame.columns[:20])
     more = f", ... ({frame.width} in all)" if frame.width > 20 else ""
     return f"columns: {shown or 'none'}{more}"
@@ -101,7 +102,7 @@ def choose_arrival(frame: pl.DataFrame, given: str | None) -> ColumnChoice:
     """The arrival column: ``given``, else ``arrival_time``, else ASA's (see the module)."""
     if given is not None:
         if nested(frame, given) is None:
-            msg = f"arrival column '{given}' is missing ({_listing(frame)})"
+            msg = f"arrival column '{given}' is missing ({column_listing(frame)})"
             raise SettingError(msg, Setting.ARRIVAL)
         return ColumnChoice(Setting.ARRIVAL, given, "chosen")
     if ARRIVAL_DEFAULT in frame.columns:
@@ -125,7 +126,7 @@ def choose_arrival(frame: pl.DataFrame, given: str | None) -> ColumnChoice:
         )
         msg = (
             f"no arrival time column: none of '{ARRIVAL_DEFAULT}', "
-            f"{', '.join(repr(n) for n, _ in ASA_ARRIVALS)} is present ({_listing(frame)}); "
+            f"{', '.join(repr(n) for n, _ in ASA_ARRIVALS)} is present ({column_listing(frame)}); "
             f"name the arrival column{hint}"
         )
         raise SettingError(msg, Setting.ARRIVAL)
@@ -138,7 +139,7 @@ def choose_partition(frame: pl.DataFrame, given: str | None) -> ColumnChoice:
     (one partition 0)."""
     if given is not None:
         if given not in frame.columns:
-            msg = f"partition column '{given}' is missing ({_listing(frame)})"
+            msg = f"partition column '{given}' is missing ({column_listing(frame)})"
             raise SettingError(msg, Setting.PARTITION)
         return ColumnChoice(Setting.PARTITION, given, "chosen")
     if PARTITION_DEFAULT in frame.columns:

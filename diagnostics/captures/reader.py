@@ -5,29 +5,32 @@ taken, and the arrival and partition columns chosen (docs/schemas.md, "Input con
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.avro import (
-    DEFAULT_PATH_FORMAT,
-    AvroTable,
-    CaptureFile,
-    capture_files,
-    read_capture_files,
-)
+from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
 from diagnostics.captures.detect import (
+    ARRIVAL_DEFAULT,
+    ASA_ARRIVALS,
+    ASA_PARTITION,
+    EVENT_HUBS_ARRIVAL,
+    PARTITION_DEFAULT,
     ColumnChoice,
     Setting,
     SettingError,
     choose_arrival,
     choose_partition,
+    column_listing,
+    nested,
     with_nested,
 )
 from diagnostics.captures.names import Rename, rename_taken, renamed
+from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files, uploaded_files
+from diagnostics.captures.storable import storable
 from diagnostics.captures.tables import read_table, table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
@@ -53,11 +56,20 @@ class Capture:
 
     def apply(self, policy: OrderingPolicy) -> tuple[pl.DataFrame, OrderingPolicy]:
         """``policy`` naming columns as :attr:`events` does, and the events with a column for
-        each dotted name it uses that is a nested field (``TIMESTAMP BY body.time``)."""
+        each dotted name it uses that is a nested field (``TIMESTAMP BY body.time``). A
+        column it names that the capture lacks is a :class:`SettingError` listing the
+        capture's columns."""
         ts = None if policy.timestamp_by is None else self.column(policy.timestamp_by)
         over = tuple(self.column(c) for c in policy.over)
-        mapped = dataclasses.replace(policy, timestamp_by=ts, over=over)
-        return with_nested(self.events, [ts, *over]), mapped
+        events = with_nested(self.events, [ts, *over])
+        named = [(policy.timestamp_by, ts, Setting.TIMESTAMP_BY)]
+        named += [(given, c, Setting.OVER) for given, c in zip(policy.over, over, strict=True)]
+        for given, column, setting in named:
+            if column is not None and column not in events.columns:
+                what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
+                msg = f"{self.source}: {what} '{given}' is missing ({column_listing(self.events)})"
+                raise SettingError(msg, setting)
+        return events, dataclasses.replace(policy, timestamp_by=ts, over=over)
 
     def to_dict(self) -> dict[str, Any]:
         """What was read and how, for JSON summaries."""
@@ -88,53 +100,96 @@ def _finish(
     notes: tuple[str, ...],
     arrival: str | None,
     partition: str | None,
+    fixed: tuple[ColumnChoice, ColumnChoice] | None = None,
 ) -> Capture:
+    """The capture: outcome names renamed, columns made storable, arrival and partition
+    chosen (``fixed``: the choices when no setting names a column, as for Capture files)."""
     frame, taken = rename_taken(frame)
+    frame, stored = storable(frame)
     renames = (*renames, *taken)
     arrival = None if arrival is None else renamed(arrival, renames)
     partition = None if partition is None else renamed(partition, renames)
     try:
-        chose_arrival = choose_arrival(frame, arrival)
-        chose_partition = choose_partition(frame, partition)
+        if arrival is None and fixed is not None:
+            chose_arrival = fixed[0]
+        else:
+            chose_arrival = choose_arrival(frame, arrival)
+        if partition is None and fixed is not None:
+            chose_partition = fixed[1]
+        else:
+            chose_partition = choose_partition(frame, partition)
     except SettingError as exc:
         raise SettingError(f"{source}: {exc}", exc.setting) from exc
     assert chose_arrival.column is not None  # choose_arrival raises otherwise
     frame = with_nested(frame, [chose_arrival.column])
     columns = EventColumns(arrival=chose_arrival.column, partition=chose_partition.column)
-    return Capture(frame, columns, source, kind, renames, (chose_arrival, chose_partition), notes)
+    choices = (chose_arrival, chose_partition)
+    return Capture(frame, columns, source, kind, renames, choices, (*notes, *stored))
+
+
+def _capture_choices(table: AvroTable) -> tuple[ColumnChoice, ColumnChoice]:
+    """Arrival and partition of Capture files: Capture's own, whatever the bodies hold."""
+    n = table.arrivals_from_text
+    if n == 0:
+        how = "each record's SystemProperties['x-opt-enqueued-time'] (ms)"
+    elif n == table.frame.height:
+        how = "each record's EnqueuedTimeUtc (whole seconds; no x-opt-enqueued-time)"
+    else:
+        how = (
+            f"SystemProperties['x-opt-enqueued-time'] (ms); EnqueuedTimeUtc (whole seconds) "
+            f"for the {n:,} records without it"
+        )
+    arrival = ColumnChoice(Setting.ARRIVAL, EVENT_HUBS_ARRIVAL, f"Event Hubs Capture: {how}")
+    where = (
+        "Event Hubs Capture: the {PartitionId} segment of each file's path"
+        if table.partition_from_path
+        else "the file's path does not follow the capture path format: partition 0"
+    )
+    return arrival, ColumnChoice(Setting.PARTITION, ASA_PARTITION, where)
+
+
+def _capture_notes(table: AvroTable, arrival: str | None, partition: str | None) -> tuple[str, ...]:
+    """What the summary says about Capture files: how many, the bodies not read as JSON,
+    and body fields that a table would have used as arrival or partition but Capture's
+    files do not."""
+    notes = [f"{table.files} Event Hubs Capture file{'s' if table.files != 1 else ''}"]
+    if table.bodies_without_json:
+        repeated = table.bodies_with_repeated_keys
+        notes.append(
+            f"{table.bodies_without_json:,} events have a body that is not a JSON object"
+            + (f" ({repeated:,} of them repeat a key in one object)" if repeated else "")
+            + " (no body fields: under TIMESTAMP BY their application time is invalid; "
+            f"the body's text is in column '{RAW_BODY}')"
+        )
+    frame = table.frame
+    kept = []
+    if arrival is None:
+        kept += [ARRIVAL_DEFAULT] if ARRIVAL_DEFAULT in frame.columns else []
+        kept += [name for name, _ in ASA_ARRIVALS[1:] if nested(frame, name) is not None]
+    if partition is None and PARTITION_DEFAULT in frame.columns:
+        kept.append(PARTITION_DEFAULT)
+    if kept:
+        notes.append(
+            f"body field{'s' if len(kept) > 1 else ''} {', '.join(repr(k) for k in kept)} "
+            "kept as input, not used: arrival and partition are Capture's (name a body field "
+            "as the arrival or partition column to use it)"
+        )
+    return tuple(notes)
 
 
 def _from_avro(
     table: AvroTable, source: str, arrival: str | None, partition: str | None
 ) -> Capture:
-    notes = [f"{table.files} Event Hubs Capture file{'s' if table.files != 1 else ''}"]
-    if not table.partition_from_path:
-        notes.append("the file's path does not follow the capture path format: partition 0")
-    if table.bodies_without_json:
-        notes.append(
-            f"{table.bodies_without_json:,} events have a body that is not a JSON object "
-            "(no body fields: under TIMESTAMP BY their application time is invalid)"
-        )
-    capture = _finish(
+    return _finish(
         table.frame,
         source=source,
         kind="avro",
         renames=table.renames,
-        notes=tuple(notes),
+        notes=_capture_notes(table, arrival, partition),
         arrival=arrival,
         partition=partition,
+        fixed=_capture_choices(table),
     )
-    chosen = [
-        ColumnChoice(c.setting, c.column, _avro_reason(c)) if c.reason != "chosen" else c
-        for c in capture.choices
-    ]
-    return dataclasses.replace(capture, choices=tuple(chosen))
-
-
-def _avro_reason(choice: ColumnChoice) -> str:
-    if choice.setting is Setting.ARRIVAL:
-        return "Capture's enqueued time: x-opt-enqueued-time (ms), else EnqueuedTimeUtc"
-    return "from the {PartitionId} segment of each file's path"
 
 
 def read_capture(
@@ -168,17 +223,58 @@ def read_capture(
     )
 
 
+def is_avro(name: str, data: bytes) -> bool:
+    """Whether an upload is an Avro (Event Hubs Capture) file."""
+    return data[:4] == b"Obj\x01" or name.lower().endswith(".avro")
+
+
+def _upload_source(names: Sequence[str]) -> str:
+    """How the summary names uploaded Capture files: the folder chosen, or their count."""
+    if len(names) == 1:
+        return names[0]
+    tops = {n.replace("\\", "/").strip("/").split("/")[0] for n in names}
+    if len(tops) == 1 and all("/" in n.replace("\\", "/").strip("/") for n in names):
+        return f"{tops.pop()}/ ({len(names)} uploaded files)"
+    return f"{len(names)} uploaded .avro files"
+
+
+def read_capture_uploads(
+    files: Sequence[tuple[str, bytes]],
+    *,
+    arrival: str | None = None,
+    partition: str | None = None,
+    path_format: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Capture:
+    """Uploaded Event Hubs Capture files (a folder upload, or several ``.avro`` files), each
+    named by its path inside the folder chosen: the partition comes from that path (see
+    :func:`diagnostics.captures.paths.uploaded_files`)."""
+    others = [name for name, data in files if not is_avro(name, data)]
+    if others:
+        msg = (
+            f"{', '.join(others)}: not an Event Hubs Capture .avro file (upload a Capture "
+            "folder, .avro files, or one capture table on its own)"
+        )
+        raise InputError(msg)
+    found = uploaded_files(files, path_format or DEFAULT_PATH_FORMAT)
+    table = read_capture_files(found, progress)
+    return _from_avro(table, _upload_source([n for n, _ in files]), arrival, partition)
+
+
 def read_capture_bytes(
     name: str,
     data: bytes,
     *,
     arrival: str | None = None,
     partition: str | None = None,
+    path_format: str | None = None,
 ) -> Capture:
-    """An uploaded capture (one file: a table, or one Capture ``.avro``, partition 0)."""
-    if data[:4] == b"Obj\x01" or table_kind(name)[0] == "avro":
-        file = CaptureFile(Path(name), None, (), data)
-        return _from_avro(read_capture_files([file]), name, arrival, partition)
+    """An uploaded capture: a table, or one Capture ``.avro`` file (partition from its
+    name when that follows the capture path format, else 0)."""
+    if is_avro(name, data):
+        return read_capture_uploads(
+            [(name, data)], arrival=arrival, partition=partition, path_format=path_format
+        )
     frame, renames = read_table(data, name)
     kind = "parquet" if data[:4] == b"PAR1" else table_kind(name)[0]
     return _finish(

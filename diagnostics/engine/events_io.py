@@ -11,8 +11,10 @@ from pathlib import Path
 
 import polars as pl
 
-from diagnostics.captures.avro import DEFAULT_PATH_FORMAT, capture_files, read_capture_files
+from diagnostics.captures.avro import read_capture_files
 from diagnostics.captures.names import Rename
+from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files
+from diagnostics.captures.storable import storable
 from diagnostics.captures.tables import read_table, table_kind
 from diagnostics.errors import InputError
 
@@ -24,12 +26,14 @@ def read_events(path: str | Path) -> pl.DataFrame:
 
 def read_events_renamed(path: str | Path) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
     """:func:`read_events` and the columns the reader renamed (empty or repeated CSV header
-    cells, Avro body fields named like a Capture column)."""
+    cells, empty names, Avro body fields named like a Capture column). Columns Parquet
+    cannot store (empty JSON objects) are JSON text."""
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
         table = read_capture_files(capture_files(path, DEFAULT_PATH_FORMAT))
-        return table.frame, table.renames
+        return storable(table.frame)[0], table.renames
     if not path.is_file():
         msg = f"{path}: no such file"
         raise InputError(msg)
-    return read_table(path, str(path))
+    frame, renames = read_table(path, str(path))
+    return storable(frame)[0], renames

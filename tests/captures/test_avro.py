@@ -190,7 +190,11 @@ def test_a_single_avro_file_outside_the_layout_is_partition_0(tmp_path: Path) ->
     path = write_avro(tmp_path / "one.avro", records, "deflate")
     summary, out = replay_json(path, tmp_path / "o")
     assert out["PartitionId"].to_list() == [0]
-    assert any("partition 0" in n for n in summary["input"]["notes"])
+    partition = summary["input"]["columns"]["partition"]
+    assert partition == {
+        "column": "PartitionId",
+        "reason": "the file's path does not follow the capture path format: partition 0",
+    }
     assert pl.Series(out["EventEnqueuedUtcTime"]).dt.epoch("ms").to_list() == [ms("00:00:01")]
 
 
