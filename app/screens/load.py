@@ -18,10 +18,12 @@ from diagnostics.appdata.build import (
 from diagnostics.appdata.capture_input import (
     build_from_reader,
     fingerprint,
+    is_capture_folder,
     read_path,
-    read_upload,
+    read_uploads,
 )
 from diagnostics.appdata.store import open_aggregate
+from diagnostics.captures.paths import DEFAULT_PATH_FORMAT
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import OrderdocError, Setting, setting_of
 from screens import cache
@@ -47,7 +49,7 @@ def _run(label: str, target: Path, work: Callable[[Progress], None]) -> None:
         open_aggregate(target)
     except OrderdocError as exc:
         workdir.discard(target)
-        st.error(str(exc))
+        st.error(jobfix.message(exc))
         return
     except Exception as exc:  # a bug, but the page must not show a traceback
         workdir.discard(target)
@@ -59,6 +61,12 @@ def _run(label: str, target: Path, work: Callable[[Progress], None]) -> None:
 
 #: Session key of the uploaded job definition: (file name, bytes, input, parameter bytes).
 JOB_UPLOAD = "job_upload"
+#: Key of the capture path format field (Event Hubs Capture file naming).
+PATH_FORMAT = "cap_path_format"
+
+
+def _path_format() -> str | None:
+    return str(st.session_state.get(PATH_FORMAT) or "").strip() or None
 
 
 def _job_fingerprint() -> bytes:
@@ -93,6 +101,12 @@ def _policy_form() -> CaptureSettings | None:
         c7, c8 = st.columns(2)
         partition_by = c7.checkbox("PARTITION BY PartitionId", key="cap_pby")
         over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", "", key="cap_over")
+        st.text_input(
+            "Capture path format (Event Hubs Capture files; empty: Capture's default "
+            f"{DEFAULT_PATH_FORMAT})",
+            "",
+            key=PATH_FORMAT,
+        )
         st.markdown(
             "**Or take the policy from the job's definition** (used with a capture, and "
             "with logs: their findings use its settings and the corrected job is written)"
@@ -150,10 +164,30 @@ def _policy_form() -> CaptureSettings | None:
     )
 
 
+def _replay_uploads(named: list[tuple[str, bytes]], settings: CaptureSettings) -> None:
+    """Replay uploaded capture files: one table or ``.avro`` file, or Capture files read
+    together (partition from each file's path)."""
+    path_format = _path_format()
+    target = workdir.folder_for(
+        *(n.encode() + b"\0" + d for n, d in named),
+        repr(settings.to_dict()).encode(),
+        (path_format or "").encode(),
+        _job_fingerprint(),
+    )
+
+    def replay_it(progress: Progress) -> None:
+        capture = read_uploads(named, settings, path_format)
+        build_from_reader(capture, settings, target, progress)
+        _keep_job(target)
+
+    label = named[0][0] if len(named) == 1 else f"{len(named)} Capture files"
+    _run(f"capture {label}", target, replay_it)
+
+
 def _uploads(settings: CaptureSettings | None) -> None:
     files = st.file_uploader(
         "Raw ASA diagnostic logs (any export shape, gzip accepted) or one event capture "
-        "(CSV, JSON Lines, Parquet, or an Event Hubs Capture .avro file)",
+        "(CSV, JSON Lines, Parquet, or Event Hubs Capture .avro files)",
         accept_multiple_files=True,
         key="uploads",
     )
@@ -179,20 +213,15 @@ def _uploads(settings: CaptureSettings | None) -> None:
         )
         return
     captures = [n for n, k in kinds.items() if k is UploadKind.CAPTURE]
-    if captures and len(named) > 1:
-        st.error(f"Upload one event capture on its own ({', '.join(captures)} is a capture).")
+    if captures and len(named) > 1 and not is_capture_folder(named):
+        st.error(
+            f"Upload one event capture on its own, or only Event Hubs Capture .avro files "
+            f"({', '.join(captures)} is a capture)."
+        )
         return
     if captures:
-        if settings is None:
-            return
-        name, data = named[0]
-        target = workdir.folder_for(data, repr(settings.to_dict()).encode(), _job_fingerprint())
-
-        def replay_it(progress: Progress) -> None:
-            build_from_reader(read_upload(name, data, settings), settings, target, progress)
-            _keep_job(target)
-
-        _run(f"capture {name}", target, replay_it)
+        if settings is not None:
+            _replay_uploads(named, settings)
         return
     target = workdir.folder_for(*(n.encode() + b"\0" + d for n, d in named), _job_fingerprint())
 
@@ -204,6 +233,20 @@ def _uploads(settings: CaptureSettings | None) -> None:
         _keep_job(target)  # the job definition gives the logs' findings its policy
 
     _run(", ".join(n for n, _ in named), target, aggregate_it)
+
+
+def _capture_folder_upload(settings: CaptureSettings | None) -> None:
+    files = st.file_uploader(
+        "Or an Event Hubs Capture folder (its .avro files; each file's partition comes from "
+        "its path in the folder, as the capture path format names it)",
+        type=["avro"],
+        accept_multiple_files="directory",
+        key="capture_folder",
+    )
+    if not st.button("Replay the Capture folder", key="replay_folder", disabled=not files):
+        return
+    if files and settings is not None:
+        _replay_uploads([(f.name, f.getvalue()) for f in files], settings)
 
 
 def render() -> None:
@@ -246,6 +289,7 @@ def render() -> None:
     st.subheader("Upload")
     settings = _policy_form()
     _uploads(settings)
+    _capture_folder_upload(settings)
     _capture_path(settings)
 
 
@@ -259,14 +303,20 @@ def _capture_path(settings: CaptureSettings | None) -> None:
     )
     if not c2.button("Replay the capture", key="replay_path") or settings is None:
         return
+    path_format = _path_format()
     try:
-        target = workdir.folder_for(fingerprint(path), repr(settings).encode(), _job_fingerprint())
+        target = workdir.folder_for(
+            fingerprint(path),
+            repr(settings).encode(),
+            (path_format or "").encode(),
+            _job_fingerprint(),
+        )
     except OSError as exc:
         st.error(f"{path}: cannot be read ({exc.strerror or exc})")
         return
 
     def replay_it(progress: Progress) -> None:
-        build_from_reader(read_path(path, settings), settings, target, progress)
+        build_from_reader(read_path(path, settings, path_format), settings, target, progress)
         _keep_job(target)
 
     _run(f"capture {path.strip()}", target, replay_it)

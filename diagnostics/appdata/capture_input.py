@@ -1,5 +1,6 @@
-"""The app's event captures: an upload (a table or one Event Hubs Capture ``.avro`` file) or
-a path on this machine (a file or a Capture folder), read by the command line's reader
+"""The app's event captures: an upload (a table, one Event Hubs Capture ``.avro`` file, or a
+Capture folder / several ``.avro`` files, each named by its path inside the folder chosen)
+or a path on this machine (a file or a Capture folder), read by the command line's reader
 (:mod:`diagnostics.captures.reader`: same renames, same column detection), then replayed."""
 
 from __future__ import annotations
@@ -8,29 +9,84 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from diagnostics.appdata.build import CaptureSettings, Progress, build_from_capture
-from diagnostics.captures.reader import Capture, read_capture, read_capture_bytes
+import polars as pl
+
+from diagnostics.appdata.build import (
+    CAPTURE_DIR,
+    SOURCE_FILE,
+    CaptureSettings,
+    Progress,
+    build_from_capture,
+)
+from diagnostics.captures.reader import (
+    Capture,
+    is_avro,
+    read_capture,
+    read_capture_bytes,
+    read_capture_uploads,
+)
 from diagnostics.errors import InputError
+
+#: What :func:`build_from_capture` writes beside the tables, removed if it fails midway.
+CAPTURE_FILES = (
+    "events.parquet",
+    "outcomes.parquet",
+    "diagnostics.jsonl",
+    "metrics.parquet",
+    SOURCE_FILE,
+)
 
 
 def _quiet(_fraction: float, _message: str) -> None:
     return None
 
 
-def read_upload(name: str, data: bytes, settings: CaptureSettings) -> Capture:
-    """An uploaded capture, read as ``settings`` names its columns."""
+def is_capture_folder(files: Sequence[tuple[str, bytes]]) -> bool:
+    """Whether uploads are Event Hubs Capture files read together (a folder upload or
+    several ``.avro`` files): more than one, all Avro."""
+    return len(files) > 1 and all(is_avro(name, data) for name, data in files)
+
+
+def read_upload(
+    name: str, data: bytes, settings: CaptureSettings, path_format: str | None = None
+) -> Capture:
+    """An uploaded capture (one file), read as ``settings`` names its columns."""
     return read_capture_bytes(
-        name, data, arrival=settings.arrival_col, partition=settings.partition_col
+        name,
+        data,
+        arrival=settings.arrival_col,
+        partition=settings.partition_col,
+        path_format=path_format or None,
     )
 
 
-def read_path(path: str, settings: CaptureSettings) -> Capture:
+def read_uploads(
+    files: Sequence[tuple[str, bytes]],
+    settings: CaptureSettings,
+    path_format: str | None = None,
+) -> Capture:
+    """Uploaded Capture files (``(path inside the folder chosen, bytes)``) as one capture:
+    each file's partition from its path, as ``path_format`` (default Capture's) names it."""
+    if len(files) == 1:
+        return read_upload(*files[0], settings, path_format)
+    return read_capture_uploads(
+        files,
+        arrival=settings.arrival_col,
+        partition=settings.partition_col,
+        path_format=path_format or None,
+    )
+
+
+def read_path(path: str, settings: CaptureSettings, path_format: str | None = None) -> Capture:
     """A capture file or Event Hubs Capture folder on this machine."""
     if not path.strip():
         msg = "give the path of a capture file or an Event Hubs Capture folder"
         raise InputError(msg)
     return read_capture(
-        path.strip(), arrival=settings.arrival_col, partition=settings.partition_col
+        path.strip(),
+        arrival=settings.arrival_col,
+        partition=settings.partition_col,
+        path_format=path_format or None,
     )
 
 
@@ -42,6 +98,11 @@ def fingerprint(path: str) -> bytes:
     return ("capture-path|" + str(root.resolve()) + "|" + "|".join(parts)).encode()
 
 
+def _remove_partial(out: Path) -> None:
+    for name in CAPTURE_FILES:
+        (out / CAPTURE_DIR / name).unlink(missing_ok=True)
+
+
 def build_from_reader(
     capture: Capture,
     settings: CaptureSettings,
@@ -49,10 +110,22 @@ def build_from_reader(
     progress: Progress = _quiet,
     partitions: Sequence[int] | None = None,
 ) -> Path:
-    """Replay ``capture`` under ``settings`` (columns as the reader chose them) into ``out``."""
+    """Replay ``capture`` under ``settings`` (columns as the reader chose them) into ``out``.
+    If that fails, no partial ``outcomes.parquet`` (or other capture file) is left; a write
+    that fails is an :class:`InputError` naming the capture."""
     events, policy = capture.apply(settings.policy)
     resolved = replace(settings, policy=policy, columns=capture.columns)
     said = [c.describe() for c in capture.choices]
     said += [f"renamed {r.describe()}" for r in capture.renames]
+    said += list(capture.notes)
     progress(0.01, f"read {capture.source}: " + "; ".join(said))
-    return build_from_capture(events, resolved, out, progress, partitions)
+    try:
+        return build_from_capture(events, resolved, out, progress, partitions)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        _remove_partial(out)
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        msg = f"{capture.source}: the replay could not be written ({detail})"
+        raise InputError(msg) from exc
+    except BaseException:
+        _remove_partial(out)
+        raise

@@ -78,7 +78,10 @@ def test_a_capture_without_the_timestamp_column_says_so(open_app):
     at.text_input(key="cap_ts").set_value("sent_at").run()
     data = (SCENARIOS / "healthy" / "capture.csv").read_bytes()
     at = _upload(at, ("capture.csv", data, "text/csv"))
-    assert at.error[0].value.startswith("timestamp column 'sent_at' is not in the capture")
+    message = at.error[0].value
+    assert message.startswith("capture.csv: TIMESTAMP BY column 'sent_at' is missing (columns: ")
+    assert message.endswith('(set "TIMESTAMP BY column")')
+    assert "__row" not in message
 
 
 def test_a_capture_with_a_log_is_refused(open_app):
@@ -314,3 +317,52 @@ def test_logs_without_a_definition_name_the_load_page_field(open_app):
     assert any('on the load page (the "job definition" field)' in c.lower() for c in captions)
     assert not any("--" in c for c in captions)
     assert not at.header  # no corrected job without a definition
+
+
+CAPTURE_ROOT = CAPTURES / "eventhubs-capture" / "orderdoc"
+AVRO = "application/octet-stream"
+
+
+def _capture_source(at) -> dict:
+    return json.loads((Path(at.session_state["agg_dir"]) / "capture" / "source.json").read_text())
+
+
+def test_a_capture_folder_upload_takes_each_partition_from_its_path(open_app):
+    # a folder upload names each file by its path inside the folder chosen (the event hub's)
+    files = sorted(CAPTURE_ROOT.rglob("*.avro"))
+    at = open_app("Load")
+    uploader = at.file_uploader(key="capture_folder")
+    assert uploader.accept_directory
+    uploader.set_value(
+        [(f.relative_to(CAPTURE_ROOT).as_posix(), f.read_bytes(), AVRO) for f in files]
+    ).run()
+    at.button(key="replay_folder").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.success[0].value.startswith(f"Loaded capture {len(files)} Capture files")
+    source = _capture_source(at)
+    assert source["partitions"] == [0, 1, 2, 3]
+    assert source["arrival"] == "EventEnqueuedUtcTime"
+    assert source["events"] == 400
+    at.sidebar.radio(key="page").set_value("Overview").run()
+    assert metrics(at)["Late events"] == str(LATE_IN_CAPTURE_SAMPLE)
+
+
+def _one_event_avro(tmp_path: Path, name: str) -> bytes:
+    from tests.captures.helpers import body, capture_record, ms, write_avro
+
+    record = capture_record(0, body(event_time="2024-01-01T00:00:00Z"), ms("00:00:01"), "")
+    return write_avro(tmp_path / name, [record]).read_bytes()
+
+
+def test_several_avro_uploads_follow_the_capture_path_format_setting(open_app, tmp_path):
+    files = [(name, _one_event_avro(tmp_path, name), AVRO) for name in ("p3-00.avro", "p1-00.avro")]
+    at = _upload(open_app("Load"), *files)  # loose files: no path gives their partition
+    message = at.error[0].value
+    assert message.startswith("p3-00.avro: the path does not follow the capture path format")
+    assert "agg_dir" not in at.session_state
+    at.text_input(key="cap_path_format").set_value("p{PartitionId}-{Minute}").run()
+    at.button(key="analyse_uploads").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.success[0].value.startswith("Loaded capture 2 Capture files")
+    assert _capture_source(at)["partitions"] == [1, 3]
