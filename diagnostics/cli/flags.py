@@ -43,9 +43,19 @@ FLAGS: dict[Setting, str] = {
 }
 
 
+#: Flags whose value a command keeps under another name (``orderdoc whatif`` takes lists).
+LIST_DESTS: dict[str, str] = {
+    "--late-arrival": "late_values",
+    "--out-of-order": "ooo_values",
+    "--partition-by": "partition_by_values",
+    "--over": "over_values",
+}
+
+
 def has_flag(args: argparse.Namespace, flag: str) -> bool:
     """True when the command that parsed ``args`` has ``flag`` (its value is in ``args``)."""
-    return hasattr(args, flag.lstrip("-").replace("-", "_"))
+    dest = flag.lstrip("-").replace("-", "_")
+    return hasattr(args, dest) or (flag in LIST_DESTS and hasattr(args, LIST_DESTS[flag]))
 
 
 def message(exc: OrderdocError, args: argparse.Namespace | None = None) -> str:

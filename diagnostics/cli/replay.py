@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.capture_args import capture_from_args
@@ -23,8 +25,9 @@ from diagnostics.cli.progress import ProgressLine
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
-from diagnostics.errors import InputError, UsageError
+from diagnostics.errors import InputError, Setting, UsageError
 from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE, write_outputs
+from diagnostics.instrument.run import atomic_write
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -118,6 +121,11 @@ def check_flags(args: argparse.Namespace, resolved: Resolved) -> None:
     raise UsageError(msg)
 
 
+def write_outcomes(result: ReplayResult) -> Callable[[Path], object]:
+    """Writes the outcome frame (snappy Parquet) to the path it is given."""
+    return lambda path: result.outcomes.write_parquet(path, compression="snappy")
+
+
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
     resolved = resolve_policy(args)
@@ -129,14 +137,18 @@ def run(args: argparse.Namespace) -> int:
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
     # diagnostics and the summary are computed from the same frame in this one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
-        writing = pool.submit(
-            result.outcomes.write_parquet, out / "outcomes.parquet", compression="snappy"
-        )
+        writing = pool.submit(atomic_write, out / "outcomes.parquet", write_outcomes(result))
         if not args.outcomes_only:
             write_outputs(result, out, options_from_args(args))
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
         summary = {"input": capture.to_dict(), **summarize(result)}
-        writing.result()
+        try:
+            writing.result()
+        except OSError as exc:
+            msg = (
+                f"output folder {out}: outcomes.parquet could not be written: {exc.strerror or exc}"
+            )
+            raise UsageError(msg, Setting.OUTPUT) from exc
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -116,10 +116,16 @@ def _notices(
     return idle_notices(arrival, partition, options.idle_notice_ns, partitions)
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(temporary path)``, then rename it to ``path``: a run that fails or is killed
+    while writing leaves the previous ``path`` (or none), never a partial file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_diagnostics(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
@@ -131,9 +137,9 @@ def write_diagnostics(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
                 handle.write(dumps(record))
                 handle.write("\n")
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
 
 
 def write_metrics(path: Path, metrics: pl.DataFrame) -> None:
     """Write the metrics table as Parquet, atomically."""
-    _atomic_write(path, lambda target: metrics.write_parquet(target))
+    atomic_write(path, lambda target: metrics.write_parquet(target))

@@ -88,3 +88,18 @@ def test_cti_end_edge_without_end_column_names_the_flag(tmp_path, capsys) -> Non
     assert err.endswith(
         "row 2 is an end edge but no interval end column was given (use --end-col)\n"
     )
+
+
+def test_whatif_over_error_names_its_flag(tmp_path, capsys) -> None:
+    """whatif keeps --over as a list of key sets; its column error still names the flag."""
+    capture = tmp_path / "cap.csv"
+    capture.write_text(
+        "event_time,arrival_time,partition_id\n2024-01-01T00:00:00Z,2024-01-01T00:00:01Z,0\n"
+    )
+    argv = ["whatif", str(capture), "--out", str(tmp_path / "w"), "--no-png"]
+    code = main([*argv, "--timestamp-by", "event_time", "--over", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "nope" in err
+    assert err.strip().endswith("(use --over)")
+    assert len(err.strip().splitlines()) == 1

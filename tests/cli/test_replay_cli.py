@@ -214,3 +214,31 @@ def test_tolerances_on_arrival_time_are_an_error(tmp_path, capsys, flags):
     assert not (tmp_path / "o").exists()
     # arrival time itself, and PARTITION BY on it, still replay
     assert main(["replay", str(events), "--out", str(tmp_path / "a"), "--partition-by"]) == 0
+
+
+def test_outcomes_that_cannot_be_written_leave_no_partial_file(tmp_path, capsys):
+    """A failed write of outcomes.parquet is one line naming the file, exit 2, and leaves
+    neither a partial outcomes.parquet nor its temporary file behind."""
+    events = write_capture(tmp_path / "cap.csv")
+    out = tmp_path / "o"
+    (out / "outcomes.parquet").mkdir(parents=True)  # the rename onto it must fail
+    code = main(["replay", str(events), "--out", str(out), "--timestamp-by", "ts"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "outcomes.parquet could not be written" in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+    assert (out / "outcomes.parquet").is_dir()
+    assert not list(out.glob(".outcomes.parquet*"))
+
+
+def test_replay_rewrites_outcomes_whole(tmp_path, capsys):
+    """A second replay into the same folder replaces outcomes.parquet with the new run's."""
+    events = write_capture(tmp_path / "cap.csv")
+    out = tmp_path / "o"
+    assert main(["replay", str(events), "--out", str(out), "--timestamp-by", "ts"]) == 0
+    fewer = write_capture(tmp_path / "fewer.csv", ROWS[:2])
+    assert main(["replay", str(fewer), "--out", str(out), "--timestamp-by", "ts"]) == 0
+    capsys.readouterr()
+    assert pl.read_parquet(out / "outcomes.parquet").height == 2
+    assert not list(out.glob(".outcomes.parquet*"))
