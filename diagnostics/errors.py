@@ -48,6 +48,9 @@ class Setting(StrEnum):
     PARAMETERS = "ARM parameter file"
     JOB_INPUT = "job input"
     FIX_FOLDER = "fix folder"
+    WATCH_INTERVAL = "watch interval"
+    WATCH_STATE = "state folder"
+    METRICS_PORT = "metrics port"
 
 
 class OrderdocError(Exception):

@@ -40,6 +40,9 @@ FLAGS: dict[Setting, str] = {
     Setting.PARAMETERS: "--parameters",
     Setting.JOB_INPUT: "--input",
     Setting.FIX_FOLDER: "--write-fix",
+    Setting.WATCH_INTERVAL: "--interval",
+    Setting.WATCH_STATE: "--state",
+    Setting.METRICS_PORT: "--metrics-port",
 }
 
 
