@@ -57,6 +57,11 @@ def _late_s(evidence: Evidence) -> int | None:
     return None if late is None else late // SECOND
 
 
+def _known_late_s(evidence: Evidence) -> int | None:
+    """The job's late tolerance in seconds when it is given and finite, else ``None``."""
+    return None if evidence.policy is None else _late_s(evidence)
+
+
 def _ooo_s(evidence: Evidence) -> int:
     """The job's out-of-order tolerance in seconds (0, ASA's default, when unknown)."""
     return 0 if evidence.policy is None else evidence.policy.out_of_order_ns // SECOND
@@ -136,7 +141,10 @@ def historical_replay(evidence: Evidence) -> Finding | None:
             "delay_seconds": 0.0,
             "effect": "their System.Timestamp is moved by days (Adjust) or they are lost (Drop)",
         },
-        suggestions=(snippets.separate_replay_job(), snippets.late_tolerance(None)),
+        suggestions=(
+            snippets.separate_replay_job(_known_late_s(evidence)),
+            snippets.backfill_late_tolerance(_known_late_s(evidence)),
+        ),
         confidence=0.9 if stats.exact else 0.8,
     )
 

@@ -129,7 +129,8 @@ def _scan(agg_dir: Path, table: TableName, job: str | None = None) -> pl.DataFra
 def _need(frame: pl.DataFrame, table: TableName, columns: tuple[str, ...]) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        msg = f"aggregate table {table}: missing column(s) {', '.join(missing)}"
+        noun = "column" if len(missing) == 1 else "columns"
+        msg = f"aggregate table {table}: missing {noun} {', '.join(missing)}"
         raise InputError(msg)
 
 

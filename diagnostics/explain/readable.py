@@ -46,12 +46,27 @@ LABELS = {
     "asa_page": "ASA's page",
     "backlogged_input_events_max": "backlogged input events, most in a minute",
     "late_arrival_tolerance_seconds": "late-arrival tolerance",
+    "current_out_of_order_tolerance_seconds": "out-of-order tolerance now",
+    "events_between_suggestion_and_current": "events between the suggested and the current "
+    "tolerance",
+    "events_caught": "events only the extra tolerance keeps",
+    "events_on_hot_partition": "events on the busiest partition",
 }
 _PERCENT = {"share_of_events", "share_following_late_events", "fair_share", "share"}
 
 
 def _seconds(value: Any) -> str:
-    return "unlimited" if value is None else f"{float(value):g} s"
+    """``"4.6 s"``; an hour or more also in hours or days (``"2,276,540 s (about 26.3
+    days)"``), never in exponent notation; ``None`` is unlimited."""
+    if value is None:
+        return "unlimited"
+    seconds = float(value)
+    if abs(seconds) < 3_600:
+        return f"{seconds:g} s"
+    about = (
+        f"{seconds / 86_400:.1f} days" if abs(seconds) >= 86_400 else f"{seconds / 3_600:.1f} hours"
+    )
+    return f"{seconds:,.0f} s (about {about})"
 
 
 def _number(value: Any) -> str:
@@ -199,6 +214,23 @@ def evidence_lines(evidence: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _sentence(text: str) -> str:
+    """``text`` with its first character upper-cased and the rest as written (``ASA``,
+    quoted field names and flags keep their case, unlike ``str.capitalize``)."""
+    return text[:1].upper() + text[1:]
+
+
+def _delay_words(delay: str) -> str:
+    """``impact.delay`` as part of a sentence: ``unknown: pass ...`` and ``unlimited: ...``
+    say what is unknown or unlimited (the job's late-arrival tolerance)."""
+    head, _, rest = delay.partition(": ")
+    if head == "unknown" and rest:
+        return f"output held back by the job's late-arrival tolerance, unknown: {rest}"
+    if head == "unlimited" and rest:
+        return f"the late-arrival tolerance is unlimited: {rest}"
+    return f"output held back by {delay}"
+
+
 def impact_sentence(impact: Mapping[str, Any]) -> str:
     """The impact as one or two sentences."""
     parts: list[str] = []
@@ -216,10 +248,10 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         parts.append(f"{_number(impact['dropped'])} of them dropped")
     delay = impact.get("delay_seconds")
     if impact.get("delay"):  # the delay in words (e.g. unknown without the job's tolerance)
-        parts.append(f"output held back by {impact['delay']}")
+        parts.append(_delay_words(str(impact["delay"])))
     elif delay:
         parts.append(f"output held back by up to {_seconds(delay)}")
-    text = "; ".join(parts).capitalize() + "." if parts else ""
+    text = _sentence("; ".join(parts)) + "." if parts else ""
     fix_cost = impact.get("fix_adds_output_delay_seconds")
     if "fix_adds_output_delay_seconds" in impact:
         if fix_cost == 0:
@@ -251,5 +283,5 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         f"{words(k)}: {_value(k, v)}" for k, v in impact.items() if k not in known and v is not None
     ]
     if rest:
-        text += " " + "; ".join(rest) + "."
+        text += " " + _sentence("; ".join(rest)) + "."
     return text.strip()

@@ -2,7 +2,7 @@
 
 Tolerances are whole seconds (the portal takes ``hh:mm:ss``; the ARM properties
 ``eventsLateArrivalMaxDelayInSeconds`` / ``eventsOutOfOrderMaxDelayInSeconds`` take seconds)
-and are clamped to ASA's range (spec §2: 0 s .. 1,814,399 s, or -1 for unlimited).
+and are clamped to ASA's range (0 s .. 1,814,399 s, or -1 for unlimited; docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -79,7 +79,10 @@ def feed_partitions(partitions: list[int]) -> Suggestion:
 
 def fix_clocks(keys: list[str], offset_s: float | None) -> Suggestion:
     """Correct the senders' clocks (no ASA setting changes the 5-minute early window)."""
-    who = f"sender(s) {', '.join(keys)}" if keys else "the senders whose events are early"
+    if keys:
+        who = f"{'sender' if len(keys) == 1 else 'senders'} {', '.join(keys)}"
+    else:
+        who = "the senders whose events are early"
     by = f" (about {abs(offset_s):.0f} s fast)" if offset_s is not None else ""
     return Suggestion(
         SuggestionKind.FIX_SENDER_CLOCKS,
@@ -101,14 +104,36 @@ def fix_payload(column: str | None) -> Suggestion:
     )
 
 
-def separate_replay_job() -> Suggestion:
-    """Replay history in its own job."""
+def _live_tolerance(live_late_s: int | None) -> str:
+    """The live job's late tolerance as the portal shows it, when known and finite."""
+    if live_late_s is None:
+        return "its late-arrival tolerance"
+    return f"its late-arrival tolerance ({format_clock(live_late_s * SECOND)})"
+
+
+def separate_replay_job(live_late_s: int | None = None) -> Suggestion:
+    """Replay history in its own job; the live job keeps its tolerance (``live_late_s``: the
+    live job's late tolerance in seconds, ``None`` when unknown)."""
     return Suggestion(
         SuggestionKind.SEPARATE_REPLAY_JOB,
         None,
-        "Replay the backfill in a separate job whose Events that arrive late is unlimited "
-        "(eventsLateArrivalMaxDelayInSeconds: -1), or without TIMESTAMP BY; keep the live job "
-        "on live data",
+        "Replay the backfill in a separate job (a copy of this job reading the historical "
+        "data) whose Events that arrive late is unlimited "
+        "(eventsLateArrivalMaxDelayInSeconds: -1), or without TIMESTAMP BY; the live job "
+        f"keeps {_live_tolerance(live_late_s)} and reads live data only",
+    )
+
+
+def backfill_late_tolerance(live_late_s: int | None = None) -> Suggestion:
+    """The unlimited late tolerance of the separate backfill job (never the live job's: it
+    would make live output wait for the oldest event)."""
+    return Suggestion(
+        SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+        None,
+        "On the separate backfill job only: Event ordering > Events that arrive late: "
+        "unlimited (eventsLateArrivalMaxDelayInSeconds: -1); the live job keeps "
+        f"{_live_tolerance(live_late_s)}, as unlimited there would make live output wait "
+        "for the oldest event",
     )
 
 
