@@ -88,6 +88,11 @@ def summarize(
     }
 
 
+def _count(count: int, noun: str) -> str:
+    """``"1 CTI violation"``, ``"2 CTI violations"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def format_summary(
     summary: dict[str, Any], *, flag_of: Callable[[Setting], str | None] | None = None
 ) -> str:
@@ -96,11 +101,12 @@ def format_summary(
     lines = [f"CTI replay: {summary['policy']}"]
     for name, item in zip(("input", "second input"), summary["inputs"], strict=False):
         lines.append(
-            f"{name}: {item['events']} events, {item['violations']} CTI violations "
+            f"{name}: {_count(item['events'], 'event')}, "
+            f"{_count(item['violations'], 'CTI violation')} "
             f"({item['dropped']} dropped, {item['adjusted']} adjusted), "
             f"{item['invalid_timestamp']} with an invalid time (dropped), "
             f"{item['released']} released ({item['committed_at_infinity']} only by the flush), "
-            f"{item['ctis']} CTIs"
+            f"{_count(item['ctis'], 'CTI')}"
         )
         lines += [
             f"  renamed '{r['column']}' -> '{r['renamed']}' ({r['reason']})"

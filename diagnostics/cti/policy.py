@@ -97,7 +97,8 @@ class CtiPolicy:
         """One line, e.g. ``CTI every 10 events, delay 5s, adjust, flush``."""
         parts: list[str] = []
         if self.every_events is not None:
-            parts.append(f"CTI every {self.every_events} events")
+            n = self.every_events
+            parts.append("CTI after every event" if n == 1 else f"CTI every {n} events")
         elif self.every_ns is not None:
             parts.append(f"CTI every {format_duration(self.every_ns)} of application time")
         if self.generates:

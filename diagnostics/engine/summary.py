@@ -85,7 +85,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     d = summary["output_delay_seconds"]
     lines = [
         f"policy      {summary['policy']}",
-        f"partitions  {len(summary['partitions'])} ({summary['timelines']} timelines)",
+        f"partitions  {len(summary['partitions'])} "
+        f"({summary['timelines']} {'timeline' if summary['timelines'] == 1 else 'timelines'})",
         f"arrivals    {summary['arrival_from']} .. {summary['arrival_to']}",
         f"events      {n:,}",
         f"  accepted as is          {c['accepted']:>12,}  {_pct(c['accepted'], n):>8}"

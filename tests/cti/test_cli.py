@@ -400,3 +400,20 @@ def test_the_suggested_delay_names_the_setting_and_the_command_its_flag(
     assert f"{line} (use --cti-delay)\n" in capsys.readouterr().out
     summary = json.loads((out / "cti_summary.json").read_text())
     assert format_summary(summary).splitlines()[-1] == line  # the library: no flag
+
+
+def test_the_summary_counts_in_the_singular_and_the_plural(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = replay(tmp_path, str(ten_and_five), "--cti-every", "10", "--cti-delay", "5s")
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "input: 20 events, 1 CTI violation (1 dropped, 0 adjusted)," in printed
+    assert printed.splitlines()[1].endswith(", 2 CTIs")
+    one = write_csv(tmp_path / "one.csv", "id,start_time,arrival_time", [f"0,{ts(0)},{ts(0)}"])
+    code, _ = replay(tmp_path, str(one), "--cti-every", "1")
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "CTI replay: CTI after every event, delay 0s, adjust"
+    assert lines[1].startswith("input: 1 event, 0 CTI violations (0 dropped, 0 adjusted),")
+    assert lines[1].endswith(", 1 CTI")
