@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+
 from diagnostics.logs.normalise import normalise
 from diagnostics.logs.records import RAW_LIMIT_BYTES, DataError, Quarantined
 
@@ -92,8 +94,25 @@ def test_single_line_array_and_wrapper_lines_count_each_element(read) -> None:
     parsed, bad = read(data)
     assert [(p.source_line, p.event_count) for p in parsed] == [(1, 1), (2, 5)]
     assert [(q.source_line, q.reason.split(":")[0]) for q in bad] == [
-        (1, "not a diagnostic record")
+        (1, "element 2 of the 2 on this line")
     ]
+
+
+def test_an_array_line_is_quarantined_at_most_once(read) -> None:
+    """A JSON Lines line holding an array: its good elements are records, its bad ones one
+    quarantined record for the line (so a line is never counted twice)."""
+    good = [line(record(count=n)) for n in (1, 2)]
+    data = b"\n".join([*good, b"[1, 2]", b"[]", line([record(count=7), 3, None, {}, "x"])])
+    parsed, bad = read(data)
+    assert [(p.source_line, p.event_count) for p in parsed] == [(1, 1), (2, 2), (5, 7)]
+    assert [q.source_line for q in bad] == [3, 4, 5]
+    assert bad[0].reason.startswith("2 of the 2 elements on this line: element 1: not a")
+    assert bad[1].reason == "an empty JSON array: no record on this line"
+    assert bad[2].reason.startswith("4 of the 5 elements on this line: element 2: ")
+    assert bad[2].reason.endswith("; and 1 more")
+    assert bad[2].raw == line([record(count=7), 3, None, {}, "x"]).decode()
+    one, _ = read(b"[5]")
+    assert one == []
 
 
 def test_gzip_and_truncated_gzip(read) -> None:
@@ -247,3 +266,126 @@ def test_out_of_range_numbers_and_lone_surrogates_are_quarantined(read, tmp_path
     assert tables.summary["records_quarantined"] == 3
     assert tables.summary["records_parsed"] == 1
     tables.quarantine.write_parquet(tmp_path / "q.parquet")
+
+
+# --- documents spread over lines: a broken element costs that element only --------------------
+
+
+def _pretty_array(values: list[dict], *, wrapper: bool = False) -> list[str]:
+    """The lines of ``values`` as json.dumps(indent=2) writes them (in a records wrapper)."""
+    text = json.dumps({"records": values} if wrapper else values, indent=2)
+    return text.split("\n")
+
+
+def _element_starts(lines: list[str], indent: int) -> list[int]:
+    return [n for n, row in enumerate(lines, start=1) if row == " " * indent + "{"]
+
+
+def _break_line(lines: list[str], containing: str, replace: tuple[str, str]) -> int:
+    number = next(n for n, row in enumerate(lines, start=1) if containing in row)
+    lines[number - 1] = lines[number - 1].replace(*replace)
+    return number
+
+
+@pytest.mark.parametrize("wrapper", [False, True])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        ('"EventCount": 3', ("3", "3,,")),  # a stray comma
+        ('"Source": "in3"', (":", "")),  # a key without its colon
+        ('"BriefMessage": "late 3"', ('"late 3"', '"late 3')),  # an unterminated string
+    ],
+)
+def test_broken_element_costs_only_that_element(read, wrapper: bool, damage) -> None:
+    """Issue 17: a pretty-printed array of 5 records with element 3 broken gives 4 records
+    and 1 quarantined record at element 3's first line; elements 4 and 5 are kept."""
+    values = [record(count=n) for n in range(1, 6)]
+    for n, value in enumerate(values, start=1):
+        value["properties"] |= {"Source": f"in{n}", "BriefMessage": f"late {n}"}
+    lines = _pretty_array(values, wrapper=wrapper)
+    starts = _element_starts(lines, 4 if wrapper else 2)
+    containing, replace = damage
+    broken_at = _break_line(lines, containing, replace)
+    assert starts[2] < broken_at < starts[3]
+    parsed, bad = read("\n".join(lines).encode(), "PT1H.json")
+    assert [(p.source_line, p.event_count) for p in parsed] == [
+        (starts[0], 1), (starts[1], 2), (starts[3], 4), (starts[4], 5),
+    ]  # fmt: skip
+    assert [q.source_line for q in bad] == [starts[2]]
+    assert bad[0].reason.startswith("invalid JSON in document element: ")
+    assert bad[0].reason.endswith(f"(lines {starts[2]}-{starts[3] - 1})")
+    assert bad[0].raw.startswith("{")
+    assert bad[0].raw.endswith("}")
+
+
+def test_element_cut_short_and_missing_commas_lose_nothing(read) -> None:
+    values = [record(count=n) for n in range(1, 5)]
+    lines = _pretty_array(values)
+    starts = _element_starts(lines, 2)
+    # element 2 ends in the middle of its time stamp: its other lines and the comma are gone
+    cut = next(n for n in range(starts[1], starts[2]) if '"ToTimestamp"' in lines[n - 1])
+    lines[cut - 1] = lines[cut - 1][:30]
+    del lines[cut : starts[2] - 1]
+    # and the comma after element 3 is missing
+    closing = next(n for n in range(len(lines), 0, -1) if lines[n - 1] == "  },")
+    lines[closing - 1] = "  }"
+    parsed, bad = read("\n".join(lines).encode())
+    starts = _element_starts(lines, 2)
+    assert [(p.source_line, p.event_count) for p in parsed] == [
+        (starts[0], 1), (starts[2], 3), (starts[3], 4),
+    ]  # fmt: skip
+    assert [q.source_line for q in bad] == [starts[1]]
+
+
+def test_truncated_document_adds_one_record_for_its_missing_end(read) -> None:
+    text = json.dumps([record(count=1), record(count=2)], indent=2)
+    parsed, bad = read(text[: text.rindex("}") + 1].encode())  # the closing ']' is cut off
+    assert [p.event_count for p in parsed] == [1, 2]
+    assert [(q.source_line, q.reason) for q in bad] == [
+        (1, "a JSON document that ends before its closing ']'")
+    ]
+
+
+def test_pasted_pretty_objects_are_one_record_each(read) -> None:
+    """Issue 17: two pretty-printed objects one after the other (a copy-paste) are two
+    records at their first lines, also with a comma or text between them, and one broken
+    object costs that object only."""
+    first, second = (json.dumps(record(count=n), indent=2) for n in (1, 2))
+    size = first.count("\n") + 1
+    parsed, bad = read(f"{first}\n{second}\n".encode(), "pasted.json")
+    assert ([(p.source_line, p.event_count) for p in parsed], bad) == ([(1, 1), (size + 1, 2)], [])
+    parsed, bad = read(f"{first},\n\n{second}".encode(), "pasted.json")
+    assert ([(p.source_line, p.event_count) for p in parsed], bad) == ([(1, 1), (size + 2, 2)], [])
+    broken = first.replace('"EventCount": 1', '"EventCount": 1 1')
+    note = "copied from the portal at 17:25"
+    parsed, bad = read(f"{note}\n{broken}\n{second}\n".encode(), "pasted.txt")
+    assert [(p.source_line, p.event_count) for p in parsed] == [(size + 2, 2)]
+    assert [(q.source_line, q.reason.split(" (")[0]) for q in bad] == [
+        (1, "a text line that is neither JSON nor a portal notification"),
+        (2, "invalid JSON: Expecting ',' delimiter at line 10 column 21"),
+    ]
+    assert bad[1].reason.endswith(f"(lines 2-{size + 1})")
+
+
+def test_text_after_a_value_on_its_last_line_is_its_own_record(read) -> None:
+    text = json.dumps(record(count=1), indent=2) + " trailing words\n"
+    parsed, bad = read(text.encode())
+    last = text.count("\n")
+    assert [p.event_count for p in parsed] == [1]
+    assert [(q.source_line, q.raw) for q in bad] == [(last, " trailing words")]
+
+
+def test_invalid_utf8_costs_its_line_or_element_only(read) -> None:
+    notice = (
+        b"[17:22:00] Source 'in' had 3 occurrences of kind 'LateInputEvent' between times "
+        b"'2019-02-04T17:21:00Z' and '2019-02-04T17:22:00Z'."
+    )
+    parsed, bad = read(notice + b"\nbad \xff byte\n" + notice + b"\n", "notes.txt")
+    assert [p.source_line for p in parsed] == [1, 3]
+    assert [(q.source_line, q.reason) for q in bad] == [(2, "invalid UTF-8 at byte offset 4")]
+    body = json.dumps([record(count=1), {"a": "?"}, record(count=3)], indent=2).encode()
+    body = body.replace(b'"?"', b'"\xc3\x28"')
+    parsed, bad = read(body)
+    assert [p.event_count for p in parsed] == [1, 3]
+    offset = body.index(b"\xc3")
+    assert [q.reason for q in bad] == [f"invalid UTF-8 at byte offset {offset}"]
