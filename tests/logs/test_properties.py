@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -49,6 +50,7 @@ garbage_line = st.one_of(
 def count(outcomes: list) -> tuple[int, int]:
     good = sum(isinstance(o, DataError) for o in outcomes)
     bad = sum(isinstance(o, Quarantined) for o in outcomes)
+    assert good + bad == len(outcomes)  # nothing else comes out
     return good, bad
 
 
@@ -59,34 +61,63 @@ def test_every_non_blank_line_is_one_record(lines: list[bytes], crlf: bool, bom:
         (b"\xef\xbb\xbf" if bom else b"") + GOOD + b"\n" + (b"\r\n" if crlf else b"\n").join(lines)
     )
     outcomes = list(read_records(data, "g.json"))
-    good, bad = count(outcomes)
-    assert good + bad == len(outcomes)
-    assert len(outcomes) == 1 + sum(1 for line in lines if line.strip())
-    assert all(isinstance(o, DataError | Quarantined) for o in outcomes)
+    count(outcomes)
+    non_blank = [1] + [n for n, line in enumerate(lines, start=2) if line.strip()]
+    assert [o.source_line for o in outcomes] == non_blank
+    good_lines = [1] + [n for n, line in enumerate(lines, start=2) if line == GOOD]
+    parsed = {o.source_line for o in outcomes if isinstance(o, DataError)}
+    assert parsed >= set(good_lines)
+    assert all(o.source_line in parsed for o in outcomes if isinstance(o, DataError))
 
 
 @settings(max_examples=200, deadline=None)
 @given(data=st.binary(max_size=400), name=st.sampled_from(["a.json", "b.csv", "c.json.gz"]))
 def test_arbitrary_bytes_never_raise(data: bytes, name: str) -> None:
     outcomes = list(read_records(data, name))
-    good, bad = count(outcomes)
-    assert good + bad == len(outcomes)
+    count(outcomes)
     for item in outcomes:
-        assert item.source_line >= 1
+        assert 1 <= item.source_line <= data.count(b"\n") + 1 or name.endswith(".gz")
 
 
-@settings(max_examples=100, deadline=None)
+def _array_text(values: list) -> tuple[str, list[tuple[int, int, int]]]:
+    """``json.dumps(values, indent=1)`` and, per element, (start, end offset, first line)."""
+    if not values:
+        return "[]", []
+    text, spans = "[\n", []
+    for index, value in enumerate(values):
+        element = json.dumps(value, indent=1).replace("\n", "\n ")
+        start = len(text) + 1
+        spans.append((start, start + len(element), text.count("\n") + 1))
+        text += " " + element + (",\n" if index < len(values) - 1 else "\n")
+    return text + "]", spans
+
+
+@settings(max_examples=200, deadline=None)
 @given(
     values=st.lists(json_values | st.just(json.loads(GOOD)), max_size=10), cut=st.integers(0, 50)
 )
 def test_documents_and_truncated_documents(values: list, cut: int) -> None:
-    text = json.dumps(values, indent=1).encode()
-    truncated = text[: max(1, len(text) - cut)]
-    outcomes = list(read_records(truncated, "d.json"))
-    good, bad = count(outcomes)
-    assert good + bad == len(outcomes)
-    if cut == 0 and values:
-        assert len(outcomes) == len(values)
+    """Every element of a pretty-printed array is one outcome at its first line, good ones
+    parsed; cut short, every element before the cut still is, the one the cut runs through
+    is one outcome, and the missing end at most one more (at line 1)."""
+    text, spans = _array_text(values)
+    assert text == json.dumps(values, indent=1)
+    end = max(1, len(text) - cut)
+    outcomes = list(read_records(text[:end].encode(), "d.json"))
+    count(outcomes)
+    lines = Counter(o.source_line for o in outcomes)
+    started = [(span, value) for span, value in zip(spans, values, strict=True) if span[0] < end]
+    for (_start, stop, line), value in started:
+        assert lines.pop(line) == 1
+        if stop <= end and value == json.loads(GOOD):
+            assert any(isinstance(o, DataError) and o.source_line == line for o in outcomes)
+    complete = all(span[1] <= end for span in spans) and end == len(text)
+    # the missing end (or, for a one-line "[]", the empty array) is one outcome at line 1
+    assert lines == (Counter() if complete and values else Counter({1: lines[1]}))
+    assert lines[1] <= 1
+    parsed = sum(isinstance(o, DataError) for o in outcomes)
+    if complete:
+        assert parsed == sum(v == json.loads(GOOD) for v in values)
 
 
 def test_several_megabyte_record() -> None:
