@@ -18,6 +18,7 @@ from diagnostics.explain.readable import (
     cause_label,
     evidence_lines,
     impact_sentence,
+    plural,
     suggestion_label,
 )
 from diagnostics.explain.render import text_finding, to_markdown
@@ -67,7 +68,8 @@ def to_text(runs: Sequence[ScenarioRun]) -> str:
             lines += [f"   {line}" for line in fix_lines(run.fix)]
         others = len(run.report.findings) - 1
         if others > 0:
-            lines.append(f"   (+{others} more finding(s) in {run.folder / 'explain.json'})")
+            more = plural(others, "more finding", "more findings")
+            lines.append(f"   (+{more} in {run.folder / 'explain.json'})")
         lines.append("")
     lines += ["orderdoc demo: what each scenario's analysis found", ""]
     for row in summary_rows(runs):
@@ -115,11 +117,19 @@ def to_markdown_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _why_no_change(trip: RoundTrip) -> str:
+    """What to do when a job with findings keeps its definition: their advice (a sender's
+    clock, a separate backfill job, scaling out), which FIX.md lists too."""
+    if not trip.fix.advice:
+        return ""
+    return " to its event ordering settings or query; do the advice above instead (FIX.md)"
+
+
 def fix_lines(trip: RoundTrip) -> list[str]:
     """The corrected job in a few lines: before, after, measured effect, where it is."""
     fix = trip.fix
     if not fix.changes_anything:
-        return [f"fix: {fix.job.definition.path.name} needs no change"]
+        return [f"fix: {fix.job.definition.path.name} needs no change{_why_no_change(trip)}"]
     lines = [
         f"fix: {fix.job.definition.path.name}: {source_clause(fix.before_policy)}, "
         f"{settings_text(fix.before_policy)}",
@@ -141,7 +151,11 @@ def fix_markdown(trip: RoundTrip) -> list[str]:
     fix = trip.fix
     out = ["### The corrected job", ""]
     if not fix.changes_anything:
-        return [*out, f"`{fix.job.definition.path.name}` needs no change.", ""]
+        return [
+            *out,
+            f"`{fix.job.definition.path.name}` needs no change{_why_no_change(trip)}.",
+            "",
+        ]
     out += [
         f"From `{fix.job.definition.path.name}`; written to `{trip.written['definition'].parent}` "
         "(definition, query.asaql, apply.sh, FIX.md).",
@@ -248,8 +262,8 @@ def _fix_html(trip: RoundTrip) -> str:
     head = "<h3>The corrected job</h3>"
     if not fix.changes_anything:
         return (
-            head
-            + f"<p><code>{html.escape(fix.job.definition.path.name)}</code> needs no change.</p>"
+            head + f"<p><code>{html.escape(fix.job.definition.path.name)}</code> needs no change"
+            f"{html.escape(_why_no_change(trip))}.</p>"
         )
     rows: list[dict[str, Any]] = [
         {

@@ -21,7 +21,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         code = orderdoc(["demo", "--out", str(out), "--scenario", "late_senders",
-                         "--scenario", "healthy"])  # fmt: skip
+                         "--scenario", "healthy", "--scenario", "historical_replay"])  # fmt: skip
     assert code == 0
     return out, buffer.getvalue()
 
@@ -94,3 +94,21 @@ def test_unknown_scenario_is_one_line_exit_2(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert "--scenario 'nope' is unknown" in err
     assert len(err.splitlines()) == 1
+
+
+def test_demo_text_speaks_asa_not_field_names(demo) -> None:
+    out, printed = demo
+    markdown = (out / "report.md").read_text()
+    for text in (printed, markdown):
+        for wrong in ("(s)", "spec §", "e+0", "_seconds", '{"', "{'", "current out of order"):
+            assert wrong not in text, wrong
+    assert "(+1 more finding in " in printed  # late_senders: out of order follows the late events
+    assert "| out-of-order tolerance now | 0 s |" in markdown
+    # historical replay: the unlimited tolerance is the backfill job's, the live job is kept
+    assert "late-arrival tolerance: On the separate backfill job only: " in printed
+    assert "| lateness | median 2," in markdown  # in days, never 2.27e+06 s
+    assert "days), 95th percentile" in markdown
+    kept = "needs no change to its event ordering settings or query; do the advice above instead"
+    assert f"fix: historical_replay.arm.json {kept} (FIX.md)" in printed
+    assert f"`historical_replay.arm.json` {kept} (FIX.md)." in markdown
+    assert "fix: healthy.resource.json needs no change\n" in printed  # nothing to advise
