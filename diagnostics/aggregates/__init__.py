@@ -10,6 +10,7 @@ Written by the Spark job (:mod:`diagnostics.spark.job`) and by the in-process ag
 from diagnostics.aggregates.folder import (
     SUMMARY_FILE,
     Tables,
+    files_summary,
     present_tables,
     read_summary,
     scan,
@@ -35,6 +36,7 @@ __all__ = [
     "TableSpec",
     "Tables",
     "arrow_schema",
+    "files_summary",
     "parsed_schema",
     "polars_schema",
     "present_tables",

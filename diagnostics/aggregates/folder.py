@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,13 @@ def write_table(frame: pl.DataFrame, out: Path, table: TableName) -> None:
     frame.write_parquet(folder / "part-0.parquet")
 
 
+def files_summary(read: int, skipped: Sequence[str]) -> dict[str, Any]:
+    """The summary's keys about the input files, the same for every producer:
+    ``files_read`` (log and metrics files read) and ``files_skipped`` (the paths of files
+    found in folders or globs that are not read, sorted)."""
+    return {"files_read": read, "files_skipped": sorted(skipped)}
+
+
 def write_summary(out: Path, summary: Mapping[str, Any]) -> None:
     """Write ``out/summary.json`` (indented JSON, UTF-8)."""
     text = json.dumps(dict(summary), indent=2, default=str) + "\n"
@@ -151,6 +158,7 @@ __all__ = [
     "TABLES",
     "Tables",
     "check_columns",
+    "files_summary",
     "present_tables",
     "read_summary",
     "remove_table",

@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from diagnostics.aggregates import Tables
+from diagnostics.aggregates import Tables, files_summary
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import parse_file
 from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
@@ -136,10 +136,15 @@ def summarise(
 
 
 def aggregate_files(
-    logs: Sequence[str | Path], metrics: Sequence[str | Path] = (), progress: Progress = _quiet
+    logs: Sequence[str | Path],
+    metrics: Sequence[str | Path] = (),
+    progress: Progress = _quiet,
+    skipped: Sequence[str] = (),
 ) -> Tables:
     """Every table for the given log and metrics files, in one process (``progress``: one
-    step a file, then one for the rollups)."""
+    step a file, then one for the rollups); the summary's file keys count ``logs`` and
+    ``metrics`` as read and list ``skipped`` (the files an input expansion left out), as the
+    Spark job's do."""
     total = max(1, len(logs) + len(metrics))
     parsed = parse_files(logs, progress, share=0.8 * len(logs) / total)
     metric_tables = []
@@ -163,5 +168,6 @@ def aggregate_files(
             pl.col("minute").dt.date().alias("date")
         ),
         quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),
-        summary=summarise(parsed, data_errors, metric_frame),
+        summary=summarise(parsed, data_errors, metric_frame)
+        | files_summary(len(logs) + len(metrics), skipped),
     )

@@ -29,7 +29,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
-from diagnostics.aggregates import TableName, write_summary
+from diagnostics.aggregates import TableName, files_summary, write_summary
 from diagnostics.aggregates.folder import remove_table
 from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
@@ -275,8 +275,7 @@ def run_aggregate(
         summary = summarise(errors, errors_seen.get, quarantined_count, metrics)
     finally:
         parsed.unpersist()
-    summary["files_read"] = len(files.logs) + len(files.metrics)
-    summary["files_skipped"] = list(files.skipped)
+    summary |= files_summary(len(files.logs) + len(files.metrics), files.skipped)
     write_summary(out, summary)
     written = tuple(name for name in TableName if name in {step[0] for step in steps})
     return AggregateResult(out=out, tables=written, summary=summary)

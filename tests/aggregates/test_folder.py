@@ -65,8 +65,7 @@ def test_demo_and_app_folders_read_the_same_everywhere(app_views: Views, tmp_pat
     assert demo.app_tables == app_views.app_tables
     assert demo.evidence == app_views.evidence
     assert demo.alerts == app_views.alerts
-    app_summary = {k: v for k, v in app_views.app_summary.items() if k != "files_read"}
-    assert demo.app_summary == app_summary
+    assert demo.app_summary == app_views.app_summary
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -157,3 +156,18 @@ def test_every_view_of_a_table_comes_from_its_one_definition(reference: Tables) 
     assert all(
         TABLES[t].partition_by == ("date",) for t in TableName if t is not TableName.QUARANTINE
     )
+
+
+def test_the_reference_summary_names_its_files_as_the_spark_job_does(tmp_path: Path) -> None:
+    """summary.json has files_read and files_skipped whoever wrote it (the Spark job's are
+    compared with these in tests/spark/test_job.py)."""
+    files = sample_inputs()
+    assert any(Path(p).name == "README.md" for p in files.skipped)
+    tables = aggregate_files(files.logs, files.metrics, skipped=files.skipped)
+    assert list(tables.summary)[-2:] == ["files_read", "files_skipped"]
+    assert tables.summary["files_read"] == len(files.logs) + len(files.metrics)
+    assert tables.summary["files_skipped"] == sorted(files.skipped)
+    write_tables(tables, tmp_path)
+    assert aggregates.read_summary(tmp_path) == tables.summary
+    alone = aggregate_files(files.logs[:1])
+    assert (alone.summary["files_read"], alone.summary["files_skipped"]) == (1, [])

@@ -58,7 +58,7 @@ def test_malformed_sample_quarantine_lines(samples: Path) -> None:
 
 def test_whole_folder_summary(samples: Path) -> None:
     files = expand_inputs([str(samples)])
-    tables = aggregate_files(files.logs, files.metrics)
+    tables = aggregate_files(files.logs, files.metrics, skipped=files.skipped)
     assert tables.summary == {
         "records_total": 28,
         "records_parsed": 23,
@@ -74,6 +74,8 @@ def test_whole_folder_summary(samples: Path) -> None:
         "idle_partitions": [0, 1, 2, 3],
         "jobs": ["ASAJOB", "ORDERS-JOB", "PAYMENTS-JOB", "REPLAY"],
         "time_range": {"from": "2019-02-03T20:54:16.000000Z", "to": "2024-03-07T00:07:00.000000Z"},
+        "files_read": 9,
+        "files_skipped": [str(samples / "README.md")],
     }
     assert tables.metrics.height == 3
     episodes = tables.partition_idle.filter(pl.col("partition_id") == 2).sort("start")
