@@ -94,12 +94,13 @@ def fix_clocks(keys: list[str], offset_s: float | None) -> Suggestion:
 
 def fix_payload(column: str | None) -> Suggestion:
     """Make every event carry a valid timestamp (and key)."""
-    col = column or "the TIMESTAMP BY column"
+    named = column or "the TIMESTAMP BY column"
+    sql = column or "<timestamp column>"  # query text: a placeholder, as in timestamp_by_over
     return Suggestion(
         SuggestionKind.FIX_PAYLOAD,
         None,
-        f"Make every event carry {col} as an ISO-8601 UTC time (and the OVER key, if any); "
-        f"or filter them first: WHERE TRY_CAST({col} AS datetime) IS NOT NULL in a step "
+        f"Make every event carry {named} as an ISO-8601 UTC time (and the OVER key, if any); "
+        f"or filter them first: WHERE TRY_CAST({sql} AS datetime) IS NOT NULL in a step "
         "without TIMESTAMP BY",
     )
 

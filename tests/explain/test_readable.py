@@ -12,7 +12,7 @@ import pytest
 from diagnostics.appdata.jobfix import LOAD_PAGE_HINT, in_app_words
 from diagnostics.explain import Cause, SuggestionKind, explain, render
 from diagnostics.explain.readable import evidence_lines, impact_sentence
-from diagnostics.explain.snippets import fix_clocks, separate_replay_job
+from diagnostics.explain.snippets import fix_clocks, fix_payload, separate_replay_job
 from diagnostics.report.pipeline import write_agg_dir
 
 from .conftest import PARTITIONS, POLICY
@@ -123,3 +123,10 @@ def test_evidence_labels_are_words_not_field_names() -> None:
         "events between the suggested and the current tolerance": "3",
         "lateness": "median 7,200 s (about 2.0 hours), largest 4.5 s",
     }
+
+
+def test_query_text_without_the_column_has_a_placeholder_not_words() -> None:
+    unknown = fix_payload(None).snippet
+    assert unknown.startswith("Make every event carry the TIMESTAMP BY column as an ISO-8601")
+    assert "WHERE TRY_CAST(<timestamp column> AS datetime) IS NOT NULL" in unknown
+    assert "WHERE TRY_CAST(event_time AS datetime)" in fix_payload("event_time").snippet
