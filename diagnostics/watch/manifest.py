@@ -25,10 +25,10 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from diagnostics.errors import InputError
 from diagnostics.logs.inputs import classify
@@ -40,6 +40,7 @@ HEAD_BYTES = 4096
 SHAPE_BYTES = 1024 * 1024
 VERSION = 1
 _GZIP = b"\x1f\x8b"
+_T = TypeVar("_T")
 
 
 class ReadMode(StrEnum):
@@ -96,19 +97,22 @@ class Manifest:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Manifest:
-        """Parse the JSON form; raises ``KeyError``/``TypeError``/``ValueError`` when malformed."""
+        """Parse the JSON form; raises ``KeyError``/``TypeError``/``ValueError`` when malformed
+        (a field missing or of the wrong type: every field is checked, so that a bad value is
+        found here and not half-way through a pass)."""
         if value.get("version") != VERSION:
             msg = f"unknown manifest version {value.get('version')!r}"
             raise ValueError(msg)
         files = tuple(
-            FileState(**{**item, "mode": ReadMode(item["mode"])}) for item in value["files"]
+            _typed(FileState, {**item, "mode": _mode(item, "files")}, "files")
+            for item in _items(value, "files")
         )
         return cls(
-            int(value["passes"]),
+            _int(value, "passes"),
             files,
-            tuple(value["metrics"]),
-            tuple(value["skipped"]),
-            tuple(value.get("waiting", ())),
+            _strings(value, "metrics"),
+            _strings(value, "skipped"),
+            _strings(value, "waiting", optional=True),
         )
 
 
@@ -135,15 +139,87 @@ class Plan:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Plan:
-        """Parse the JSON form; raises ``KeyError``/``TypeError``/``ValueError`` when malformed."""
-        reads = tuple(Read(**{**r, "mode": ReadMode(r["mode"])}) for r in value["reads"])
-        return cls(
-            int(value["number"]),
-            reads,
-            tuple(value["replaced"]),
-            Manifest.from_json(value["after"]),
-            tuple(value.get("unreadable", ())),
+        """Parse the JSON form; raises ``KeyError``/``TypeError``/``ValueError`` when malformed
+        (every field's type is checked, as in :meth:`Manifest.from_json`)."""
+        reads = tuple(
+            _typed(Read, {**r, "mode": _mode(r, "reads")}, "reads") for r in _items(value, "reads")
         )
+        after = value["after"]
+        if not isinstance(after, dict):
+            msg = "'after' is not an object"
+            raise TypeError(msg)
+        return cls(
+            _int(value, "number"),
+            reads,
+            _strings(value, "replaced"),
+            Manifest.from_json(after),
+            _strings(value, "unreadable", optional=True),
+        )
+
+
+def _int(value: Mapping[str, Any], key: str) -> int:
+    got = value[key]
+    if isinstance(got, bool) or not isinstance(got, int) or got < 0:
+        msg = f"{key!r} is {got!r}, not a whole number >= 0"
+        raise TypeError(msg)
+    return got
+
+
+def _strings(value: Mapping[str, Any], key: str, *, optional: bool = False) -> tuple[str, ...]:
+    got = value.get(key, []) if optional else value[key]
+    if not isinstance(got, list) or not all(isinstance(item, str) for item in got):
+        msg = f"{key!r} is not a list of strings"
+        raise TypeError(msg)
+    return tuple(got)
+
+
+def _items(value: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    got = value[key]
+    if not isinstance(got, list) or not all(isinstance(item, dict) for item in got):
+        msg = f"{key!r} is not a list of objects"
+        raise TypeError(msg)
+    return got
+
+
+def _mode(item: Mapping[str, Any], where: str) -> ReadMode:
+    try:
+        return ReadMode(item["mode"])
+    except KeyError as exc:
+        msg = f"an entry of {where!r} has no 'mode'"
+        raise KeyError(msg) from exc
+    except ValueError as exc:
+        msg = f"an entry of {where!r} has the mode {item['mode']!r} (not lines or whole)"
+        raise ValueError(msg) from exc
+
+
+def _typed(kind: type[_T], item: dict[str, Any], where: str) -> _T:
+    """``kind(**item)`` after checking that ``item`` has exactly its fields, of its types
+    (``str``, ``int``, or the mode)."""
+    hints = {f.name: f.type for f in fields(kind)}  # type: ignore[arg-type]
+    if set(item) != set(hints):
+        msg = f"an entry of {where!r} has the fields {sorted(item)}, not {sorted(hints)}"
+        raise KeyError(msg)
+    for name, hint in hints.items():
+        got = item[name]
+        if hint == "int":  # a modification time may be before 1970
+            ok = isinstance(got, int) and not isinstance(got, bool)
+            ok = ok and (got >= 0 or name == "mtime_ns")
+        elif hint == "str":
+            ok = isinstance(got, str)
+        else:
+            ok = isinstance(got, ReadMode)
+        if not ok:
+            wanted = "a whole number >= 0" if hint == "int" else "a string"
+            msg = f"{where}: {name!r} is {got!r}, not {wanted}"
+            raise TypeError(msg)
+    return kind(**item)
+
+
+def _reason(exc: Exception) -> str:
+    """What is wrong with a state file, in words (a bare ``KeyError`` is a missing field)."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and " " not in str(exc.args[0]):
+        return f"no field {exc.args[0]!r}"
+    return str(exc.args[0]) if len(exc.args) == 1 else str(exc)
 
 
 def _digest(path: str, length: int) -> str:
@@ -315,7 +391,7 @@ class StateFiles:
         try:
             return Manifest.from_json(value)
         except (KeyError, TypeError, ValueError) as exc:
-            msg = f"{self.manifest_path}: corrupt watcher state ({exc!r}); move the state folder away to start over"
+            msg = f"{self.manifest_path}: corrupt watcher state ({_reason(exc)}); move the state folder away to start over"
             raise InputError(msg) from exc
 
     def pending_plan(self, manifest: Manifest) -> Plan | None:
@@ -326,7 +402,7 @@ class StateFiles:
         try:
             plan = Plan.from_json(value)
         except (KeyError, TypeError, ValueError) as exc:
-            msg = f"{self.plan_path}: corrupt watcher state ({exc!r}); move the state folder away to start over"
+            msg = f"{self.plan_path}: corrupt watcher state ({_reason(exc)}); move the state folder away to start over"
             raise InputError(msg) from exc
         return plan if plan.number == manifest.passes + 1 else None
 

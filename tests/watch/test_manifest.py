@@ -144,3 +144,39 @@ def test_paths_from_the_file_source_are_local_paths(tmp_path: Path) -> None:
     assert local_path(f"file:{spaced}") == str(spaced.resolve())
     encoded = str(spaced).replace(" ", "%20")
     assert local_path(f"file://{encoded}") == str(spaced.resolve())
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda v: v["files"][0].update(offset="abc"), "files: 'offset' is 'abc'"),
+        (lambda v: v["files"][0].update(head=7), "files: 'head' is 7, not a string"),
+        (lambda v: v["files"][0].update(mode="zip"), "has the mode 'zip'"),
+        (lambda v: v["files"][0].pop("line"), "an entry of 'files' has the fields"),
+        (lambda v: v.update(passes="2"), "'passes' is '2', not a whole number"),
+        (lambda v: v.update(passes=True), "'passes' is True"),
+        (lambda v: v.update(metrics="m.json"), "'metrics' is not a list of strings"),
+        (lambda v: v.update(files={}), "'files' is not a list of objects"),
+        (lambda v: v.pop("skipped"), "no field 'skipped'"),
+    ],
+)
+def test_wrong_value_types_are_found_upfront(tmp_path: Path, change, reason: str) -> None:
+    value = {"version": 1, "passes": 1, "metrics": [], "skipped": [], "files": [
+        {"path": "/logs/PT1H.json", "mode": "lines", "offset": 10, "line": 2, "size": 10,
+         "mtime_ns": -5, "head": "00"}]}  # fmt: skip
+    files = StateFiles(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps(value), encoding="utf-8")
+    assert files.manifest().files[0].offset == 10  # the unchanged value is sound
+    change(value)
+    (tmp_path / "manifest.json").write_text(json.dumps(value), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        files.manifest()
+    assert reason in str(caught.value)
+    assert "\n" not in str(caught.value)
+    # a plan carries a manifest: the same checks, and its own fields'
+    (tmp_path / "manifest.json").unlink()
+    plan = {"number": 1, "reads": [{"path": "/x", "start": 0, "end": "9", "first_line": 1,
+            "mode": "lines"}], "replaced": [], "after": value}  # fmt: skip
+    (tmp_path / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+    with pytest.raises(InputError, match=r"reads: 'end' is '9'"):
+        files.pending_plan(Manifest())
