@@ -20,7 +20,9 @@ system it shares with the executors.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -46,6 +48,8 @@ from diagnostics.watch.files import read_range, write_atomic
 from diagnostics.watch.manifest import Manifest, Plan, Read, ReadMode
 
 APPENDED = (TableName.DATA_ERRORS, TableName.QUARANTINE)
+#: The file in a metrics cache folder that tells which file, of what size and time, it holds.
+SOURCE = "_source.json"
 _BOM = b"\xef\xbb\xbf"
 
 READS = StructType(
@@ -72,8 +76,12 @@ def parse_lines(data: bytes, name: str, first_line: int) -> Iterator[pa.RecordBa
 
 
 def parse_read(read: Read) -> Iterator[pa.RecordBatch]:
-    """The parsed records of one planned read (schema :data:`PARSED_SCHEMA`)."""
-    data = read_range(read.path, read.start, read.end)
+    """The parsed records of one planned read (schema :data:`PARSED_SCHEMA`); nothing when
+    the file was deleted since the pass was planned (the rows of its earlier passes stay)."""
+    try:
+        data = read_range(read.path, read.start, read.end)
+    except FileNotFoundError:
+        return
     if read.mode is ReadMode.WHOLE:
         yield from parse_file(data, read.path)
         return
@@ -194,15 +202,65 @@ def _swap(frame: DataFrame | None, agg: Path, table: TableName) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def derive(spark: SparkSession, agg: Path, manifest: Manifest) -> dict:
-    """Re-derive error_rollup, partition_idle, metrics and ``summary.json``; the summary."""
+def _cache_folder(cache: Path, path: str) -> Path:
+    return cache / hashlib.sha256(path.encode()).hexdigest()[:24]
+
+
+def cache_metrics(spark: SparkSession, cache: Path, paths: Iterable[str]) -> None:
+    """Keep the parsed rows of each engine metrics file in ``cache`` (``STATE/metrics``), one
+    folder per file with the size and modification time it was parsed at
+    (``_source.json``): a file is parsed again only when those change, and a file that was
+    deleted (rotated away) keeps the rows it had, as a deleted log file keeps its rows in
+    data_errors. Each folder is replaced by a rename, so a crash leaves the old or the new."""
+    for path in paths:
+        folder = _cache_folder(cache, path)
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:
+            continue  # deleted: what was read stays
+        stamp = {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        try:
+            if json.loads((folder / SOURCE).read_text(encoding="utf-8")) == stamp:
+                continue
+        except (OSError, ValueError):
+            pass
+        fresh, old = cache / ".new" / folder.name, cache / ".old" / folder.name
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+        rows = job.read_files(spark, [path]).transform(job.parse_metrics)
+        rows.write.mode("overwrite").parquet(str(fresh))
+        write_atomic(fresh / SOURCE, json.dumps(stamp).encode())
+        old.parent.mkdir(parents=True, exist_ok=True)
+        if folder.exists():
+            folder.rename(old)
+        fresh.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def cached_metrics(spark: SparkSession, cache: Path, paths: Iterable[str]) -> DataFrame | None:
+    """The cached rows of the metrics files ``paths`` (schema :data:`schemas.METRICS`), or
+    ``None`` when there are none."""
+    folders = [str(f) for f in (_cache_folder(cache, p) for p in paths) if (f / SOURCE).is_file()]
+    if not folders:
+        return None
+    return spark.read.schema(schemas.METRICS).parquet(*folders)
+
+
+def derive(
+    spark: SparkSession, agg: Path, manifest: Manifest, metrics_cache: Path | None = None
+) -> dict:
+    """Re-derive error_rollup, partition_idle, metrics and ``summary.json``; the summary.
+    The metrics table comes from the parsed rows kept per metrics file in ``metrics_cache``
+    (default ``STATE/metrics`` beside ``agg``; :func:`cache_metrics`)."""
+    cache = agg.parent / "metrics" if metrics_cache is None else metrics_cache
     errors = read_table(spark, agg, TableName.DATA_ERRORS)
     _swap(errors.transform(job.rollup), agg, TableName.ERROR_ROLLUP)
     _swap(errors.transform(job.idle_episodes), agg, TableName.PARTITION_IDLE)
     metrics = None
     if manifest.metrics:
-        metrics = job.read_files(spark, manifest.metrics).transform(job.parse_metrics)
-        metrics = metrics.transform(job.metrics_table)
+        cache_metrics(spark, cache, manifest.metrics)
+        rows = cached_metrics(spark, cache, manifest.metrics)
+        metrics = None if rows is None else rows.transform(job.metrics_table)
     _swap(metrics, agg, TableName.METRICS)
     seen = errors.agg(*(v.alias(k) for k, v in job.error_metrics().items())).collect()[0]
     quarantined = sum(  # from the Parquet footers: no Spark job
