@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import re
+import shutil
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -40,7 +43,7 @@ from pyspark.sql.types import (
 )
 
 from diagnostics.aggregates import present_tables
-from diagnostics.errors import InputError, OrderdocError, UsageError
+from diagnostics.errors import InputError, OrderdocError, Setting, UsageError
 from diagnostics.logs.batches import local_name
 from diagnostics.rules.evaluate import evaluate_detailed
 from diagnostics.rules.model import AlertState, RuleSet, iso
@@ -92,19 +95,22 @@ class WatchConfig:
 
     def __post_init__(self) -> None:
         if self.interval_s <= 0:
-            msg = f"--interval: {self.interval_s}s must be more than 0"
-            raise UsageError(msg)
+            msg = f"watch interval: {self.interval_s}s must be more than 0"
+            raise UsageError(msg, Setting.WATCH_INTERVAL)
+        if self.state.exists() and not self.state.is_dir():
+            msg = f"state folder {str(self.state)!r} is a file, not a folder"
+            raise UsageError(msg, Setting.WATCH_STATE)
         state = self.state.resolve()
         for folder in self.folders:
             if not folder.is_dir():
-                msg = f"LOG_DIR {str(folder)!r}: no such folder"
+                msg = f"log folder {str(folder)!r}: no such folder"
                 raise UsageError(msg)
             if not os.access(folder, os.R_OK | os.X_OK):
-                msg = f"LOG_DIR {str(folder)!r}: not readable (permission denied)"
+                msg = f"log folder {str(folder)!r}: not readable (permission denied)"
                 raise UsageError(msg)
             if state == folder.resolve() or folder.resolve() in state.parents:
-                msg = f"--state {str(self.state)!r} is inside LOG_DIR {str(folder)!r}: put it elsewhere"
-                raise UsageError(msg)
+                msg = f"state folder {str(self.state)!r} is inside the log folder {str(folder)!r}: put it elsewhere"
+                raise UsageError(msg, Setting.WATCH_STATE)
 
 
 @dataclass(frozen=True)
@@ -145,12 +151,23 @@ class Watcher:
         self.files = StateFiles(self.root)
         self.agg = self.root / "agg"
         self.discovered = self.root / "discovered"
+        self.checkpoint = self.root / "checkpoint"
         self._records = 0
         self._passes: list[int] = []
         self._resent: datetime | None = None
+        self._warnings: dict[str, None] = {}  # this tick's warnings, each once, in order
+        self._listed: set[str] = set()
+        self._failed: BaseException | None = None  # a pass that failed in foreachBatch
         self.files.manifest()  # a corrupt state folder fails here, before any work
         with AlertStore(self.root / "alerts"):
             pass
+        problem = checkpoint_problem(self.checkpoint)
+        if problem is not None:  # safe to rebuild: the manifest knows every file read
+            shutil.rmtree(self.checkpoint, ignore_errors=True)
+            self.say(
+                f"warning: {problem}; rebuilt it (the streaming source lists the folders "
+                "again; files already read are not read twice)"
+            )
 
     # -- passes ---------------------------------------------------------------------------
     def run_pass(self, discovered: list[str]) -> None:
@@ -164,7 +181,7 @@ class Watcher:
             manifest = self.files.manifest()
         plan = plan_pass(manifest, [*discovered, *manifest.waiting])
         for problem in plan.unreadable:
-            self.say(f"warning: {problem} (tried again next pass)")
+            self._warn(f"{problem} (tried again next pass)")
         if is_empty(plan, manifest):
             return
         self.files.save_plan(plan)
@@ -185,8 +202,25 @@ class Watcher:
             f"{len(plan.after.files)} log file(s) known"
         )
 
+    def _warn(self, message: str) -> None:
+        self._warnings.setdefault(message, None)
+
+    def _fresh(self) -> set[str]:
+        """Files of this tick's listing that the manifest does not know yet."""
+        return self._listed - {state.path for state in self.files.manifest().files}
+
     def _batch(self, frame: DataFrame, _batch_id: int) -> None:
-        self.run_pass([local_path(row["path"]) for row in frame.collect()])
+        """``foreachBatch``: a pass for the batch's files that the folders' listing has (the
+        rule of ``orderdoc aggregate``), and the listing's other new files (which the file
+        source does not see, e.g. under ``_old/``). A failure is kept for :meth:`tick` to
+        report and raised, so that the query does not commit the batch: it is handed over
+        again on the next tick."""
+        found = {local_path(row["path"]) for row in frame.collect()}
+        try:
+            self.run_pass(sorted((found & self._listed) | self._fresh()))
+        except BaseException as exc:
+            self._failed = exc
+            raise
 
     def discover(self) -> None:
         """Step 1: the AvailableNow streaming query over the folders.
@@ -212,11 +246,19 @@ class Watcher:
         sink = record_batch(str(self.discovered)) if remote else self._batch
         query = (
             stream.writeStream.foreachBatch(sink)
-            .option("checkpointLocation", str(self.root / "checkpoint"))
+            .option("checkpointLocation", str(self.checkpoint))
             .trigger(availableNow=True)
             .start()
         )
         query.awaitTermination()
+
+    def list_folders(self) -> list[str]:
+        """The files under the log folders by the rule of ``orderdoc aggregate`` (see
+        :func:`list_logs`); a folder that cannot be listed is a warning."""
+        found, problems = list_logs(self.config.folders)
+        for problem in problems:
+            self._warn(f"{problem} (tried again next pass)")
+        return found
 
     # -- alerts ---------------------------------------------------------------------------
     def evaluate(self, problems: list[str]) -> tuple[datetime | None, int, int, int]:
@@ -273,24 +315,49 @@ class Watcher:
 
     # -- the loop -------------------------------------------------------------------------
     def tick(self) -> TickReport:
-        """Steps 1-4 once; problems that are safe to continue after are reported, not raised."""
+        """Steps 1-4 once; problems that are safe to continue after are reported, not raised.
+
+        A Spark job that fails (the file source's listing, a pass, its derived tables) is a
+        one-line warning naming the cause: the pass stays planned (``plan.json``) and is
+        redone on the next tick, and the rules are still evaluated on the tables as they are.
+        """
         self._records, self._passes = 0, []
+        self._warnings, self._failed = {}, None
         problems: list[str] = []
+        self._listed = set(self.list_folders())
+        failed = False
         try:
             self.discover()
-        except OrderdocError:
-            raise
         except Exception as exc:
-            problems.append(f"reading the folders failed: {_first_line(exc)} (retried next pass)")
+            cause = self._failed or exc
+            if isinstance(cause, OrderdocError):
+                raise cause from None
+            if self._failed is not None:
+                failed = True
+                problems.append(f"pass failed: {describe(cause)} (retried next tick)")
+            else:
+                problems.append(
+                    f"the file source could not list the folders: {describe(exc)} "
+                    "(the files found by listing them are read; retried next tick)"
+                )
         recorded = sorted(self.discovered.glob("*.json")) if self.discovered.is_dir() else []
-        self.run_pass(read_discovered(recorded))
-        for path in recorded:  # the pass over them is committed: its files are in the manifest
-            path.unlink()
+        if not failed:
+            try:
+                batches = [p for p in read_discovered(recorded) if p in self._listed]
+                self.run_pass([*batches, *sorted(self._fresh())])
+            except OrderdocError:
+                raise
+            except Exception as exc:
+                problems.append(f"pass failed: {describe(exc)} (retried next tick)")
+            else:  # the pass over them is committed: their files are in the manifest
+                for path in recorded:
+                    path.unlink()
         evaluated, firing, pending, sent = self.evaluate(problems)
-        for problem in problems:
-            self.say(f"warning: {problem}")
+        warnings = [*self._warnings, *problems]
+        for warning in warnings:
+            self.say(f"warning: {warning}")
         report = TickReport(
-            tuple(self._passes), self._records, evaluated, firing, pending, sent, tuple(problems)
+            tuple(self._passes), self._records, evaluated, firing, pending, sent, tuple(warnings)
         )
         self.on_tick(report, self)
         if evaluated is not None:
@@ -312,6 +379,82 @@ class Watcher:
             sleep(self.config.interval_s)
             if stopped():
                 return
+
+
+def list_logs(folders: Iterable[Path]) -> tuple[list[str], list[str]]:
+    """Every file under ``folders`` that ``orderdoc aggregate`` of those folders would look at
+    (absolute paths, symbolic links resolved), and one problem per folder that could not be
+    listed. The rule of :func:`diagnostics.logs.inputs.expand_inputs`: recursive, names
+    starting with ``.`` skipped (``_`` is an ordinary name, which Spark's file source would
+    skip), symbolic links to folders not followed; a folder that cannot be listed is
+    skipped (here: with a problem naming it and why)."""
+    found: set[str] = set()
+    problems: list[str] = []
+
+    def failed(exc: OSError) -> None:
+        problems.append(f"{exc.filename}: cannot list this folder ({exc.strerror or exc})")
+
+    for folder in folders:
+        for root, dirs, files in os.walk(folder, onerror=failed):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            found.update(
+                os.path.realpath(os.path.join(root, f)) for f in files if not f.startswith(".")
+            )
+    return sorted(found), problems
+
+
+def checkpoint_problem(folder: Path) -> str | None:
+    """What is wrong with the streaming checkpoint ``folder``, if anything: its ``metadata``
+    is not the query's id as JSON, a log file (``offsets``, ``commits``, ``sources/*``) is not
+    a version line followed by JSON lines, or a file does not match its Hadoop checksum
+    (``.NAME.crc``). ``None`` when it is sound or does not exist yet."""
+    if not folder.is_dir():
+        return None
+    metadata = folder / "metadata"
+    current = metadata
+    try:
+        if metadata.exists():
+            value = json.loads(metadata.read_text(encoding="utf-8"))
+            if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+                return f"{metadata}: corrupt streaming checkpoint (no query id)"
+            if not _crc_matches(metadata):
+                return f"{metadata}: corrupt streaming checkpoint (checksum mismatch)"
+        logs = [folder / "offsets", folder / "commits"]
+        logs.extend(sorted((folder / "sources").glob("*")))
+        for log in logs:
+            for path in sorted(log.glob("[0-9]*")) if log.is_dir() else []:
+                current = path
+                text = path.read_text(encoding="utf-8")
+                version, _, rest = text.partition("\n")
+                if not re.fullmatch(r"v\d+", version.strip()):
+                    return f"{path}: corrupt streaming checkpoint (no version line)"
+                for line in rest.splitlines():
+                    if line.strip():
+                        json.loads(line)
+                if not _crc_matches(path):
+                    return f"{path}: corrupt streaming checkpoint (checksum mismatch)"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"{current}: corrupt streaming checkpoint ({_first_line(exc)})"
+    return None
+
+
+def _crc_matches(path: Path) -> bool:
+    """True unless ``path`` has a Hadoop checksum file (``.NAME.crc``: ``crc\\0``, the bytes
+    per checksum, then a big-endian CRC-32 per chunk) that does not match its bytes."""
+    crc = path.with_name(f".{path.name}.crc")
+    try:
+        sums = crc.read_bytes()
+    except FileNotFoundError:
+        return True
+    if len(sums) < 8 or sums[:4] != b"crc\0":
+        return False
+    chunk = int.from_bytes(sums[4:8], "big")
+    data = path.read_bytes()
+    if chunk <= 0:
+        return False
+    want = [int.from_bytes(sums[i : i + 4], "big") for i in range(8, len(sums), 4)]
+    got = [zlib.crc32(data[i : i + chunk]) for i in range(0, len(data), chunk)]
+    return want == got
 
 
 def record_batch(folder: str) -> Callable[[DataFrame, int], None]:
@@ -357,3 +500,29 @@ def local_path(uri: str) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming the cause of a failure: for an error of the JVM, its root cause as Java
+    prints it (``java.nio.file.AccessDeniedException: /logs/h10``), not py4j's
+    ``An error occurred while calling o46.load``; for a streaming query, the exception it
+    terminated with; else the exception's type and first line."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            cause, hops = java, 0
+            while cause.getCause() is not None and hops < 20:
+                cause, hops = cause.getCause(), hops + 1
+            text = str(cause.toString())
+        except Exception:  # the gateway is gone: fall back to the Python side
+            text = ""
+        if text.strip():
+            return text.strip().splitlines()[0]
+    text = str(exc).strip()
+    marker = "terminated with exception: "
+    if marker in text:
+        text = text.split(marker, 1)[1]
+    lines = text.splitlines()
+    first = lines[0].strip() if lines else ""
+    name = type(exc).__name__
+    return f"{name}: {first}" if first else name

@@ -12,6 +12,7 @@ import pytest
 from diagnostics.logs.inputs import expand_inputs
 from diagnostics.rules.loader import load_rules
 from diagnostics.spark.job import run_aggregate
+from diagnostics.watch import passes
 from diagnostics.watch.runner import EvaluateAt, WatchConfig, Watcher
 from tests.spark.conftest import canonical, read_table
 from tests.spark.test_job import COLUMNS
@@ -51,10 +52,17 @@ def test_growing_files_equal_one_shot(spark, samples: Path, tmp_path: Path) -> N
     live.write_bytes(b"".join(lines[:2]))
     shutil.copy(samples / "loganalytics-azurediagnostics.csv", logs / "export.csv")
     shutil.copy(samples / "bare-array.json", logs / "bare-array.json")
+    # names Spark's file source skips and orderdoc aggregate reads (``_``), and hidden ones
+    for folder in ("_old", ".hidden"):
+        (logs / folder).mkdir()
+        shutil.copy(samples / "PT1H.json", logs / folder / "PT1H.json")
     w = watcher(spark, logs, state)
 
     first = w.tick()
     assert first.passes == (1,)
+    known = {f["path"] for f in json.loads((state / "manifest.json").read_text())["files"]}
+    assert str((logs / "_old" / "PT1H.json").resolve()) in known
+    assert not any("/.hidden/" in path for path in known)
     assert_equals_one_shot(spark, logs, state / "agg", tmp_path)
 
     # appended lines (the last one still being written), a new gzip file, a new folder
@@ -82,3 +90,75 @@ def test_growing_files_equal_one_shot(spark, samples: Path, tmp_path: Path) -> N
     assert w.tick().passes == ()
     after = {p: p.stat().st_mtime_ns for p in (state / "agg").rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_deleted_inputs_failed_passes_and_a_corrupt_checkpoint(
+    spark, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A metrics file read and then rotated away keeps its rows; a Spark job failing in a pass
+    (the new-files batch or the appended lines) is one warning and the pass is redone on the
+    next tick; a corrupt checkpoint is rebuilt without reading anything twice."""
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    (logs / "h10").mkdir(parents=True)
+    real = samples.parent / "asa-real"
+    lines = (real / "PT1H.json").read_bytes().splitlines(keepends=True)
+    live = logs / "h10" / "PT1H.json"
+    live.write_bytes(b"".join(lines[:3]))
+    metrics_file = logs / "az-monitor-metrics.json"
+    shutil.copy(real / "az-monitor-metrics.json", metrics_file)
+    said: list[str] = []
+    config = WatchConfig(folders=(logs,), state=state, once=True, evaluate_at=EvaluateAt.DATA_END)
+    w = Watcher(spark, config, load_rules([RULES]), clock=lambda: NOW, say=said.append)
+    assert w.tick().problems == ()
+    engine = canonical(read_table(state / "agg" / "metrics"), COLUMNS["metrics"])
+
+    # rotated away, then lines appended: the pass works and the metrics rows stay
+    metrics_file.unlink()
+    live.write_bytes(b"".join(lines[:4]))
+    report = w.tick()
+    assert (report.passes, report.problems) == ((2,), ())
+    assert canonical(read_table(state / "agg" / "metrics"), COLUMNS["metrics"]) == engine
+
+    # a Spark job fails while the derived tables are made: for appended lines, then for a new
+    # file (in foreachBatch); one line each, the plan kept, nothing committed
+    original = passes.derive
+
+    def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        spark.read.parquet(str(tmp_path / "no-such-table")).collect()
+
+    monkeypatch.setattr(passes, "derive", failing)
+    live.write_bytes(b"".join(lines[:5]))
+    for step in ("appended", "new file"):
+        if step == "new file":
+            (logs / "h11").mkdir()
+            shutil.copy(real / "PT1H.json", logs / "h11" / "PT1H.json")
+        report = w.tick()
+        assert report.passes == ()
+        [problem] = report.problems
+        assert problem.startswith("pass failed: AnalysisException: [PATH_NOT_FOUND] "), problem
+        assert "no-such-table" in problem
+        assert problem.endswith("(retried next tick)")
+        assert (state / "plan.json").exists()
+        assert json.loads((state / "manifest.json").read_text())["passes"] == 2
+    monkeypatch.setattr(passes, "derive", original)
+    report = w.tick()  # redone: the plan, then the new file handed over again
+    assert report.problems == ()
+    assert report.passes == (3, 4)
+    assert not (state / "plan.json").exists()
+
+    # a corrupt checkpoint: rebuilt when the watcher starts; the files it lists again are
+    # known to the manifest, so only the new one is read
+    (state / "checkpoint" / "metadata").write_text("garbage\n", encoding="utf-8")
+    said.clear()
+    w = Watcher(spark, config, load_rules([RULES]), clock=lambda: NOW, say=said.append)
+    [warning] = [m for m in said if m.startswith("warning:")]
+    assert "checkpoint/metadata: corrupt streaming checkpoint" in warning
+    assert "rebuilt it" in warning
+    (logs / "h12").mkdir()
+    shutil.copy(real / "PT1H.json", logs / "h12" / "PT1H.json")
+    live.write_bytes(b"".join(lines))
+    shutil.copy(real / "az-monitor-metrics.json", metrics_file)  # back, for the comparison
+    report = w.tick()
+    assert report.problems == ()
+    assert report.passes == (5,)
+    assert_equals_one_shot(spark, logs, state / "agg", tmp_path)

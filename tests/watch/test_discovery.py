@@ -1,0 +1,162 @@
+"""Discovery without Spark: the folders are listed by the rule of ``orderdoc aggregate``, a
+folder that cannot be listed is a warning naming it, a corrupt streaming checkpoint is found,
+and a Spark failure is told in one line naming its cause."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from diagnostics.logs.inputs import expand_inputs
+from diagnostics.watch.runner import checkpoint_problem, describe, list_logs
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_logs" / "asa-real"
+
+
+def tree(tmp: Path) -> Path:
+    """Log folders with the names the rules differ on: ``_old``, hidden ones, links."""
+    logs = tmp / "logs"
+    for folder in ("h10", "_old", ".hidden", "h11/_sub"):
+        (logs / folder).mkdir(parents=True)
+        shutil.copy(SAMPLES / "PT1H.json", logs / folder / "PT1H.json")
+    shutil.copy(SAMPLES / "az-monitor-metrics.json", logs / "_metrics.json")
+    (logs / ".partial.json").write_text("{}\n", encoding="utf-8")
+    (logs / "notes.md").write_text("not a log\n", encoding="utf-8")
+    outside = tmp / "elsewhere"
+    outside.mkdir()
+    shutil.copy(SAMPLES / "PT1H.json", outside / "PT1H.json")
+    (logs / "linked-folder").symlink_to(outside, target_is_directory=True)
+    (logs / "linked.json").symlink_to(outside / "PT1H.json")
+    (logs / "dangling.json").symlink_to(tmp / "gone.json")
+    return logs
+
+
+def test_the_listing_follows_the_rule_of_aggregate(tmp_path: Path) -> None:
+    logs = tree(tmp_path)
+    found, problems = list_logs([logs])
+    assert problems == []
+    files = expand_inputs([str(logs)])
+    assert found == sorted({*files.logs, *files.metrics, *files.skipped})
+    assert str((logs / "_old" / "PT1H.json").resolve()) in found  # Spark's source skips it
+    assert str((logs / "h11" / "_sub" / "PT1H.json").resolve()) in found
+    assert not any("/.hidden/" in p or p.endswith(".partial.json") for p in found)
+
+
+def _without_root_powers() -> list[str] | None:
+    """A command prefix under which chmod 000 denies reading (root: without the capabilities
+    that bypass it), or ``None`` when there is none here."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=30, check=False)
+    return prefix if probe.returncode == 0 else None
+
+
+def test_an_unreadable_folder_is_named_and_the_rest_is_listed(tmp_path: Path) -> None:
+    prefix = _without_root_powers()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: chmod 000 cannot deny root here")
+    logs = tree(tmp_path)
+    (logs / "h10").chmod(0)
+    try:
+        code = "import json, sys; from diagnostics.watch.runner import list_logs; " \
+               "print(json.dumps(list_logs([sys.argv[1]])))"  # fmt: skip
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", code, str(logs)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+    finally:
+        (logs / "h10").chmod(0o755)
+    found, problems = json.loads(done.stdout)
+    assert problems == [f"{logs / 'h10'}: cannot list this folder (Permission denied)"]
+    assert str((logs / "_old" / "PT1H.json").resolve()) in found
+    assert not any("/h10/" in p for p in found)
+
+
+def _crc(data: bytes) -> bytes:
+    sums = b"".join(
+        zlib.crc32(data[i : i + 512]).to_bytes(4, "big") for i in range(0, len(data), 512)
+    )
+    return b"crc\0" + (512).to_bytes(4, "big") + sums
+
+
+def checkpoint(folder: Path) -> Path:
+    """A checkpoint as Spark writes one (with Hadoop checksum files)."""
+    files = {
+        "metadata": b'{"id":"d5339a4b-3635-454c-9085-bb0d06840e33"}\n',
+        "offsets/0": b'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}\n{"logOffset":0}',
+        "commits/0": b'v1\n{"nextBatchWatermarkMs":0}',
+        "sources/0/0": b'v1\n{"path":"file:///logs/PT1H.json","timestamp":1,"batchId":0}',
+    }
+    for name, data in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.with_name(f".{path.name}.crc").write_bytes(_crc(data))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda c: (c / "metadata").write_text("garbage\n"), "metadata: corrupt streaming checkpoint"),
+        (lambda c: (c / "metadata").write_text("[1]\n"), "metadata: corrupt streaming checkpoint (no query id)"),
+        (lambda c: (c / "offsets" / "0").write_text("{}\n"), "offsets/0: corrupt streaming checkpoint (no version line)"),
+        (lambda c: (c / "commits" / "0").write_text("v1\n{broken"), "commits/0: corrupt streaming checkpoint"),
+        (lambda c: (c / "sources" / "0" / "0").write_bytes(b"v1\n{}"), "sources/0/0: corrupt streaming checkpoint (checksum mismatch)"),
+        (lambda c: (c / "sources" / "0" / "0").write_bytes(b"\xff\xfe"), "sources/0/0: corrupt streaming checkpoint"),
+    ],
+)  # fmt: skip
+def test_a_corrupt_checkpoint_is_found(tmp_path: Path, damage, problem: str) -> None:
+    assert checkpoint_problem(tmp_path / "none") is None
+    folder = checkpoint(tmp_path / "checkpoint")
+    assert checkpoint_problem(folder) is None
+    damage(folder)
+    found = checkpoint_problem(folder)
+    assert found is not None
+    assert problem in found
+    assert "\n" not in found
+
+
+class _Java:
+    """Stands for a py4j JavaObject: a Throwable with a cause chain."""
+
+    def __init__(self, text: str, cause: _Java | None = None) -> None:
+        self.text, self.cause = text, cause
+
+    def getCause(self) -> _Java | None:
+        return self.cause
+
+    def toString(self) -> str:
+        return self.text
+
+
+class _Py4JError(Exception):
+    def __init__(self, java: _Java) -> None:
+        super().__init__("An error occurred while calling o46.load.\n: trace")
+        self.java_exception = java
+
+
+def test_failures_are_told_in_one_line_with_their_cause() -> None:
+    root = _Java("java.nio.file.AccessDeniedException: /logs/h10: Permission denied")
+    wrapped = _Py4JError(_Java("java.io.UncheckedIOException: listing failed", root))
+    assert describe(wrapped) == "java.nio.file.AccessDeniedException: /logs/h10: Permission denied"
+    streaming = RuntimeError(
+        "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: "
+        "[PATH_NOT_FOUND] Path does not exist: file:/logs/m.json.\nJVM stacktrace: ..."
+    )
+    assert describe(streaming) == (
+        "RuntimeError: [PATH_NOT_FOUND] Path does not exist: file:/logs/m.json."
+    )
+    assert describe(OSError()) == "OSError"
