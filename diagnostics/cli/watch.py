@@ -47,6 +47,30 @@ def _interval(text: str) -> float:
     return ns / SECOND
 
 
+def _resend(text: str) -> float:
+    """A ``--resend-every`` duration; ``0`` turns the re-posting off."""
+    if text.strip() in ("0", "0s", "0m"):
+        return 0.0
+    return _interval(text)
+
+
+#: ``--resend-every`` when the webhook is an Alertmanager (its URL ends in this) and the flag
+#: is not given: Alertmanager resolves an alert by itself ``resolve_timeout`` (5 minutes by
+#: default) after the last post, so a firing alert must be re-posted well before that.
+ALERTMANAGER_PATH = "/api/v2/alerts"
+ALERTMANAGER_RESEND_S = 60.0
+
+
+def resend_period(webhook: str | None, given: float | None) -> float:
+    """Seconds between re-posts of the firing alerts: the flag when given, else 1 minute for
+    an Alertmanager URL (``.../api/v2/alerts``) and never for other receivers."""
+    if given is not None:
+        return given
+    if webhook and webhook.rstrip("/").endswith(ALERTMANAGER_PATH):
+        return ALERTMANAGER_RESEND_S
+    return 0.0
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -101,11 +125,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--resend-every",
-        type=_interval,
-        default=0.0,
+        type=_resend,
+        default=None,
         metavar="DURATION",
         help="re-post firing alerts this often so that Alertmanager keeps them firing "
-        "(as Prometheus does; e.g. 1m; default: never)",
+        "(as Prometheus does; default 1m when the webhook URL ends in /api/v2/alerts, "
+        "else never; 0: never)",
     )
     parser.add_argument(
         "--interval",
@@ -170,15 +195,16 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     from diagnostics.spark.session import SparkTarget, check_reachable, java_problem
 
     if args.webhook:
-        check_url(args.webhook)
+        try:
+            check_url(args.webhook)
+        except UsageError as exc:  # the flag was given: no "(use --webhook)" hint
+            msg = f"--webhook: {exc}"
+            raise UsageError(msg) from None
     if not args.webhook_timeout > 0:
         msg = f"--webhook-timeout {args.webhook_timeout} must be more than 0 seconds"
         raise UsageError(msg)
     if args.webhook_attempts < 1:
         msg = f"--webhook-attempts {args.webhook_attempts} must be at least 1"
-        raise UsageError(msg)
-    if args.state.exists() and not args.state.is_dir():
-        msg = f"--state: {str(args.state)!r} is a file, not a folder"
         raise UsageError(msg)
     rules = load_rules(args.rules or [default_rules_dir()])
     target = SparkTarget(
@@ -194,7 +220,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         webhook=args.webhook,
         delivery=DeliveryPolicy(timeout=args.webhook_timeout, attempts=args.webhook_attempts),
         evaluate_at=EvaluateAt(args.evaluate_at),
-        resend_s=args.resend_every,
+        resend_s=resend_period(args.webhook, args.resend_every),
     )
     _check_state(args.state)
     metrics = None
@@ -212,6 +238,11 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     from diagnostics.watch.runner import Watcher
 
     owned = target.remote is None and not session_active()
+    if args.resend_every is None and config.resend_s:
+        _say(
+            f"re-posting firing alerts every {config.resend_s:g}s so that Alertmanager keeps "
+            "them firing (--resend-every to change, 0 to turn off)"
+        )
     _say(f"starting {target.description}")
     spark = build_session(target)
     stop = _Stop()
@@ -282,7 +313,7 @@ def _check_state(state: Path) -> None:
 def _metrics_updater(metrics: Any, clock: Callable[[], datetime]) -> Callable[[Any, Any], None]:
     from diagnostics.watch.alertstate import AlertStore
 
-    def update(_report: Any, watcher: Any) -> None:
+    def update(report: Any, watcher: Any) -> None:
         manifest = watcher.files.manifest()
         with AlertStore(watcher.root / "alerts") as store:
             history = store.history()
@@ -291,7 +322,10 @@ def _metrics_updater(metrics: Any, clock: Callable[[], datetime]) -> Callable[[A
             history,
             now=clock(),
             passes=manifest.passes,
-            log_files=[f.path for f in manifest.files],
+            files=manifest.files,
+            folders=watcher.config.folders,
+            rules=watcher.rules,
+            evaluated_at=report.evaluated_at,
         )
 
     return update

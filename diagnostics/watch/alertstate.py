@@ -271,6 +271,13 @@ class AlertStore:
         ).fetchall()
         return [{**api_alert(_record(row)), "endsAt": iso(ends_at)} for row in rows]
 
+    def last_evaluation(self) -> datetime | None:
+        """The time the rules were last evaluated at (``None`` before the first evaluation)."""
+        row = self.con.execute("SELECT at FROM evaluations ORDER BY rowid DESC LIMIT 1").fetchone()
+        if row is None or row[0] is None:
+            return None
+        return datetime.fromisoformat(str(row[0]).replace("Z", "+00:00"))
+
     def history(self) -> list[Episode]:
         """Every recorded episode, newest activation first."""
         rows = self.con.execute(

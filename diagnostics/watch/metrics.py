@@ -1,16 +1,26 @@
 """Prometheus metrics of the watcher (``--metrics-port``), with the standard client library.
 
-Gauges, refreshed after every tick from the aggregate tables and the alert store:
+Gauges, refreshed after every tick from the aggregate tables, the alert store and the
+manifest:
 
 * ``orderdoc_events{job,partition,kind}``: events in the logs so far, by job, partition, kind;
+* ``orderdoc_partition_idle{job,source,partition}``: 1 while the partition is idle now, 0 once
+  it progresses again. Idle now: its latest idle episode's last notice is at most (its idle
+  minutes + 1) minutes before the time the rules were evaluated at, so a notice arriving
+  then would still continue the episode (the rule of ``partition_idle``'s episodes);
 * ``orderdoc_partition_idle_minutes{job,source,partition}``: the longest idle time of each
-  partition's latest idle episode;
+  partition's latest idle episode (over or not);
 * ``orderdoc_watermark_delay_max_seconds{job,partition}``: the worst watermark delay in the
   engine metrics (``partition`` empty for the job as a whole);
-* ``orderdoc_records_quarantined``: log records that could not be parsed;
-* ``orderdoc_alerts_firing{alertname,severity}``: alerts firing now;
-* ``orderdoc_watch_lag_seconds``: now minus the modification time of the newest log file read
-  (how far the watcher is behind what ASA wrote);
+* ``orderdoc_records_quarantined{job,source_file}``: log records that could not be parsed, per
+  file; ``job`` is the file's job when its parsed records all name one job, else empty;
+* ``orderdoc_alerts_firing{alertname,severity,job,partition}``: alerts firing now, by rule and
+  by the ``job`` and ``partition_id`` labels of the alert (empty when its rule does not group
+  by them). Every rule of the pack has a series that reads 0 while nothing fires, and so does
+  every (rule, job, partition) that fired once: nothing disappears when an alert resolves;
+* ``orderdoc_watch_lag_seconds{folder}``: per log folder, the tick's time minus the
+  modification time the newest file read had when it was read (how far the watcher is behind
+  what ASA wrote there);
 * ``orderdoc_watch_passes`` and ``orderdoc_watch_last_tick_timestamp_seconds``.
 
 Nothing is computed on scrape: the values are set after a tick, so a scrape is cheap.
@@ -20,16 +30,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from diagnostics.aggregates import TableName, scan
-from diagnostics.errors import UsageError
-from diagnostics.rules.model import AlertState
+from diagnostics.errors import Setting, UsageError
+from diagnostics.rules.model import AlertState, RuleSet
 from diagnostics.watch.alertstate import Episode
+from diagnostics.watch.manifest import FileState
 
 try:  # an optional dependency: only --metrics-port needs it
     from prometheus_client import CollectorRegistry, Gauge, start_http_server
@@ -50,13 +61,18 @@ class WatchMetrics:
 
     def __init__(self) -> None:
         if CollectorRegistry is None:
-            msg = "--metrics-port needs prometheus-client: pip install 'diagnostics[watch]'"
-            raise UsageError(msg)
+            msg = "the metrics endpoint needs prometheus-client: pip install 'diagnostics[watch]'"
+            raise UsageError(msg, Setting.METRICS_PORT)
         self.registry = CollectorRegistry()
         reg = self.registry
         self.events = Gauge(
             "orderdoc_events", "Events in the logs by job, partition and kind",
             ["job", "partition", "kind"], registry=reg,
+        )  # fmt: skip
+        self.idle_now = Gauge(
+            "orderdoc_partition_idle",
+            "1 while the partition is idle (its latest idle episode goes on), else 0",
+            ["job", "source", "partition"], registry=reg,
         )  # fmt: skip
         self.idle = Gauge(
             "orderdoc_partition_idle_minutes",
@@ -68,16 +84,18 @@ class WatchMetrics:
             ["job", "partition"], registry=reg,
         )  # fmt: skip
         self.quarantined = Gauge(
-            "orderdoc_records_quarantined", "Log records that could not be parsed", registry=reg
-        )
+            "orderdoc_records_quarantined", "Log records that could not be parsed, per file",
+            ["job", "source_file"], registry=reg,
+        )  # fmt: skip
         self.firing = Gauge(
-            "orderdoc_alerts_firing", "Alerts firing now", ["alertname", "severity"], registry=reg
-        )
+            "orderdoc_alerts_firing", "Alerts firing now",
+            ["alertname", "severity", "job", "partition"], registry=reg,
+        )  # fmt: skip
         self.lag = Gauge(
             "orderdoc_watch_lag_seconds",
-            "Now minus the modification time of the newest log file read",
-            registry=reg,
-        )
+            "Time of the tick minus the modification time of the newest log file read",
+            ["folder"], registry=reg,
+        )  # fmt: skip
         self.passes = Gauge("orderdoc_watch_passes", "Passes completed", registry=reg)
         self.last_tick = Gauge(
             "orderdoc_watch_last_tick_timestamp_seconds", "When the last tick ended", registry=reg
@@ -89,8 +107,8 @@ class WatchMetrics:
         try:
             self._server, _thread = start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
-            msg = f"--metrics-port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})"
-            raise UsageError(msg) from exc
+            msg = f"metrics port {port}: cannot listen on {host}:{port} ({exc.strerror or exc})"
+            raise UsageError(msg, Setting.METRICS_PORT) from exc
         return int(self._server.server_port)
 
     def stop(self) -> None:
@@ -107,25 +125,46 @@ class WatchMetrics:
         *,
         now: datetime,
         passes: int,
-        log_files: Iterable[str],
+        files: Iterable[FileState] = (),
+        folders: Iterable[Path] = (),
+        rules: RuleSet | None = None,
+        evaluated_at: datetime | None = None,
     ) -> None:
-        """Set every gauge from the tables under ``agg``, the alert history and the files."""
-        self._tables(agg)
-        self.firing.clear()
-        counts: dict[tuple[str, str], int] = {}
-        for episode in history:
-            if episode.state is AlertState.FIRING:
-                key = (episode.rule_id, episode.severity)
-                counts[key] = counts.get(key, 0) + 1
-        for (name, severity), count in counts.items():
-            self.firing.labels(name, severity).set(count)
-        newest = max((_mtime(p) for p in log_files), default=None)
-        if newest is not None:
-            self.lag.set(max(0.0, now.timestamp() - newest))
+        """Set every gauge from the tables under ``agg``, the alert history, the files read
+        (the manifest's) and the rule pack. ``now`` is the tick's time; ``evaluated_at`` the
+        time the rules were evaluated at (the data's end with ``--evaluate-at data-end``),
+        which says whether a partition is idle now (default ``now``)."""
+        self._tables(agg, evaluated_at or now)
+        self._firing(history, rules)
+        self._lag(list(files), list(folders), now)
         self.passes.set(passes)
         self.last_tick.set(now.timestamp())
 
-    def _tables(self, agg: Path) -> None:
+    def _firing(self, history: Iterable[Episode], rules: RuleSet | None) -> None:
+        self.firing.clear()
+        counts: dict[tuple[str, str, str, str], int] = {}
+        for rule in rules or ():
+            counts[(rule.id, rule.severity.value, "", "")] = 0
+        for episode in history:
+            key = (
+                episode.rule_id,
+                episode.severity,
+                episode.labels.get("job", ""),
+                episode.labels.get("partition_id", ""),
+            )
+            counts[key] = counts.get(key, 0) + (episode.state is AlertState.FIRING)
+        for (name, severity, job, partition), count in counts.items():
+            self.firing.labels(name, severity, job, partition).set(count)
+
+    def _lag(self, files: list[FileState], folders: list[Path], now: datetime) -> None:
+        self.lag.clear()
+        for folder in folders:
+            root = os.path.realpath(folder)
+            inside = [f.mtime_ns for f in files if f.path.startswith(root + os.sep)]
+            if inside:
+                self.lag.labels(str(folder)).set(max(0.0, now.timestamp() - max(inside) / 1e9))
+
+    def _tables(self, agg: Path, at: datetime) -> None:
         self.events.clear()
         rollup = _scan(agg, TableName.ERROR_ROLLUP)
         if rollup is not None:
@@ -138,16 +177,19 @@ class WatchMetrics:
             for job, partition, kind, count in sums.iter_rows():
                 self.events.labels(_label(job), _label(partition), _label(kind)).set(count or 0)
         self.idle.clear()
+        self.idle_now.clear()
         idle = _scan(agg, TableName.PARTITION_IDLE)
         if idle is not None:
             latest = (
                 idle.sort("start")
                 .group_by("job", "source", "partition_id")
-                .agg(pl.col("max_idle_minutes").last())
+                .agg(pl.col("max_idle_minutes").last(), pl.col("end").last())
                 .collect()
             )
-            for job, source, partition, minutes in latest.iter_rows():
-                self.idle.labels(_label(job), _label(source), _label(partition)).set(minutes or 0)
+            for job, source, partition, minutes, end in latest.iter_rows():
+                labels = (_label(job), _label(source), _label(partition))
+                self.idle.labels(*labels).set(minutes or 0)
+                self.idle_now.labels(*labels).set(int(_idle_now(end, minutes, at)))
         self.delay.clear()
         metrics = _scan(agg, TableName.METRICS)
         if metrics is not None:
@@ -159,13 +201,41 @@ class WatchMetrics:
             for job, partition, seconds in worst.iter_rows():
                 if seconds is not None:
                     self.delay.labels(_label(job), _label(partition)).set(seconds)
-        quarantine = _scan(agg, TableName.QUARANTINE)
-        rows = 0 if quarantine is None else quarantine.select(pl.len()).collect().item()
-        self.quarantined.set(rows)
+        self.quarantined.clear()
+        for job, source_file, rows in _quarantined(agg):
+            self.quarantined.labels(job, source_file).set(rows)
 
 
-def _mtime(path: str) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0
+def _idle_now(end: datetime | None, minutes: int | None, at: datetime) -> bool:
+    """True when a notice at ``at`` would continue the episode whose last notice was at
+    ``end`` saying ``minutes`` minutes idle (within ``minutes + 1`` minutes of it)."""
+    if end is None:
+        return False
+    if end.tzinfo is None:
+        end = end.replace(tzinfo=at.tzinfo)
+    return at <= end + timedelta(minutes=(minutes or 0) + 1)
+
+
+def _quarantined(agg: Path) -> list[tuple[str, str, int]]:
+    """(job, source file, records) of the quarantine table; the job of a file is the one its
+    parsed records name when they name exactly one."""
+    quarantine = _scan(agg, TableName.QUARANTINE)
+    if quarantine is None:
+        return []
+    counts = quarantine.group_by("source_file").agg(pl.len().alias("rows")).collect()
+    jobs: dict[str, str] = {}
+    errors = _scan(agg, TableName.DATA_ERRORS)
+    if errors is not None:
+        named = (
+            errors.filter(pl.col("job").is_not_null())
+            .group_by("source_file")
+            .agg(pl.col("job").unique().alias("jobs"))
+            .collect()
+        )
+        for source_file, names in named.iter_rows():
+            if len(names) == 1:
+                jobs[source_file] = str(names[0])
+    return sorted(
+        (jobs.get(source_file or "", ""), _label(source_file), int(rows))
+        for source_file, rows in counts.iter_rows()
+    )

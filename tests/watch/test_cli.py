@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import socket
 from pathlib import Path
 
 import pytest
 
-from diagnostics.cli import main
+from diagnostics.cli import flags, main
+from diagnostics.cli.watch import resend_period
+from diagnostics.errors import Setting, UsageError
+from diagnostics.watch.runner import WatchConfig
 
 
 def _state(tmp: Path, kind: str) -> Path:
@@ -16,6 +21,14 @@ def _state(tmp: Path, kind: str) -> Path:
         (state / "manifest.json").write_text("{not json", encoding="utf-8")
     elif kind == "plan":
         (state / "plan.json").write_text('{"number": "x"}', encoding="utf-8")
+    elif kind == "types":
+        manifest = {"version": 1, "passes": 1, "metrics": [], "skipped": [], "files": [
+            {"path": "/l/PT1H.json", "mode": "lines", "offset": "abc", "line": 1, "size": 3,
+             "mtime_ns": 1, "head": "0"}]}  # fmt: skip
+        (state / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    elif kind == "file":
+        state.rmdir()
+        state.write_text("", encoding="utf-8")
     elif kind == "alerts":
         (state / "alerts").mkdir()
         (state / "alerts" / "alerts.db").write_bytes(b"garbage" * 200)
@@ -37,6 +50,13 @@ def _state(tmp: Path, kind: str) -> Path:
             "Spark Connect server 'sc://127.0.0.1:1' cannot be reached (Connection refused)",
         ),
         ([], "manifest", "manifest.json: corrupt watcher state"),
+        ([], "types", "corrupt watcher state (files: 'offset' is 'abc', not a whole number"),
+        ([], "file", "is a file, not a folder (use --state)"),
+        (
+            ["--webhook", "notaurl"],
+            "",
+            "--webhook: webhook URL 'notaurl' is not an http(s) URL with a host",
+        ),
         ([], "plan", "plan.json: corrupt watcher state"),
         ([], "alerts", "alerts.db: cannot open the alert store (file is not a database)"),
         (["--metrics-port", "70000"], "", "argument --metrics-port: '70000' is not a port"),
@@ -54,6 +74,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, extra, state_kind, m
     assert code == 2
     assert message in err
     assert "\n" not in err
+    assert "Traceback" not in err
+    if "--webhook" in extra:  # the flag was given: no hint to use it
+        assert "(use --webhook)" not in err
 
 
 def test_missing_folder_and_state_inside_the_logs(tmp_path, capsys) -> None:
@@ -62,4 +85,43 @@ def test_missing_folder_and_state_inside_the_logs(tmp_path, capsys) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     assert main(["watch", str(logs), "--state", str(logs / "state")]) == 2
-    assert "is inside LOG_DIR" in capsys.readouterr().err
+    assert "is inside the log folder" in capsys.readouterr().err
+
+
+def test_library_errors_name_settings_and_the_command_line_adds_the_flag(tmp_path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with pytest.raises(UsageError) as caught:
+        WatchConfig(folders=(logs,), state=tmp_path / "s", interval_s=0)
+    assert caught.value.setting is Setting.WATCH_INTERVAL
+    assert "--" not in str(caught.value)
+    assert flags.message(caught.value).endswith("must be more than 0 (use --interval)")
+    with pytest.raises(UsageError) as caught:
+        WatchConfig(folders=(logs,), state=logs / "state")
+    assert caught.value.setting is Setting.WATCH_STATE
+    assert str(caught.value).startswith("state folder ")
+    assert "is inside the log folder" in str(caught.value)
+
+
+def test_a_busy_metrics_port_names_the_setting() -> None:
+    pytest.importorskip("prometheus_client")
+    from diagnostics.watch.metrics import WatchMetrics
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(UsageError) as caught:
+            WatchMetrics().serve(port)
+    assert caught.value.setting is Setting.METRICS_PORT
+    assert str(caught.value).startswith(f"metrics port {port}: cannot listen on 127.0.0.1:")
+    assert flags.message(caught.value).endswith("(use --metrics-port)")
+
+
+def test_resend_default_for_alertmanager_urls() -> None:
+    assert resend_period("http://127.0.0.1:9093/api/v2/alerts", None) == 60.0
+    assert resend_period("http://127.0.0.1:9093/api/v2/alerts/", None) == 60.0
+    assert resend_period("http://127.0.0.1:9093/api/v2/alerts", 0.0) == 0.0
+    assert resend_period("http://127.0.0.1:9093/api/v2/alerts", 15.0) == 15.0
+    assert resend_period("http://127.0.0.1:8080/hook", None) == 0.0
+    assert resend_period(None, None) == 0.0
