@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
-import polars as pl
 import streamlit as st
 
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
 from diagnostics.appdata.store import Aggregate
-from diagnostics.appdata.watching import alert_history, passes, runbook_sections, runbook_text
+from diagnostics.appdata.watching import WAITING, runbook_sections, waiting, watch_alerts
 from diagnostics.errors import OrderdocError
 from diagnostics.rules import AlertState
 from screens import cache
@@ -76,33 +74,43 @@ def _rules() -> None:
 
 
 def _history(state: str) -> None:
-    """The watcher's alert history (fired, resolved, how long) and the runbooks."""
-    st.subheader("Alert history")
-    history = alert_history(Path(state), datetime.now(UTC))
+    """The watcher's alerts from its store (no rule is evaluated here, so the counts, the
+    runbooks and the history agree with what the watcher notified), and the runbooks of the
+    firing alerts."""
+    view = watch_alerts(Path(state))
+    cols = st.columns(3)
+    cols[0].metric("Firing", view.count(AlertState.FIRING))
+    cols[1].metric("Pending", view.count(AlertState.PENDING))
+    cols[2].metric("Resolved", view.count(AlertState.RESOLVED))
+    when = (
+        f"rules last evaluated at {view.evaluated_at:%Y-%m-%d %H:%M} UTC"
+        if view.evaluated_at
+        else "no evaluation yet"
+    )
     st.caption(
-        f"From `orderdoc watch` (state folder `{state}`, {passes(Path(state))} pass(es)); "
+        f"From `orderdoc watch` (state folder `{state}`, {view.passes} pass(es), {when}); "
         "this page refreshes itself when a pass lands."
     )
-    if history.is_empty():
+    for rule, text in view.runbooks(runbook_sections()):
+        with st.expander(f"Runbook: {rule}", expanded=True):
+            st.markdown(text)
+    st.subheader("Alert history")
+    if view.history.is_empty():
         st.success("The watcher has recorded no alert yet.")
         return
-    st.dataframe(history.drop("runbook"), hide_index=True, width="stretch")
-    sections = runbook_sections()
-    shown: set[str] = set()
-    for row in history.filter(pl.col("state") != "resolved").iter_rows(named=True):
-        text = runbook_text(row["runbook"], sections)
-        if text and row["runbook"] not in shown:
-            shown.add(row["runbook"])
-            with st.expander(f"Runbook: {row['rule']}", expanded=True):
-                st.markdown(text)
+    st.dataframe(view.history.drop("runbook"), hide_index=True, width="stretch")
 
 
 def render() -> None:
     st.title("Alerts")
     state = st.session_state.get(cache.WATCH_KEY)
-    if state:
-        _history(state)
-    agg = cache.require()
-    if agg is not None:
-        _alerts(agg)
+    if state:  # the watcher's store is the truth; the rules are not evaluated again here
+        if waiting(Path(state)):
+            st.info(WAITING.format(state=state))
+        else:
+            _history(state)
+    else:
+        agg = cache.require()
+        if agg is not None:
+            _alerts(agg)
     _rules()

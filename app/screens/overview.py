@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from diagnostics.appdata import figures
 from diagnostics.appdata.alerts import alert_markers
+from diagnostics.appdata.watching import WAITING, waiting, watch_alerts
 from diagnostics.kinds import ErrorKind
 from diagnostics.rules import AlertState
 from screens import cache
@@ -24,6 +27,10 @@ SHORT = {
 
 def render() -> None:
     st.title("Overview")
+    state = st.session_state.get(cache.WATCH_KEY)
+    if state and waiting(Path(state)):
+        st.info(WAITING.format(state=state))
+        return
     agg = cache.require()
     if agg is None:
         return
@@ -75,17 +82,30 @@ def render() -> None:
             "(InputPartitionNotProgressing; see the Partitions page)."
         )
     try:
-        view = cache.evaluate(agg)
+        if state:  # the watcher's alerts, as its store holds them: the Alerts page's history
+            watched = watch_alerts(Path(state))
+            alerts, firing, resolved = (
+                watched.alerts,
+                watched.count(AlertState.FIRING),
+                watched.count(AlertState.RESOLVED),
+            )
+            when = f" at {watched.evaluated_at:%Y-%m-%d %H:%M} UTC" if watched.evaluated_at else ""
+            note = f"as the watcher recorded them{when}"
+        else:
+            view = cache.evaluate(agg)
+            alerts = view.alerts
+            firing, resolved = view.count(AlertState.FIRING), view.count(AlertState.RESOLVED)
+            note = "the rules evaluated at the end of the data"
     except Exception as exc:  # rule errors (OrderdocError) or a bug: a message, no traceback
         alerts_slot.metric("Alerts firing", "–", help=f"the rules failed: {exc}")
     else:
         alerts_slot.metric(
             "Alerts firing",
-            f"{view.count(AlertState.FIRING):,}",
-            help=f"{view.count(AlertState.RESOLVED):,} resolved; see the Alerts page",
+            f"{firing:,}",
+            help=f"{resolved:,} resolved; {note}; see the Alerts page",
         )
-        if over_time.height and view.alerts.height:
-            markers = alert_markers(view.alerts, bucket)
+        if over_time.height and alerts.height:
+            markers = alert_markers(alerts, bucket)
             with chart_slot.container():
                 chart(figures.errors_over_time(over_time, markers, bucket), "overview_1")
     _top_finding()
