@@ -129,7 +129,8 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
         TableName.DATA_ERRORS: _spec(
             TableName.DATA_ERRORS,
             {
-                "job": _S,
+                "job": _S,  # the name the job is shown under (one per job_id)
+                "job_id": _S,  # its resource id, lower-case; null when no record gave one
                 "source": _S,
                 "partition_id": _I,
                 "kind": _S,
@@ -187,6 +188,7 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
             TableName.METRICS,
             {
                 "job": _S,
+                "job_id": _S,  # the job's resource id, lower-case (null: engine metrics)
                 "source": _S,  # the input (ASA's LogicalName dimension); null: every input
                 "partition_id": _I,
                 "minute": _T,

@@ -5,6 +5,9 @@ columns are those of :mod:`diagnostics.aggregates.schema`, written by
 :func:`diagnostics.aggregates.write_tables`. What the tables hold (shared with
 :mod:`diagnostics.spark.job`, documented in docs/schemas.md):
 
+* jobs: every (``job_id``, ``job``) pair of ``data_errors`` and ``metrics`` is settled by
+  :func:`diagnostics.logs.jobs.resolve_jobs` (one key and one shown name per job, records
+  naming only a job joined to its id) before anything is grouped;
 * ``data_errors``: parsed records plus ``date`` (UTC date of ``record_time``);
 * ``error_rollup``: per job, kind, partition_id and ``minute`` = the minute of
   ``coalesce(from_time, record_time)``: ``event_count`` (sum), ``records`` (count),
@@ -27,6 +30,7 @@ import pyarrow as pa
 from diagnostics.aggregates import Tables, files_summary
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import parse_file
+from diagnostics.logs.jobs import resolve_jobs
 from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, PARSED_SCHEMA, QUARANTINE_COLUMNS
 
@@ -52,6 +56,36 @@ def parse_files(
         progress(i / len(paths) * share, f"parsing {name} ({i + 1}/{len(paths)})")
         batches.extend(parse_file(Path(path).read_bytes(), str(path)))
     return pl.DataFrame(pa.Table.from_batches(batches, schema=PARSED_SCHEMA))
+
+
+#: The (job_id, job) pairs read, and the (job_id, job) each is aggregated under.
+JOB_MAPPING = pl.Schema(
+    {name: pl.String() for name in ("_from_id", "_from_job", "_to_id", "_to_job")}
+)
+
+
+def job_mapping(*frames: pl.DataFrame) -> pl.DataFrame:
+    """:func:`~diagnostics.logs.jobs.resolve_jobs` over the jobs of ``frames`` (each with
+    ``job_id`` and ``job``), as a frame with :data:`JOB_MAPPING`."""
+    pairs = {pair for frame in frames for pair in frame.select("job_id", "job").unique().rows()}
+    rows = [(*pair, *resolved) for pair, resolved in resolve_jobs(pairs).items()]
+    return pl.DataFrame(rows, schema=JOB_MAPPING, orient="row")
+
+
+def with_jobs(frame: pl.DataFrame, mapping: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its ``job_id`` and ``job`` as ``mapping`` settles them (row order and
+    columns kept)."""
+    joined = frame.join(
+        mapping,
+        left_on=["job_id", "job"],
+        right_on=["_from_id", "_from_job"],
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    )
+    return joined.with_columns(
+        pl.coalesce("_to_id", "job_id").alias("job_id"), pl.coalesce("_to_job", "job").alias("job")
+    ).select(frame.columns)
 
 
 def rollup(data_errors: pl.DataFrame) -> pl.DataFrame:
@@ -160,6 +194,9 @@ def aggregate_files(
     metric_frame = pl.DataFrame(
         pa.concat_tables(metric_tables) if metric_tables else METRICS_SCHEMA.empty_table()
     )
+    jobs = job_mapping(data_errors, metric_frame)
+    data_errors = with_jobs(data_errors, jobs)
+    metric_frame = with_jobs(metric_frame, jobs)
     return Tables(
         data_errors=data_errors,
         error_rollup=rollup(data_errors),

@@ -15,7 +15,8 @@ Two export shapes (recognised by :func:`looks_like_azure_metrics`):
 Metrics read: ``InputEvents``, ``LateInputEvents``, ``EarlyInputEvents``,
 ``DroppedOrAdjustedEvents``, ``InputEventsSourcesBacklogged`` (counts: the ``total``, else the
 ``maximum``) and ``OutputWatermarkDelaySeconds`` (the ``maximum``, else the ``average``);
-other metrics are ignored. Rows are keyed by job (upper-cased, as in the logs), input
+other metrics are ignored. Rows are keyed by job (its resource id and name, as in the logs:
+:mod:`diagnostics.logs.jobs`), input
 (``source``: the ``LogicalName`` dimension; null without it: every input), partition (null
 without a ``PartitionId`` dimension) and the point's minute, so partition 0 of one input is
 never added to partition 0 of another; points that share a key (the same series listed
@@ -35,7 +36,8 @@ from typing import Any
 import pyarrow as pa
 
 from diagnostics.errors import InputError
-from diagnostics.logs.normalise import job_name, key_of
+from diagnostics.logs.jobs import JobRef
+from diagnostics.logs.normalise import job_of, key_of
 from diagnostics.logs.times import parse_log_time
 
 #: ASA metric name -> metrics table column.
@@ -52,7 +54,8 @@ _DELAY = "output_watermark_delay_seconds"
 _COUNT_AGGREGATIONS = ("total", "maximum", "average")
 _DELAY_AGGREGATIONS = ("maximum", "average", "total")
 
-Key = tuple[str | None, str | None, int | None, dt.datetime]
+#: (job, source, partition, minute) of a metrics row.
+Key = tuple[JobRef, str | None, int | None, dt.datetime]
 
 
 def looks_like_azure_metrics(head: bytes) -> bool:
@@ -111,7 +114,7 @@ def _monitor_points(document: Mapping[str, Any], name: str) -> Iterator[tuple[Ke
         column = _BY_KEY.get(key_of(str(metric_name or "")))
         if column is None:
             continue
-        job = job_name(str(metric.get("id") or "")) if metric.get("id") else None
+        job = job_of(str(metric.get("id") or ""))
         for series in metric.get("timeseries") or []:
             if not isinstance(series, dict):
                 continue
@@ -147,7 +150,7 @@ def _table_points(rows: Iterable[Mapping[str, Any]], name: str) -> Iterator[tupl
         minute = _minute(time, name, f"row {number} TimeGenerated")
         value = _pick(fields, column)
         if value is not None:
-            job = job_name(str(fields.get("resourceid") or ""))
+            job = job_of(str(fields.get("resourceid") or ""))
             yield (job, None, None, minute), column, value
 
 
@@ -202,13 +205,15 @@ def read_azure_metrics(data: bytes, name: str, schema: pa.Schema) -> pa.Table:
             row[column] = row.get(column, 0.0) + value
     keys = sorted(
         merged,
-        key=lambda k: (k[0] or "", k[1] is not None, k[1] or "", k[2] is not None, k[2] or 0, k[3]),
-    )
+        key=lambda k: (k[0].name or "", k[0].job_id or "", k[1] is not None, k[1] or "",
+                       k[2] is not None, k[2] or 0, k[3]),
+    )  # fmt: skip
     columns: dict[str, list[object]] = {field.name: [] for field in schema}
     for key in keys:
         job, source, partition, minute = key
         values = merged[key]
-        columns["job"].append(job)
+        columns["job"].append(job.name)
+        columns["job_id"].append(job.job_id)
         columns["source"].append(source)
         columns["partition_id"].append(partition)
         columns["minute"].append(minute)

@@ -3,8 +3,8 @@
 * the engine's per-minute ``metrics.parquet`` (the replay contract): ``job``, ``time``
   (minute start), ``partition_id`` (null = whole job), ``InputEvents``, ``LateInputEvents``,
   ``EarlyInputEvents``, ``DroppedOrAdjustedEvents``, ``OutputWatermarkDelaySeconds``;
-  missing count columns become null; a file without ``time`` raises; job names are
-  upper-cased, as the log readers do;
+  missing count columns become null; a file without ``time`` raises; the job is read as the
+  log readers read a job (:func:`diagnostics.logs.jobs.job_ref`: a name is upper-cased);
 * Azure Monitor exports of a real job (``az monitor metrics list`` JSON, the Log Analytics
   ``AzureMetrics`` table as CSV or JSON): :mod:`diagnostics.logs.azure_metrics`.
 
@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from diagnostics.aggregates.schema import TableName, arrow_schema
 from diagnostics.errors import InputError
 from diagnostics.logs.azure_metrics import read_azure_metrics
+from diagnostics.logs.normalise import job_of
 from diagnostics.logs.reader import PARQUET_MAGIC, gunzip
 
 #: The metrics rows read from one file: the input columns of the ``metrics`` table
@@ -61,10 +62,13 @@ def read_metrics(data: bytes, name: str) -> pa.Table:
         msg = f"{name}: column 'time' missing from a metrics file"
         raise InputError(msg)
     columns = []
+    job_ids = pa.nulls(table.num_rows, pa.string())
     for field in METRICS_SCHEMA:
         source = next((k for k, v in _RENAMES.items() if v == field.name), None)
         if field.name == "source_file":
             columns.append(pa.array([name] * table.num_rows, pa.string()))
+        elif field.name == "job_id":
+            columns.append(job_ids)  # filled from "job", which comes before it
         elif source in table.column_names:
             column = table[source]
             if field.name == "minute" and pa.types.is_timestamp(column.type):
@@ -72,8 +76,10 @@ def read_metrics(data: bytes, name: str) -> pa.Table:
                     column = pc.assume_timezone(column, "UTC")
                 column = column.cast(pa.timestamp("us", tz="UTC"), safe=False)
             column = column.cast(field.type, safe=False)
-            if field.name == "job":  # one job, one name: upper-cased as in the logs
-                column = pc.utf8_upper(column)
+            if field.name == "job":  # one job, one name, as in the logs
+                refs = [job_of(value) for value in column.to_pylist()]
+                column = pa.array([ref.name for ref in refs], pa.string())
+                job_ids = pa.array([ref.job_id for ref in refs], pa.string())
             columns.append(column)
         else:
             columns.append(pa.nulls(table.num_rows, field.type))

@@ -17,8 +17,10 @@ Recognised record forms (docs/schemas.md, "Aggregate folder"):
 Keys are matched ignoring case, spaces and underscores (``Correlation ID``,
 ``correlationId`` and ``correlation_id`` are one key), as Azure's exports spell them
 differently. A data-error record that states no count is parsed with ``event_count`` null and
-``count_known`` false. Job names are upper-cased, as ASA writes them in ``resourceId`` (Azure
-resource ids are case-insensitive), so one job is one name whatever the export's casing.
+``count_known`` false. The job is its resource id lower-cased (``job_id``; Azure resource ids
+are case-insensitive) and its name in its real casing when the record shows it
+(``properties.JobName``, ``Resource Name:``, an ARM-cased id), else upper-cased as ASA writes
+it (:mod:`diagnostics.logs.jobs`).
 Anything else, or a recognised record with a mistyped field, is quarantined with a reason
 naming the field, its value and why.
 """
@@ -33,11 +35,11 @@ from collections.abc import Mapping
 
 from diagnostics.kinds import ErrorKind, normalise_kind
 from diagnostics.logs import messages
+from diagnostics.logs.jobs import JobRef, job_ref
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, DataError, Quarantined, quarantine
 from diagnostics.logs.times import parse_log_time
 
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
-_JOB = re.compile(r"/STREAMINGJOBS/([^/]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
 _NOT_KEY = re.compile(r"[^0-9a-z]")
 _INT64_MAX = 2**63 - 1
@@ -182,14 +184,9 @@ def _storable(row: DataError) -> DataError:
 
 
 @functools.lru_cache(maxsize=4096)
-def job_name(resource: str | None) -> str | None:
-    """The job of a resource id (``.../STREAMINGJOBS/<job>``) or a bare job name, upper-cased
-    as ASA writes it (resource ids are case-insensitive: one job, one name)."""
-    if not resource or not resource.strip():
-        return None
-    match = _JOB.search(resource)
-    name = match.group(1) if match else resource.strip().rstrip("/").rsplit("/", 1)[-1]
-    return name.upper() or None
+def job_of(resource: str | None, named: str | None = None) -> JobRef:
+    """:func:`diagnostics.logs.jobs.job_ref`, cached (a file names few jobs, many times)."""
+    return job_ref(resource, named)
 
 
 def _level(value: str | None) -> str | None:
@@ -282,10 +279,14 @@ def _record(
     example = messages.parse_example(brief) or messages.parse_example(message)
     source = props.text("source") or (aggregate.source if aggregate else None)
     resource = envelope.text("resourceid") or envelope.text("resource")
-    job = job_name(resource) or job_name(messages.parse_resource_name(message))
+    named = props.raw("jobname") or envelope.raw("jobname")
+    if not isinstance(named, str):  # a name in a field of another type is no name
+        named = None
+    job = job_of(resource, named or messages.parse_resource_name(message))
     return _storable(
         DataError(
-            job=job,
+            job=job.name,
+            job_id=job.job_id,
             source=source,
             partition_id=partition,
             kind=kind,

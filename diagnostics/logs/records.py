@@ -41,13 +41,15 @@ class DataError(NamedTuple):
     tuple whose fields are :data:`DATA_ERROR_COLUMNS` in order (what the readers turn into
     Arrow rows without copying).
 
-    Invariants: ``kind`` is normalised (older names mapped); ``event_count >= 0`` when
+    Invariants: ``job_id`` is lower-case (a resource id up to the job's name) or ``None``;
+    ``job`` is ``None`` only when ``job_id`` is; ``kind`` is normalised (older names mapped); ``event_count >= 0`` when
     ``count_known``, ``None`` otherwise (a record that names no count: at least one event),
     and 1 for an idle notice; ``record_time`` is an aware UTC datetime; ``lateness_seconds``
     is set exactly when both example times are.
     """
 
     job: str | None
+    job_id: str | None
     source: str | None
     partition_id: int | None
     kind: str

@@ -166,12 +166,12 @@ def _rows(rows: Iterator[tuple], name: str, lines: list[bytes]) -> Iterator[tupl
     for (number, valid, record_time, from_time, to_time, resource, level, correlation,
          error_type, source, count, partition, message, brief) in rows:  # fmt: skip
         kind = normalise_kind(error_type) if error_type else None
-        job = normalise.job_name(resource) if resource else None
+        job = normalise.job_of(resource, messages.parse_resource_name(message or ""))
         if (
             not valid
             or kind is None
             or kind == _IDLE
-            or job is None
+            or job.name is None
             or not source
             or count is None
             or count < 0
@@ -185,7 +185,8 @@ def _rows(rows: Iterator[tuple], name: str, lines: list[bytes]) -> Iterator[tupl
         message, brief = message or "", brief or ""
         example = messages.parse_example(brief) or messages.parse_example(message)
         yield (
-            job, source, partition, kind, count, True, record_time, from_time, to_time,
+            job.name, job.job_id, source, partition, kind, count, True, record_time, from_time,
+            to_time,
             (example.application_time - _EPOCH) // _MICROSECOND if example else None,
             (example.arrival_time - _EPOCH) // _MICROSECOND if example else None,
             example.lateness_seconds if example else None,

@@ -4,14 +4,17 @@ Data flow (nothing of the data is collected to the driver; only the summary's ag
 
     paths --mapInArrow(read, parse: Arrow JSON + Python)--> parsed (one row per record, kept on disk by the first
         write: persist(DISK_ONLY))
-    parsed --data_errors--> data_errors --rollup--> error_rollup
+    parsed --data_errors--> data_errors --with_jobs(jobs)--> --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
                                         --summarise--> summary.json (kinds, jobs, partitions)
     parsed --quarantined--> quarantine
     binaryFile(metrics.parquet) --mapInArrow--> metrics
 
 The summary's counts and time range are observed while data_errors and quarantine are
-written (``DataFrame.observe``), not computed by extra passes over the records.
+written (``DataFrame.observe``), not computed by extra passes over the records. The distinct
+(job_id, job) pairs of the records and the metrics (a handful) are collected to settle each
+job's key and shown name (:func:`diagnostics.logs.jobs.resolve_jobs`, as the polars
+reference does), and joined back as a broadcast table.
 
 The tables are defined in :mod:`diagnostics.aggregates.schema` and written by
 :func:`diagnostics.aggregates.spark.write_frame`; what they hold is computed as in
@@ -35,6 +38,7 @@ from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import metrics_file_batches
 from diagnostics.logs.inputs import InputFiles
+from diagnostics.logs.jobs import resolve_jobs
 from diagnostics.logs.metrics import read_metrics
 from diagnostics.logs.reader import PARQUET_MAGIC
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
@@ -114,6 +118,36 @@ def data_errors(parsed: DataFrame) -> DataFrame:
 def quarantined(parsed: DataFrame) -> DataFrame:
     """The quarantined records: where, why and the (truncated) text."""
     return parsed.filter(F.col("reason").isNotNull()).select(*QUARANTINE_COLUMNS)
+
+
+def job_mapping(spark: SparkSession, *frames: DataFrame) -> DataFrame:
+    """The (job_id, job) pairs of ``frames`` and the pair each is aggregated under (schema
+    :data:`schemas.JOB_MAPPING`), settled on the driver by
+    :func:`~diagnostics.logs.jobs.resolve_jobs` from the distinct pairs."""
+    pairs = {
+        (row["job_id"], row["job"])
+        for frame in frames
+        for row in frame.select("job_id", "job").distinct().collect()
+    }
+    rows = [(*pair, *resolved) for pair, resolved in resolve_jobs(pairs).items()]
+    return spark.createDataFrame(rows, schemas.JOB_MAPPING)
+
+
+def with_jobs(mapping: DataFrame) -> Callable[[DataFrame], DataFrame]:
+    """The frame with its ``job_id`` and ``job`` as ``mapping`` settles them (columns kept)."""
+
+    def step(df: DataFrame) -> DataFrame:
+        match = F.col("job_id").eqNullSafe(F.col("_from_id")) & F.col("job").eqNullSafe(
+            F.col("_from_job")
+        )
+        settled = {
+            "job_id": F.coalesce(F.col("_to_id"), F.col("job_id")),
+            "job": F.coalesce(F.col("_to_job"), F.col("job")),
+        }
+        joined = df.join(F.broadcast(mapping), match, "left")
+        return joined.select(*(settled.get(c, F.col(c)).alias(c) for c in df.columns))
+
+    return step
 
 
 def rollup(errors: DataFrame) -> DataFrame:
@@ -251,6 +285,12 @@ def run_aggregate(
         parsed = parsed.persist(StorageLevel.DISK_ONLY)
         parsing = f" (parsing {len(files.logs)} log file(s))"
     errors = parsed.transform(data_errors)
+    metrics: DataFrame | None = None
+    if files.metrics:
+        check_metrics_exports(files.metrics)
+        metrics = read_files(spark, files.metrics).transform(parse_metrics)
+    jobs = job_mapping(spark, errors, *([] if metrics is None else [metrics]))
+    errors = errors.transform(with_jobs(jobs))
     errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
     steps: list[tuple[TableName, DataFrame]] = [
         (TableName.DATA_ERRORS, errors.transform(observed(errors_seen, **error_metrics()))),
@@ -259,10 +299,8 @@ def run_aggregate(
         (TableName.ERROR_ROLLUP, errors.transform(rollup)),
         (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
     ]  # fmt: skip
-    metrics: DataFrame | None = None
-    if files.metrics:
-        check_metrics_exports(files.metrics)
-        metrics = read_files(spark, files.metrics).transform(parse_metrics)
+    if metrics is not None:
+        metrics = metrics.transform(with_jobs(jobs))
         steps.append((TableName.METRICS, metrics.transform(metrics_table)))
     else:  # no stale metrics from an earlier run into the same folder
         remove_table(out, TableName.METRICS)

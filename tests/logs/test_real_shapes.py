@@ -147,7 +147,8 @@ def test_activity_log_keys_in_any_casing_at_the_top_level_and_inside_properties(
         (r.job, r.kind, r.event_count, r.correlation_id)
         for r in map(parsed, [documented, schema_cased, camel, enveloped])
     }
-    assert results == {("ASAJOB", "LateInputEvent", 24, "49efa148-4asd-4fe0-869d-a40ba4d7ef3b")}
+    # the activity log's "Resource Name: ASAjob" is the job's real casing
+    assert results == {("ASAjob", "LateInputEvent", 24, "49efa148-4asd-4fe0-869d-a40ba4d7ef3b")}
 
 
 def test_resource_log_property_keys_in_any_casing() -> None:
@@ -167,18 +168,19 @@ def test_resource_log_property_keys_in_any_casing() -> None:
 
 def test_resource_ids_are_one_job_whatever_their_casing() -> None:
     props = {"Type": "DataError", "DataErrorType": "LateInputEvent", "EventCount": 1}
-    jobs = {
-        parsed(resource(props, resourceId=RID)).job,
-        parsed(resource(props, resourceId=RID.lower())).job,
+    records = [
+        parsed(resource(props, resourceId=RID)),
+        parsed(resource(props, resourceId=RID.lower())),
         parsed(
             {
                 "TimeGenerated": "2019-02-04T17:00:00Z",
                 "_ResourceId": RID.lower(),
                 "properties_s": json.dumps(props),
             }
-        ).job,
-    }
-    assert jobs == {"MYSTREAMINGJOB"}
+        ),
+    ]
+    # neither ASA's upper-case nor Log Analytics' lower-case id shows the real casing
+    assert {(r.job_id, r.job) for r in records} == {(RID.lower(), "MYSTREAMINGJOB")}
 
 
 # --- 1. time formats and levels -----------------------------------------------------------------
@@ -243,10 +245,18 @@ def test_real_folder_aggregates_with_nothing_quarantined() -> None:
     tables = aggregate_files(files.logs, files.metrics)
     summary = tables.summary
     assert (summary["records_total"], summary["records_parsed"], summary["records_quarantined"]) == (17, 17, 0)  # fmt: skip
-    assert summary["jobs"] == ["MYSTREAMINGJOB"]
+    # one job, shown as the activity log's "Resource Name: myStreamingJob" spells it
+    assert summary["jobs"] == ["myStreamingJob"]
     # one job in every table: the rollups of upper- and lower-case resource ids merge
     for table in (tables.error_rollup, tables.partition_idle, tables.metrics):
-        assert set(table["job"].drop_nulls()) == {"MYSTREAMINGJOB"}
+        assert set(table["job"].drop_nulls()) == {"myStreamingJob"}
+    for table in (tables.data_errors, tables.metrics):
+        assert set(table["job_id"].drop_nulls()) == {RID.lower().replace("rg-t/", "rg-telemetry/")}
+    # the activity line that names the job ("Resource Name: MyStreamingJob") but has no
+    # resource id joins it by name
+    activity = tables.data_errors.filter(pl.col("source_file").str.ends_with("activity-log.json"))
+    assert activity["job"].to_list() == ["myStreamingJob"] * 3
+    assert activity["job_id"].null_count() == 0
     late = tables.error_rollup.filter(
         pl.col("kind") == "LateInputEvent", pl.col("job").is_not_null()
     )

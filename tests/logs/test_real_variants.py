@@ -130,7 +130,9 @@ def test_metrics_are_kept_per_input(tmp_path: Path) -> None:
         400.0,
         460.0,
     ]
-    assert {r["job"] for r in rows} == {"JOBTWO"}
+    # the metric id keeps ARM's casing (Microsoft.StreamAnalytics): the job's real name
+    assert {r["job"] for r in rows} == {"jobTwo"}
+    assert {r["job_id"] for r in rows} == {RID.lower()}
 
 
 def test_the_job_totals_of_per_input_metrics(tmp_path: Path) -> None:
@@ -147,6 +149,6 @@ def test_the_job_totals_of_per_input_metrics(tmp_path: Path) -> None:
 
 def test_the_aggregate_keeps_the_input_column(tmp_path: Path) -> None:
     tables = aggregate_files([], [two_inputs(tmp_path)])
-    assert tables.metrics.columns[:3] == ["job", "source", "partition_id"]
+    assert tables.metrics.columns[:4] == ["job", "job_id", "source", "partition_id"]
     assert sorted(tables.metrics["source"].drop_nulls().unique()) == ["in-a", "in-b"]
-    assert tables.summary["jobs"] == ["JOBTWO"]  # a job known by its metrics alone is listed
+    assert tables.summary["jobs"] == ["jobTwo"]  # a job known by its metrics alone is listed

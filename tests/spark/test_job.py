@@ -94,7 +94,7 @@ def test_real_shapes_folder_matches_reference(spark, tmp_path: Path) -> None:
     assert len(files.metrics) == 2
     result = run_aggregate(spark, files, tmp_path / "agg")
     assert (result.summary["records_total"], result.summary["records_quarantined"]) == (17, 0)
-    assert result.summary["jobs"] == ["MYSTREAMINGJOB"]
+    assert result.summary["jobs"] == ["myStreamingJob"]
     assert result.summary["records_without_count"] == {
         "InputDeserializerError.InvalidData": 1,
         "InputDeserializerError.InvalidHeader": 1,
@@ -155,10 +155,25 @@ def test_hand_made_variants_match_reference(spark, tmp_path: Path) -> None:
     summary = result.summary
     assert (summary["records_total"], summary["records_parsed"]) == (8, 6)
     assert summary["idle_partitions"] == [2]
-    assert summary["jobs"] == ["J2", "JOBTWO"]
+    assert summary["jobs"] == ["J2", "jobTwo"]
     assert summary["records_without_count"] == {
         "InputDeserializationError": 1,
         "SQLDatabaseOutputDataError": 1,
     }
     assert summary["events_by_kind"]["InvalidInputTimeStamp"] == 1
     assert_same_as_reference(tmp_path / "agg", files, summary)
+
+
+def test_jobs_by_resource_id_match_reference(spark, tmp_path: Path) -> None:
+    """One job name in two resource groups is two jobs, shown in their best casing; a job
+    known by a text name only is its own job; metrics join the job of their id."""
+    from tests.logs.test_jobs import two_resource_groups
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    two_resource_groups(folder)
+    files = expand_inputs([str(folder)])
+    assert len(files.metrics) == 1
+    result = run_aggregate(spark, files, tmp_path / "agg")
+    assert result.summary["jobs"] == ["ordersJob (rg-east)", "ordersJob (rg-west)", "paymentsJob"]
+    assert_same_as_reference(tmp_path / "agg", files, result.summary)
