@@ -4,6 +4,7 @@
 * :mod:`~diagnostics.logs.normalise` turns one record into a :class:`DataError` or a
   :class:`Quarantined` record;
 * :mod:`~diagnostics.logs.messages` parses facts out of message text;
+* :mod:`~diagnostics.logs.jobs` says which job a record belongs to and how it is shown;
 * :mod:`~diagnostics.logs.aggregate` is the whole aggregation in polars (the Spark job's
   reference and benchmark peer).
 """

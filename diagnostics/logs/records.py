@@ -1,8 +1,9 @@
 """The two outcomes of reading one log record: a normalised data error or a quarantined record.
 
-Every record a reader meets (a non-blank line, an array element, a CSV row) becomes exactly
-one of these, so ``records_total == records_parsed + records_quarantined`` holds by
-construction. :func:`to_arrow` turns a sequence of outcomes into one Arrow batch with
+Every record a reader meets (a line, a document's element, a CSV row) becomes one of these,
+and every part it cannot read (a broken element, the bad elements of an array line together)
+one quarantined record (the counting rules: :mod:`diagnostics.logs.reader`), so
+``records_total == records_parsed + records_quarantined`` holds by construction. :func:`to_arrow` turns a sequence of outcomes into one Arrow batch with
 :data:`PARSED_SCHEMA` (``reason`` is null exactly for the parsed rows).
 """
 
