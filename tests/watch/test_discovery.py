@@ -160,3 +160,41 @@ def test_failures_are_told_in_one_line_with_their_cause() -> None:
         "RuntimeError: [PATH_NOT_FOUND] Path does not exist: file:/logs/m.json."
     )
     assert describe(OSError()) == "OSError"
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(300)
+def test_an_unreadable_folder_does_not_stop_the_watcher(tmp_path: Path) -> None:
+    """With Spark: the file source fails on the folder it cannot list, the readable files are
+    still read, and each warning is one line naming the folder (and the Java cause)."""
+    prefix = _without_root_powers()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: chmod 000 cannot deny root here")
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    for folder in ("h10", "bad"):
+        (logs / folder).mkdir(parents=True)
+        shutil.copy(SAMPLES / "PT1H.json", logs / folder / "PT1H.json")
+    (logs / "bad").chmod(0)
+    args = [sys.executable, "-m", "diagnostics", "watch", str(logs), "--state", str(state),
+            "--once", "--master", "local[1]", "--conf", "spark.ui.enabled=false"]  # fmt: skip
+    try:
+        done = subprocess.run(
+            [*prefix, *args], cwd=ROOT, capture_output=True, text=True, timeout=240,
+            check=False, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+        )  # fmt: skip
+    finally:
+        (logs / "bad").chmod(0o755)
+    assert done.returncode == 0, done.stderr[-3000:]
+    warnings = [line for line in done.stderr.splitlines() if "warning:" in line]
+    bad = logs / "bad"
+    assert any(
+        f"warning: {bad}: cannot list this folder (Permission denied)" in w for w in warnings
+    )
+    assert any(
+        "the file source could not list the folders: java.nio.file.AccessDeniedException: "
+        f"{bad}" in w
+        for w in warnings
+    ), warnings
+    assert "Traceback" not in done.stderr
+    manifest = json.loads((state / "manifest.json").read_text())
+    assert [f["path"] for f in manifest["files"]] == [str((logs / "h10" / "PT1H.json").resolve())]
