@@ -116,7 +116,7 @@ def _check_job(agg_dir: Path, job: str) -> None:
     if not agg_dir.is_dir():
         return  # from_agg_dir says the folder is missing
     names = jobs_in(agg_dir)
-    if job.upper() in names:
+    if any(name.upper() == job.upper() for name in names):
         return
     listed = ", ".join(names[:MAX_LISTED]) + (
         f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""

@@ -313,13 +313,20 @@ def _iso(moment: datetime) -> str:
 
 
 def jobs_in(agg_dir: Path) -> list[str]:
-    """The job names of an aggregate folder's tables (upper-cased, sorted)."""
-    names: set[str] = set()
+    """The job names of an aggregate folder's tables, as the aggregation shows them (one
+    spelling per job, names compared ignoring case), sorted ignoring case."""
+    names: dict[str, str] = {}
     for table in (TableName.DATA_ERRORS, TableName.PARTITION_IDLE, TableName.METRICS):
         frame = _scan(agg_dir, table)
         if frame is not None and "job" in frame.columns:
-            names.update(str(j).upper() for j in frame["job"].drop_nulls().unique().to_list())
-    return sorted(names)
+            for name in sorted(str(j) for j in frame["job"].drop_nulls().unique().to_list()):
+                names.setdefault(name.upper(), name)
+    return sorted(names.values(), key=lambda name: (name.upper(), name))
+
+
+def job_named(agg_dir: Path, job: str) -> str | None:
+    """The folder's spelling of ``job`` (compared ignoring case), ``None`` if it has none."""
+    return next((name for name in jobs_in(agg_dir) if name.upper() == job.upper()), None)
 
 
 def from_agg_dir(
@@ -371,7 +378,7 @@ def from_agg_dir(
         partition_events=per_part,
         watermark_delay=delay,
         time_range=time_range,
-        job=job.upper() if job else None,
+        job=(job_named(agg_dir, job) or job) if job else None,
         backlog_max=backlog,
         log_records=0 if errors is None else errors.height,
     )

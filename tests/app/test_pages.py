@@ -292,6 +292,6 @@ def test_findings_name_their_job_and_show_at_least(open_app, tmp_path):
     build_from_logs([Path(p) for p in files.logs], out, metrics=[Path(p) for p in files.metrics])
     at = open_app("Findings", out)
     titles = [s.value for s in at.subheader]
-    assert titles[0].startswith("1. Job MYSTREAMINGJOB: at least 125 events of the input")
+    assert titles[0].startswith("1. Job myStreamingJob: at least 125 events of the input")
     shown = [m.value for m in at.metric if m.label == "Events affected"]
     assert shown[0] == "at least 125"

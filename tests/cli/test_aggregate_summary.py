@@ -21,7 +21,7 @@ def test_summary_shows_records_without_a_count_as_at_least() -> None:
         "count", "(at", "least", "8)",
     ]  # fmt: skip
     assert lines["LateInputEvent"].split() == ["LateInputEvent", "33"]
-    assert "jobs: MYSTREAMINGJOB" in text
+    assert "jobs: myStreamingJob" in text
 
 
 def test_silent_partitions_are_named_per_job(tmp_path: Path) -> None:

@@ -56,8 +56,8 @@ def test_payload_and_output_errors_are_named_for_what_they_are(real_agg: Path) -
     assert "column 'DeviceName'" in output.suggestions[0].snippet
     # the ordering findings count only the ordering kinds
     assert found[Cause.LATE_ARRIVALS].impact["events_affected"] == 33
-    assert {f.job for f in found.values()} == {"MYSTREAMINGJOB"}
-    assert "Job MYSTREAMINGJOB: at least 125 events" in render(explain(real_agg), "text")
+    assert {f.job for f in found.values()} == {"myStreamingJob"}
+    assert "Job myStreamingJob: at least 125 events" in render(explain(real_agg), "text")
 
 
 def test_metrics_alone_give_findings(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_a_finding_keeps_its_job_through_pickling(real_agg: Path) -> None:
     import pickle
 
     finding = explain(real_agg).findings[0]
-    assert pickle.loads(pickle.dumps(finding)).job == finding.job == "MYSTREAMINGJOB"
+    assert pickle.loads(pickle.dumps(finding)).job == finding.job == "myStreamingJob"
 
 
 def test_a_minimum_count_reads_at_least_in_the_impact_too(real_agg: Path) -> None:
