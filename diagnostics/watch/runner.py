@@ -335,6 +335,12 @@ class Watcher:
             if self._failed is not None:
                 failed = True
                 problems.append(f"pass failed: {describe(cause)} (retried next tick)")
+            elif str(self.checkpoint) in str(exc):  # a checkpoint Spark cannot use
+                shutil.rmtree(self.checkpoint, ignore_errors=True)
+                problems.append(
+                    f"the streaming query failed on its checkpoint: {describe(exc)} (rebuilt "
+                    "on the next tick; files already read are not read twice)"
+                )
             else:
                 problems.append(
                     f"the file source could not list the folders: {describe(exc)} "

@@ -198,3 +198,29 @@ def test_an_unreadable_folder_does_not_stop_the_watcher(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     manifest = json.loads((state / "manifest.json").read_text())
     assert [f["path"] for f in manifest["files"]] == [str((logs / "h10" / "PT1H.json").resolve())]
+
+
+def test_a_warning_is_printed_once_per_tick(tmp_path: Path, monkeypatch) -> None:
+    """Two passes in a tick (the batch's, the appended lines') both find the unreadable file:
+    one warning. No Spark: the passes' Spark steps are replaced by no-ops."""
+    from diagnostics.rules.model import RuleSet
+    from diagnostics.watch import passes
+    from diagnostics.watch.runner import WatchConfig, Watcher
+
+    logs = tmp_path / "logs"
+    odd = logs / "odd.json"  # stat works, reading fails
+    odd.mkdir(parents=True)
+    monkeypatch.setattr(passes, "run_plan", lambda *_a, **_k: 0)
+    monkeypatch.setattr(passes, "derive", lambda *_a, **_k: {})
+    said: list[str] = []
+    config = WatchConfig(folders=(logs,), state=tmp_path / "state", once=True)
+    watcher = Watcher(None, config, RuleSet(()), clock=lambda: None, say=said.append)  # type: ignore[arg-type]
+
+    def discover() -> None:  # a batch pass for the file, as foreachBatch would run it
+        watcher.run_pass([str(odd)])
+
+    monkeypatch.setattr(watcher, "discover", discover)
+    report = watcher.tick()
+    warnings = [m for m in said if m.startswith("warning:")]
+    assert warnings == [f"warning: {odd}: Is a directory (tried again next pass)"]
+    assert report.problems == (f"{odd}: Is a directory (tried again next pass)",)
