@@ -177,7 +177,7 @@ def _decoded(load, line: bytes) -> tuple[str, str]:
 )
 def test_line_decoding_shortcut_is_json_loads(line: bytes) -> None:
     """The reader's shortcut for ordinary lines gives exactly json.loads' value or error."""
-    from diagnostics.logs.reader import _loads
+    from diagnostics.logs.lines import _loads
 
     assert _decoded(_loads, line) == _decoded(json.loads, line)
 
