@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
-from diagnostics.explain.causes_time import DEFAULT_LATE_S
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.explain.readable import plural, verb
+from diagnostics.explain.time_evidence import DEFAULT_LATE_S
 from diagnostics.kinds import KindFamily, Severity, kind_family
 
 #: ASA's page on data errors: every kind, with its meaning and fix.

@@ -12,6 +12,7 @@ import json
 from dataclasses import replace
 
 from diagnostics.explain import causes_data as data
+from diagnostics.explain import causes_order as order
 from diagnostics.explain import causes_partitions as parts
 from diagnostics.explain import causes_time as times
 from diagnostics.explain.evidence import Evidence
@@ -21,10 +22,10 @@ DETECTORS = (
     times.historical_replay,
     times.late_arrivals,
     times.early_arrivals,
-    times.out_of_order,
-    times.invalid_timestamps,
+    order.out_of_order,
+    order.invalid_timestamps,
     times.tolerance_too_loose,
-    times.cti_violations,
+    order.cti_violations,
     parts.idle_partition,
     parts.hot_partition,
     data.input_data_errors,

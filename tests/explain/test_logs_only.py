@@ -14,7 +14,8 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import Setting, UsageError
 from diagnostics.explain import Cause, SuggestionKind, explain
 from diagnostics.explain.causes_data import unknown_data_errors
-from diagnostics.explain.causes_time import late_arrivals, out_of_order
+from diagnostics.explain.causes_order import out_of_order
+from diagnostics.explain.causes_time import late_arrivals
 from diagnostics.explain.evidence import Evidence, KindStats, from_agg_dir
 from diagnostics.explain.readable import impact_sentence, plural, verb
 from diagnostics.kinds import ErrorKind, Severity
