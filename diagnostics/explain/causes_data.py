@@ -13,9 +13,9 @@ from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
-from diagnostics.explain.readable import plural, verb
 from diagnostics.explain.time_evidence import DEFAULT_LATE_S
 from diagnostics.kinds import KindFamily, Severity, kind_family
+from diagnostics.words import plural, verb
 
 #: ASA's page on data errors: every kind, with its meaning and fix.
 DATA_ERRORS_PAGE = "https://learn.microsoft.com/azure/stream-analytics/data-errors"

@@ -11,7 +11,6 @@ from typing import Any
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
-from diagnostics.explain.readable import plural, verb
 from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIMESTAMP_BY
 from diagnostics.explain.time_evidence import (
     DEFAULT_LATE_S,
@@ -26,6 +25,7 @@ from diagnostics.explain.time_evidence import (
     share,
 )
 from diagnostics.kinds import ErrorKind
+from diagnostics.words import plural, verb
 
 
 def out_of_order(evidence: Evidence) -> Finding | None:

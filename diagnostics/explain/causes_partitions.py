@@ -6,9 +6,9 @@ from __future__ import annotations
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
-from diagnostics.explain.readable import plural
 from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
 from diagnostics.kinds import Severity
+from diagnostics.words import plural
 
 #: A partition is hot with at least this multiple of its fair share (1/n) of the events,
 #: and at least half of them; with two partitions the bar is (1 + 1/2) / 2 = 75 %.

@@ -17,7 +17,6 @@ import numpy as np
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
-from diagnostics.explain.readable import plural, verb
 from diagnostics.explain.sources import EVENT_ORDERING, TIME_HANDLING, TIMESTAMP_BY
 from diagnostics.explain.time_evidence import (
     common,
@@ -31,6 +30,7 @@ from diagnostics.explain.time_evidence import (
     severity_for,
 )
 from diagnostics.kinds import ErrorKind, Severity
+from diagnostics.words import plural, verb
 
 #: Lateness beyond a day is not a sender delay but old data pushed through a live job.
 HISTORICAL_S = 86_400.0

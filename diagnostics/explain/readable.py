@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from diagnostics.words import number, plural
+
 #: Labels of the evidence and impact values findings carry (others: the key in words).
 LABELS = {
     "events": "events",
@@ -69,28 +71,6 @@ def _seconds(value: Any) -> str:
     return f"{seconds:,.0f} s (about {about})"
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return str(value)
-
-
-def plural(count: float | None, one: str, many: str | None = None, *, minimum: bool = False) -> str:
-    """``"1 event"``, ``"1,234 events"``, ``"at least 2 events"`` (``many``: the plural when
-    it is not ``one`` + s; ``minimum``: the count is a lower bound)."""
-    word = one if count == 1 else (many or f"{one}s")
-    return f"{'at least ' if minimum else ''}{_number(count)} {word}"
-
-
-def verb(count: float | None, one: str, many: str) -> str:
-    """``one`` for a count of one, else ``many`` (``was``/``were``)."""
-    return one if count == 1 else many
-
-
 def _stats(value: Mapping[str, Any]) -> str:
     """``{"p50_seconds": .., "p95_seconds": .., ...}`` as a sentence."""
     names = {
@@ -120,11 +100,11 @@ def _mapping(value: Mapping[str, Any], key: str) -> str:
         return _stats(value)
     if key == "events_per_minute":
         return (
-            f"peak {_number(value.get('peak'))}, mean {_number(value.get('mean'))} "
+            f"peak {number(value.get('peak'))}, mean {number(value.get('mean'))} "
             f"over {plural(value.get('minutes'), 'minute')}"
         )
     prefix = "partition " if key in ("partitions", "events_per_partition") else ""
-    return ", ".join(f"{prefix}{k}: {_number(v)}" for k, v in value.items())
+    return ", ".join(f"{prefix}{k}: {number(v)}" for k, v in value.items())
 
 
 def _time(value: Any) -> str:
@@ -142,13 +122,13 @@ def _row(item: Mapping[str, Any]) -> str:
     if "partition_id" in item and "start" in item:  # a silent period
         return (
             f"partition {item['partition_id']} from {_time(item['start'])} to {_time(item['end'])} "
-            f"({_number(item.get('minutes'))} min, {plural(item.get('notices'), 'notice')})"
+            f"({number(item.get('minutes'))} min, {plural(item.get('notices'), 'notice')})"
         )
     if "column" in item and "removed_share" in item:  # an OVER key tried
         return (
-            f"OVER {item['column']}: {_number(item.get('distinct_keys'))} keys, removes "
+            f"OVER {item['column']}: {number(item.get('distinct_keys'))} keys, removes "
             f"{float(item['removed_share']):.0%} of the out-of-order events "
-            f"({_number(item.get('out_of_order_within_keys'))} remain within a key)"
+            f"({number(item.get('out_of_order_within_keys'))} remain within a key)"
         )
     return "; ".join(f"{words(str(k))} {_value(str(k), v)}" for k, v in item.items())
 
@@ -201,8 +181,8 @@ def _value(key: str, value: Any) -> str:
     if isinstance(value, Sequence) and not isinstance(value, str):
         if value and all(isinstance(v, Mapping) for v in value):
             return "; ".join(_row(v) for v in value)
-        return ", ".join(_number(v) for v in value)
-    return _number(value)
+        return ", ".join(number(v) for v in value)
+    return number(value)
 
 
 def evidence_lines(evidence: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -245,7 +225,7 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
     elif affected == 0:
         parts.append("no event adjusted or dropped")
     if impact.get("dropped"):
-        parts.append(f"{_number(impact['dropped'])} of them dropped")
+        parts.append(f"{number(impact['dropped'])} of them dropped")
     delay = impact.get("delay_seconds")
     if impact.get("delay"):  # the delay in words (e.g. unknown without the job's tolerance)
         parts.append(_delay_words(str(impact["delay"])))

@@ -11,8 +11,8 @@ from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Suggestion
-from diagnostics.explain.readable import plural
 from diagnostics.kinds import Severity
+from diagnostics.words import plural
 
 #: ASA's default late tolerance, assumed when the job's policy is not given.
 DEFAULT_LATE_S = 5

@@ -17,9 +17,10 @@ from diagnostics.explain.causes_data import unknown_data_errors
 from diagnostics.explain.causes_order import out_of_order
 from diagnostics.explain.causes_time import late_arrivals
 from diagnostics.explain.evidence import Evidence, KindStats, from_agg_dir
-from diagnostics.explain.readable import impact_sentence, plural, verb
+from diagnostics.explain.readable import impact_sentence
 from diagnostics.kinds import ErrorKind, Severity
 from diagnostics.report.pipeline import write_agg_dir
+from diagnostics.words import plural, verb
 
 REAL = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
 

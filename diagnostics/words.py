@@ -1,0 +1,33 @@
+"""Counts in words: a number with its noun in the singular or the plural, and the verb that
+agrees with it, for every user-facing message (never ``noun(s)``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def number(value: Any) -> str:
+    """``"1,234"``, ``"4.6"``, ``"yes"``/``"no"`` for a bool, ``str(value)`` otherwise."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def noun(count: float | None, one: str, many: str | None = None) -> str:
+    """``one`` for a count of one, else ``many`` (by default ``one`` + s)."""
+    return one if count == 1 else (many or f"{one}s")
+
+
+def plural(count: float | None, one: str, many: str | None = None, *, minimum: bool = False) -> str:
+    """``"1 event"``, ``"1,234 events"``, ``"at least 2 events"`` (``many``: the plural when
+    it is not ``one`` + s; ``minimum``: the count is a lower bound)."""
+    return f"{'at least ' if minimum else ''}{number(count)} {noun(count, one, many)}"
+
+
+def verb(count: float | None, one: str, many: str) -> str:
+    """``one`` for a count of one, else ``many`` (``was``/``were``)."""
+    return one if count == 1 else many
