@@ -29,6 +29,7 @@ from diagnostics.jobdef.definition import (
 )
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.rewrite import identifier, rewrite_query
+from diagnostics.words import noun, plural
 
 DEFINITION_SUFFIX = ".fixed.json"
 
@@ -273,12 +274,14 @@ def _outcome_rows(fix: Fix, measure_hint: str = MEASURE_HINT) -> list[str]:
 
 
 def _input_line(fix: Fix) -> str:
-    """``Input telemetry: Stream (Microsoft.ServiceBus/EventHub), read once in step Readings.``"""
+    """``Input telemetry: Stream (Microsoft.ServiceBus/EventHub); the query reads it 1 time,
+    in step Readings.``"""
     job = fix.job
     kind = job.input.kind + (f" ({job.input.source})" if job.input.source else "")
     steps = sorted({r.step for r in job.reads if r.step})
-    where = f", in step(s) {', '.join(steps)}" if steps else ""
-    return f"Input {job.input.name}: {kind}; the query reads it {len(job.reads)} time(s){where}."
+    where = f", in {noun(len(steps), 'step')} {', '.join(steps)}" if steps else ""
+    reads = plural(len(job.reads), "time")
+    return f"Input {job.input.name}: {kind}; the query reads it {reads}{where}."
 
 
 def fix_markdown(fix: Fix, definition_file: str, measure_hint: str = MEASURE_HINT) -> str:

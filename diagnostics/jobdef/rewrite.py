@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.jobdef.query import ParsedQuery, SourceRef, parse_query
+from diagnostics.words import plural
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -86,7 +87,7 @@ def _check(
         raise InputError(msg) from exc
     problems: list[str] = []
     if len(after) != len(before):
-        problems.append(f"it reads the input {len(after)} time(s), not {len(before)}")
+        problems.append(f"it reads the input {plural(len(after), 'time')}, not {len(before)}")
     for old_ref, ref in zip(before, after, strict=False):
         if policy.timestamp_by is None:
             continue

@@ -370,3 +370,13 @@ def test_fix_md_counts_more_held_back_events_as_a_cost():
     assert "Gain: 10 of 10 late or out-of-order events (100%)" in text
     assert "Cost: the output delay (95th percentile of arrival to output) goes from 1 s to 9 s (+8 s)." in text  # fmt: skip
     assert "Cost: 40 more events are held back more than 5 s (from 0 to 40)" in text
+
+
+def test_fix_md_counts_the_reads_and_steps_of_the_input_in_words():
+    job = job_policy(read_job_definition(JOBS / "late_senders.arm.json"))
+    once = Fix(job=job, policy=job.policy, query=None)
+    assert "; the query reads it 1 time, in step Readings.\n" in fix_markdown(once, "x.json")
+    (read,) = job.reads
+    twice = replace(job, reads=(read, replace(read, step="Totals")))
+    text = fix_markdown(Fix(job=twice, policy=job.policy, query=None), "x.json")
+    assert "; the query reads it 2 times, in steps Readings, Totals.\n" in text

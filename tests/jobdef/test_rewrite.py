@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import InputError
 from diagnostics.jobdef.query import parse_query
-from diagnostics.jobdef.rewrite import identifier, rewrite_query
+from diagnostics.jobdef.rewrite import _check, identifier, rewrite_query
 
 OVER_PB = OrderingPolicy(timestamp_by="ts", over=("device id",), partition_by=True)
 
@@ -59,6 +61,22 @@ def test_every_read_is_edited_and_nothing_else():
     assert new.startswith(
         "SELECT 'FROM input' FROM input TIMESTAMP BY ts PARTITION BY PartitionId\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("edited", "count"),
+    [
+        ("SELECT * FROM input TIMESTAMP BY ts", "1 time, not 2"),
+        ("SELECT * FROM input TIMESTAMP BY ts UNION SELECT * FROM input TIMESTAMP BY ts "
+         "UNION SELECT * FROM input TIMESTAMP BY ts", "3 times, not 2"),
+    ],
+)  # fmt: skip
+def test_an_edit_that_changes_the_number_of_reads_is_refused_in_words(edited, count):
+    query = "SELECT * FROM input TIMESTAMP BY ts UNION SELECT * FROM input TIMESTAMP BY ts"
+    policy = OrderingPolicy(timestamp_by="ts")
+    with pytest.raises(InputError) as caught:
+        _check(parse_query(query), edited, "input", policy, unify=False)
+    assert f"(it reads the input {count}); change the query by hand" in str(caught.value)
 
 
 def test_unchanged_policy_gives_the_same_text():
