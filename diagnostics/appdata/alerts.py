@@ -187,8 +187,9 @@ def alert_markers(alerts: pl.DataFrame, bucket: str = "1m") -> pl.DataFrame:
         )
     )
     label = pl.format(
-        "{} alert(s), {} firing: {}",
+        "{} {}, {} firing: {}",
         pl.col("alerts"),
+        pl.when(pl.col("alerts") == 1).then(pl.lit("alert")).otherwise(pl.lit("alerts")),
         pl.col("firing"),
         pl.col("titles").list.join("; "),
     )

@@ -35,6 +35,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.logs.aggregate import Progress, aggregate_files
+from diagnostics.words import plural
 
 CAPTURE_DIR = "capture"
 SOURCE_FILE = "source.json"
@@ -139,7 +140,7 @@ def build_from_logs(
         detail = f" (first problem: {reasons[0]})" if reasons else ""
         msg = (
             f"{names}: not an ASA diagnostic log or an event capture: no diagnostic record "
-            f"could be read, {summary['records_quarantined']} record(s) rejected{detail}"
+            f"could be read, {plural(summary['records_quarantined'], 'record')} rejected{detail}"
         )
         raise InputError(msg)
     progress(0.95, "writing the aggregate tables")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
+from diagnostics.words import plural
+
 SEVERITY_COLOURS = {"critical": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
 KIND_COLOURS = {
     "LateInputEvent": "#1f77b4",
@@ -136,7 +138,7 @@ def idle_timeline(episodes: pl.DataFrame) -> go.Figure:
             orientation="h",
             name="idle",
             text=[
-                f"{m:.0f} min, {n} notice(s)"
+                f"{m:.0f} min, {plural(n, 'notice')}"
                 for m, n in zip(episodes["minutes"], episodes["notices"], strict=True)
             ],
             marker_color="#ff7f0e",

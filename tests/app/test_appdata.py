@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagnostics.appdata import figures, lateness, overview, partitions, quarantine, store
-from diagnostics.appdata.alerts import check_text, load_pack
+from diagnostics.appdata.alerts import ALERT_SCHEMA, alert_markers, check_text, load_pack
 from diagnostics.appdata.build import UploadKind, build_from_logs, classify
 from diagnostics.appdata.insight import (
     CAUSE_KINDS,
@@ -97,6 +97,9 @@ def test_asa_sample_counts_match_its_readme(agg_asa):
         (datetime(2024, 3, 5, 10, 5, tzinfo=UTC), datetime(2024, 3, 5, 10, 15, tzinfo=UTC), 2)
     ]
     assert orders["minutes"].to_list() == [10.0]
+    # the idle timeline's bars say their length and notices, counted in words
+    texts = list(figures.idle_timeline(episodes).data[0].text)
+    assert sorted(texts) == ["10 min, 2 notices"] * 2 + ["5 min, 1 notice"] * 4
 
 
 @pytest.mark.parametrize(
@@ -142,14 +145,30 @@ def test_classify(name, data, kind):
     assert classify(name, data) is kind
 
 
-def test_logs_without_any_record_are_an_input_error(tmp_path):
+@pytest.mark.parametrize(("text", "rejected"), [("hello\n", "1 record"), ("a\nb\n", "2 records")])
+def test_logs_without_any_record_are_an_input_error(tmp_path, text, rejected):
     path = tmp_path / "notes.txt"
-    path.write_text("hello\n")
+    path.write_text(text)
     with pytest.raises(
-        InputError, match=r"notes.txt: not an ASA diagnostic log .* 1 record\(s\) rejected"
+        InputError, match=rf"notes.txt: not an ASA diagnostic log .* {rejected} rejected \("
     ):
         build_from_logs([path], tmp_path / "out")
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_alert_markers_count_their_alerts_in_words():
+    at = datetime(2024, 1, 1, 0, 0, 30, tzinfo=UTC)
+    rows = [
+        ("r1", "Late events", "firing", "warning", at, None, 1.0, "", "", ""),
+        ("r2", "Quarantine", "resolved", "critical", at, None, 1.0, "", "", ""),
+        ("r3", "Idle", "firing", "critical", at, None, 1.0, "p=3", "", ""),
+    ]
+    alerts = pl.DataFrame(rows, schema=ALERT_SCHEMA, orient="row")
+    labels = dict(alert_markers(alerts).select("severity", "label").iter_rows())
+    assert labels == {
+        "critical": "2 alerts, 1 firing: Idle (p=3); Quarantine",
+        "warning": "1 alert, 1 firing: Late events",
+    }
 
 
 def test_uploads_keep_their_names_and_cannot_escape(tmp_path):

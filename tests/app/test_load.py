@@ -39,7 +39,7 @@ def test_a_text_file_without_records_is_refused_with_a_message(open_app):
     message = at.error[0].value
     assert "notes.txt" in message
     assert "not an ASA diagnostic log or an event capture" in message
-    assert "2 record(s) rejected" in message
+    assert "2 records rejected" in message
 
 
 def test_a_csv_that_is_neither_shape_is_refused(open_app):

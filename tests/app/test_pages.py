@@ -79,7 +79,8 @@ def test_overview_numbers_and_chart_for_the_asa_logs(open_app, agg_asa):
     markers = bars["alerts"]
     # one marker per chart bucket and severity, labelled with its alert episodes:
     # 1 quarantine alert (firing) + 8 late-event episodes (resolved)
-    counts = [int(text.split(" alert(s)")[0]) for text in markers["text"]]
+    counts = [int(text.split(" ")[0]) for text in markers["text"]]
+    assert all(text.startswith(f"{n} {'alert' if n == 1 else 'alerts'}, ") for n, text in zip(counts, markers["text"], strict=True))  # fmt: skip
     assert sum(counts) == 9
     assert any("1 firing: Quarantined log records" in text for text in markers["text"])
     assert len(markers["x"]) == len(set(zip(markers["x"], markers["marker"]["color"], strict=True)))
