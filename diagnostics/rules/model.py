@@ -19,6 +19,7 @@ from typing import Any
 from diagnostics.errors import OrderdocError
 from diagnostics.kinds import Severity
 from diagnostics.rules.tables import TableName
+from diagnostics.words import noun
 
 ParamValue = str | int | float | bool | tuple[str | int | float | bool, ...]
 
@@ -158,7 +159,11 @@ class RuleError(OrderdocError):
         self.problems = tuple(problems)
         first = str(self.problems[0])
         more = len(self.problems) - 1
-        suffix = f" (and {more} more problem(s); see 'orderdoc rules check')" if more else ""
+        suffix = (
+            f" (and {more} more {noun(more, 'problem')}; see 'orderdoc rules check')"
+            if more
+            else ""
+        )
         super().__init__(first + suffix)
 
 

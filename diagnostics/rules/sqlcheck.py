@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from diagnostics.rules.model import Aggregate, AggregateFn, ParamValue
 from diagnostics.rules.tables import TableSpec
+from diagnostics.words import noun
 
 _ALLOWED_NODES: tuple[type[exp.Expr], ...] = (
     exp.Column,
@@ -230,7 +231,8 @@ def check_aggregate(text: str, spec: TableSpec) -> Aggregate:
         raise ExprError(msg)
     if len(args) not in fn.arity:
         counts = " or ".join(str(n) for n in fn.arity)
-        msg = f"{what} {text!r}: {fn} takes {counts} column argument(s), got {len(args)}"
+        arguments = noun(fn.arity[-1], "column argument")
+        msg = f"{what} {text!r}: {fn} takes {counts} {arguments}, got {len(args)}"
         raise ExprError(msg)
     columns: list[str] = []
     for arg in args:

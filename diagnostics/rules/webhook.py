@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from diagnostics.errors import OrderdocError, Setting, UsageError
 from diagnostics.rules.model import Alert, AlertState, iso
+from diagnostics.words import plural
 
 ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's endsAt of an alert still firing
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -137,7 +138,7 @@ def post_json(
         if attempt < policy.attempts:
             sleep(delay)
             delay *= 2
-    msg = f"webhook URL {url}: delivery failed after {policy.attempts} attempt(s): {last}"
+    msg = f"webhook URL {url}: delivery failed after {plural(policy.attempts, 'attempt')}: {last}"
     raise DeliveryError(msg)
 
 

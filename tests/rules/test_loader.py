@@ -76,7 +76,12 @@ def test_error_message_names_first_problem_and_counts_the_rest() -> None:
     with pytest.raises(RuleError) as caught:
         load_rules([HERE / "bad" / "two_problems.yaml"])
     first = expected_messages(HERE / "bad" / "two_problems.yaml")[0]
-    assert str(caught.value) == f"{first} (and 1 more problem(s); see 'orderdoc rules check')"
+    assert str(caught.value) == f"{first} (and 1 more problem; see 'orderdoc rules check')"
+    with pytest.raises(RuleError) as caught:
+        load_rules([HERE / "bad"])
+    more = len(caught.value.problems) - 1
+    assert more > 1
+    assert str(caught.value).endswith(f" (and {more} more problems; see 'orderdoc rules check')")
 
 
 def test_every_bad_fixture_is_reported_in_one_load() -> None:

@@ -111,7 +111,7 @@ def test_retries_a_failing_server_then_gives_up(failing_hook: Hook) -> None:
     assert failing_hook.requests == 3
     assert sleeps == [0.01, 0.02]
     assert str(caught.value) == (
-        f"webhook URL {failing_hook.url}: delivery failed after 3 attempt(s): "
+        f"webhook URL {failing_hook.url}: delivery failed after 3 attempts: "
         "HTTP 503 Service Unavailable"
     )
 
@@ -121,6 +121,16 @@ def test_retry_succeeds_after_one_failure(flaky_hook: Hook) -> None:
     assert deliver(alerts, flaky_hook.url, policy=FAST, sleep=lambda _s: None) == 1
     assert flaky_hook.requests == 2
     assert len(flaky_hook.bodies) == 1
+
+
+def test_a_single_attempt_is_counted_in_the_singular(failing_hook: Hook) -> None:
+    once = DeliveryPolicy(timeout=0.5, attempts=1, backoff=0.0)
+    with pytest.raises(DeliveryError) as caught:
+        deliver([make("r", "j1", AlertState.FIRING, T0)], failing_hook.url, policy=once)
+    assert failing_hook.requests == 1
+    assert str(caught.value).endswith(
+        "delivery failed after 1 attempt: HTTP 503 Service Unavailable"
+    )
 
 
 def test_client_error_is_not_retried(rejecting_hook: Hook) -> None:
@@ -136,7 +146,7 @@ def test_hanging_server_times_out_on_every_attempt(hanging_hook: Hook) -> None:
     alerts = [make("r", "j1", AlertState.FIRING, T0)]
     with pytest.raises(DeliveryError) as caught:
         deliver(alerts, hanging_hook.url, policy=policy, sleep=lambda _s: None)
-    assert str(caught.value).endswith("delivery failed after 2 attempt(s): timed out")
+    assert str(caught.value).endswith("delivery failed after 2 attempts: timed out")
     assert hanging_hook.requests == 2
 
 
