@@ -16,6 +16,7 @@ from pathlib import Path
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.inputs import expand_inputs
+from diagnostics.words import plural
 
 
 def _conf(text: str) -> tuple[str, str]:
@@ -106,7 +107,10 @@ def format_summary(summary: dict, out: Path) -> str:
     for kind, count in summary["events_by_kind"].items():
         line = f"  {kind:<{width}} {count:>12,}"
         if unknown.get(kind):  # records that named no count: each at least one more event
-            line += f"  + {unknown[kind]:,} record(s) without a count (at least {count + unknown[kind]:,})"
+            line += (
+                f"  + {plural(unknown[kind], 'record')} without a count"
+                f" (at least {count + unknown[kind]:,})"
+            )
         lines.append(line)
     lines.append(
         f"silent partitions (InputPartitionNotProgressing): {silent_partitions(summary, out)}"
@@ -115,6 +119,12 @@ def format_summary(summary: dict, out: Path) -> str:
         lines.append(f"files skipped (not logs): {len(summary['files_skipped'])}")
     lines.append(f"tables and summary.json written to {out}")
     return "\n".join(lines)
+
+
+def inputs_line(logs: int, metrics: int, total_bytes: int) -> str:
+    """``"2 log files, 1 metrics file, 3.4 MB"``: what a run reads, said before it starts."""
+    size_mb = total_bytes / 1e6
+    return f"{plural(logs, 'log file')}, {plural(metrics, 'metrics file')}, {size_mb:,.1f} MB"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,8 +139,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     require_java(target)
     say = _progress(time.monotonic())
-    size_mb = files.total_bytes / 1e6
-    say(f"{len(files.logs)} log file(s), {len(files.metrics)} metrics file(s), {size_mb:,.1f} MB")
+    say(inputs_line(len(files.logs), len(files.metrics), files.total_bytes))
     result = aggregate_on(target, files, args.out, progress=say)
     say("done")
     sys.stdout.write(format_summary(result.summary, args.out) + "\n")

@@ -27,6 +27,7 @@ from diagnostics.rules.loader import load_rules
 from diagnostics.rules.model import Alert, AlertState, iso
 from diagnostics.rules.templates import format_value
 from diagnostics.rules.webhook import DeliveryPolicy, check_url, deliver
+from diagnostics.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -193,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.webhook:
         posts = deliver(to_send, args.webhook, policy=policy)
-        sys.stdout.write(f"webhook: {posts} payload(s) delivered\n")
+        sys.stdout.write(f"webhook: {plural(posts, 'payload')} delivered\n")
     if args.fail_on:
         floor = Severity(args.fail_on).rank
         fired = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from diagnostics.cli.aggregate import format_summary
+from diagnostics.cli.aggregate import format_summary, inputs_line
 from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.logs.inputs import expand_inputs
 
@@ -17,7 +17,7 @@ def test_summary_shows_records_without_a_count_as_at_least() -> None:
     text = format_summary(summary, Path("agg"))
     lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ")}
     assert lines["InputDeserializerError.InvalidData"].split() == [
-        "InputDeserializerError.InvalidData", "7", "+", "1", "record(s)", "without", "a",
+        "InputDeserializerError.InvalidData", "7", "+", "1", "record", "without", "a",
         "count", "(at", "least", "8)",
     ]  # fmt: skip
     assert lines["LateInputEvent"].split() == ["LateInputEvent", "33"]
@@ -57,3 +57,17 @@ def test_a_summary_without_idle_notices_or_times_says_so() -> None:
     lines = format_summary(summary, Path("no-such-folder")).splitlines()
     assert "time range: - (no log record with a time)" in lines
     assert "silent partitions (InputPartitionNotProgressing): none" in lines
+
+
+def test_counts_are_in_the_singular_or_the_plural() -> None:
+    summary = {
+        "records_total": 3, "records_parsed": 3, "records_quarantined": 0, "jobs": ["J"],
+        "time_range": {"from": None, "to": None}, "idle_partitions": [],
+        "events_by_kind": {"LateInputEvent": 1_200, "EarlyInputEvent": 1},
+        "records_without_count": {"LateInputEvent": 1_234, "EarlyInputEvent": 1},
+    }  # fmt: skip
+    lines = format_summary(summary, Path("no-such-folder")).splitlines()
+    assert "  + 1,234 records without a count (at least 2,434)" in lines[4]
+    assert "  + 1 record without a count (at least 2)" in lines[5]
+    assert inputs_line(1, 0, 2_500_000) == "1 log file, 0 metrics files, 2.5 MB"
+    assert inputs_line(3, 1, 0) == "3 log files, 1 metrics file, 0.0 MB"

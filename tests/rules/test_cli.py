@@ -128,18 +128,39 @@ def test_rerun_merges_and_does_not_notify_twice(
     ]
     code, out, _ = run(argv, capsys)
     assert code == 0
-    assert "webhook: 2 payload(s) delivered" in out
+    assert "webhook: 2 payloads delivered" in out
     first = out_file.read_text()
     assert [json.loads(x)["state"] for x in first.splitlines()] == ["firing", "firing"]
     code, out, _ = run(argv, capsys)  # same data, same time: nothing new to say
-    assert "webhook: 0 payload(s) delivered" in out
+    assert "webhook: 0 payloads delivered" in out
     assert out_file.read_text() == first
     later = [*argv[:-1], "2024-03-01T10:40:00Z"]
     code, out, _ = run(later, capsys)  # both resolved since: notified once more
-    assert "webhook: 2 payload(s) delivered" in out
+    assert "webhook: 2 payloads delivered" in out
     states = [json.loads(x)["state"] for x in out_file.read_text().splitlines()]
     assert states == ["resolved", "resolved"]
     assert [b["status"] for b in ok_hook.bodies] == ["firing", "firing", "resolved", "resolved"]
+
+
+def test_one_delivered_payload_is_counted_in_the_singular(
+    agg_dir: Path, tmp_path: Path, ok_hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "alerts",
+        str(agg_with_drops(agg_dir)),
+        "--rules",
+        str(RULES_DIR / "dropped_events.yaml"),
+        "--out",
+        str(tmp_path / "alerts.jsonl"),
+        "--webhook",
+        ok_hook.url,
+        "--now",
+        "2024-03-01T10:03:00Z",
+    ]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    assert "webhook: 1 payload delivered\n" in out
+    assert len(ok_hook.bodies) == 1
 
 
 def test_failed_delivery_exits_2_after_writing_alerts(
@@ -166,7 +187,7 @@ def test_failed_delivery_exits_2_after_writing_alerts(
     assert code == 2
     assert err == (
         f"orderdoc alerts: error: webhook URL {failing_hook.url}: delivery failed after "
-        "2 attempt(s): HTTP 503 Service Unavailable\n"
+        "2 attempts: HTTP 503 Service Unavailable\n"
     )
     assert len(out_file.read_text().splitlines()) == 1
 
