@@ -126,13 +126,19 @@ def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
 
 
 def build_from_logs(
-    logs: Sequence[Path], out: Path, progress: Progress = _quiet, metrics: Sequence[Path] = ()
+    logs: Sequence[Path],
+    out: Path,
+    progress: Progress = _quiet,
+    metrics: Sequence[Path] = (),
+    skipped: Sequence[str] = (),
 ) -> Path:
-    """Aggregate uploaded log files into ``out``; an InputError when no record is usable."""
+    """Aggregate uploaded log files into ``out``; an InputError when no record is usable.
+    ``skipped``: the files an input expansion left out (listed in the summary's
+    ``files_skipped``, as the Spark job lists them)."""
     if not logs and not metrics:
         msg = "no files were given: upload ASA diagnostic logs or an event capture"
         raise InputError(msg)
-    tables = aggregate_files(logs, metrics, progress)
+    tables = aggregate_files(logs, metrics, progress, skipped=skipped)
     summary = tables.summary
     if summary["records_parsed"] == 0 and tables.metrics.height == 0:
         reasons = tables.quarantine["reason"].head(1).to_list()

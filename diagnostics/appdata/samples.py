@@ -88,5 +88,9 @@ def build(sample: Sample, target: Path, progress: Progress) -> Path:
         )
     files = expand_inputs([str(sample.path)])
     return build_from_logs(
-        [Path(p) for p in files.logs], target, progress, metrics=[Path(p) for p in files.metrics]
+        [Path(p) for p in files.logs],
+        target,
+        progress,
+        metrics=[Path(p) for p in files.metrics],
+        skipped=files.skipped,
     )

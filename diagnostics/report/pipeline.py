@@ -37,6 +37,7 @@ from diagnostics.jobdef import job_policy, read_job_definition
 from diagnostics.jobdef.job import name_the_input
 from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
+from diagnostics.logs.inputs import InputFiles, expand_inputs
 from diagnostics.resources import samples_dir
 from diagnostics.whatif import SweepResult, sweep, write_outputs
 
@@ -96,18 +97,22 @@ def replay_capture(source: Capture, out: Path, job: str) -> ReplayResult:
     return result
 
 
-def write_agg_dir(logs: Sequence[Path], metrics: Sequence[Path], out: Path) -> dict[str, Any]:
-    """Aggregate with the polars reference (the same tables as the Spark job) into ``out``."""
-    tables = aggregate_files(logs, metrics)
+def write_agg_dir(
+    logs: Sequence[str | Path],
+    metrics: Sequence[str | Path],
+    out: Path,
+    skipped: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Aggregate with the polars reference (the same tables as the Spark job) into ``out``;
+    ``skipped``: the files the input expansion left out, listed in the summary."""
+    tables = aggregate_files(logs, metrics, skipped=skipped)
     write_tables(tables, out)
     return tables.summary
 
 
-def _aggregate_spark(logs: Sequence[Path], metrics: Sequence[Path], out: Path, say: Say) -> None:
-    from diagnostics.logs.inputs import expand_inputs
+def _aggregate_spark(files: InputFiles, out: Path, say: Say) -> None:
     from diagnostics.spark.session import SparkTarget, aggregate_on
 
-    files = expand_inputs([str(p) for p in (*logs, *metrics)])
     aggregate_on(SparkTarget(), files, out, progress=lambda message: say(f"  spark: {message}"))
 
 
@@ -143,12 +148,15 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     read = read_capture(capture)  # the reader every command uses (renames, column detection)
     replay_capture(read, replay_dir, f"sample-{scenario.replace('_', '-')}")
     agg_dir = folder / "agg"
-    logs, metrics = [replay_dir / "diagnostics.jsonl"], [replay_dir / "metrics.parquet"]
+    # both producers read the same expansion of the replay's files (and list what it skips)
+    files = expand_inputs(
+        [str(replay_dir / "diagnostics.jsonl"), str(replay_dir / "metrics.parquet")]
+    )
     say(f"[{scenario}] aggregate ({'Spark' if spark else 'polars reference'}) -> {agg_dir}")
     if spark:
-        _aggregate_spark(logs, metrics, agg_dir, say)
+        _aggregate_spark(files, agg_dir, say)
     else:
-        write_agg_dir(logs, metrics, agg_dir)
+        write_agg_dir(files.logs, files.metrics, agg_dir, skipped=files.skipped)
     events, policy = read.apply(POLICY)
     partitions = tuple(range(PARTITIONS))
     say(f"[{scenario}] explain (logs only, then with the capture)")

@@ -478,3 +478,27 @@ def test_the_capture_folder_sample_builds_through_the_shared_reader(tmp_path: Pa
     assert info["partitions"] == [0, 1, 2, 3]
     outcomes = pl.read_parquet(out / "capture" / "outcomes.parquet")
     assert int(outcomes["late"].sum()) == 87  # sample_logs/captures: late senders
+
+
+def test_a_log_sample_lists_the_files_it_skips_as_the_spark_job_does(tmp_path: Path):
+    """The app's builder fed from a folder names the files the folder's expansion left out
+    (summary ``files_skipped``), as ``orderdoc aggregate`` and the Spark job do."""
+    from diagnostics.appdata import samples
+
+    asa = samples.build(samples.choices()[samples.ASA_LABEL], tmp_path / "asa", lambda _f, _m: None)
+    summary = json.loads((asa / "summary.json").read_text())
+    assert summary["files_skipped"] == [str((ASA / "README.md").resolve())]
+    assert summary["files_read"] == 9  # sample_logs/asa/README.md: 8 logs + 1 metrics file
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "PT1H.json").write_bytes((ASA / "PT1H.json").read_bytes())
+    (folder / "notes.md").write_text("not a log\n")
+    pl.DataFrame({"x": [1]}).write_parquet(folder / "outcomes.parquet")  # not engine metrics
+    sample = samples.Sample(name="logs", path=folder, is_capture=False)
+    out = samples.build(sample, tmp_path / "agg", lambda _f, _m: None)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["files_read"] == 1
+    assert summary["files_skipped"] == [
+        str((folder / name).resolve()) for name in ("notes.md", "outcomes.parquet")
+    ]

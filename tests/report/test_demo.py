@@ -10,6 +10,7 @@ import pytest
 from diagnostics.cli import main as orderdoc
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs" / "scenarios"
+ASA = SAMPLES.parent / "asa"
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,8 @@ def test_demo_writes_every_stage(demo) -> None:
         assert (folder / path).exists(), path
     report = json.loads((folder / "explain.json").read_text())
     assert report["findings"][0]["cause"] == "late_arrivals"
+    summary = json.loads((folder / "agg" / "summary.json").read_text())
+    assert (summary["files_read"], summary["files_skipped"]) == (2, [])  # both files read
     assert not (out / "healthy" / "whatif").exists()  # nothing to tune on a healthy job
 
 
@@ -112,3 +115,20 @@ def test_demo_text_speaks_asa_not_field_names(demo) -> None:
     assert f"fix: historical_replay.arm.json {kept} (FIX.md)" in printed
     assert f"`historical_replay.arm.json` {kept} (FIX.md)." in markdown
     assert "fix: healthy.resource.json needs no change\n" in printed  # nothing to advise
+
+
+def test_the_reference_aggregate_lists_what_the_input_expansion_skips(tmp_path: Path) -> None:
+    """write_agg_dir (the demo's polars producer) names skipped files as the Spark job does."""
+    from diagnostics.logs.inputs import expand_inputs
+    from diagnostics.report.pipeline import write_agg_dir
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "PT1H.json").write_bytes((ASA / "PT1H.json").read_bytes())
+    (folder / "notes.md").write_text("not a log\n")
+    files = expand_inputs([str(folder)])
+    summary = write_agg_dir(files.logs, files.metrics, tmp_path / "agg", skipped=files.skipped)
+    skipped = [str((folder / "notes.md").resolve())]
+    assert (summary["files_read"], summary["files_skipped"]) == (1, skipped)
+    written = json.loads((tmp_path / "agg" / "summary.json").read_text())
+    assert written["files_skipped"] == skipped
