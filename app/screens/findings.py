@@ -67,6 +67,21 @@ def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
         st.caption("No data errors to chart.")
 
 
+def _change(what: str, diff: str, now: str, corrected: str, language: str) -> None:
+    """One part of the corrected job: its highlighted diff, then both versions side by side."""
+    st.markdown(f"**{what.capitalize()} change**")
+    if diff:
+        st.code(diff, language="diff")
+    else:
+        st.caption(f"The {what} does not change.")
+    with st.expander(f"The {what} now and corrected, side by side"):
+        left, right = st.columns(2)
+        left.markdown(f"**{what.capitalize()} now**")
+        left.code(now, language=language)
+        right.markdown(f"**Corrected {what}**")
+        right.code(corrected, language=language)
+
+
 def _job_fix(agg: Aggregate) -> None:
     """The corrected job definition: before/after, the diffs of query and definition, the
     texts side by side, downloads."""
@@ -89,26 +104,9 @@ def _job_fix(agg: Aggregate) -> None:
             hide_index=True,
             width="stretch",
         )
-    st.markdown("**Query change**")
-    if view.query_diff:
-        st.code(view.query_diff, language="diff")
-    else:
-        st.caption("The query does not change.")
-    with st.expander("The query now and corrected, side by side"):
-        left, right = st.columns(2)
-        left.markdown("**Query now**")
-        left.code(view.old_query, language="sql")
-        right.markdown("**Corrected query**")
-        right.code(view.new_query if view.new_query is not None else view.old_query, language="sql")
-    st.markdown("**Definition change**")
-    if view.definition_diff:
-        st.code(view.definition_diff, language="diff")
-    else:
-        st.caption("The definition does not change.")
-    with st.expander("The definition now and corrected, side by side"):
-        left, right = st.columns(2)
-        left.code(view.old_definition, language="json")
-        right.code(view.new_definition, language="json")
+    new_query = view.new_query if view.new_query is not None else view.old_query
+    _change("query", view.query_diff, view.old_query, new_query, "sql")
+    _change("definition", view.definition_diff, view.old_definition, view.new_definition, "json")
     fix_md = dict(view.files).get("FIX.md")
     if fix_md is not None:
         with st.expander("FIX.md: what each change costs and gains, how to apply"):
