@@ -3,11 +3,12 @@
 A named file is always read. A folder is walked recursively and a glob expanded; from those,
 files whose names look like logs are read (``.json``, ``.jsonl``, ``.ndjson``, ``.csv``,
 ``.log``, ``.txt``, each optionally ``.gz``, and ``.parquet``) and the rest are listed as
-skipped. Hidden files and folders (``.name``) are skipped. Parquet files are split into
-engine metrics (they have an ``InputEvents`` column, read from the footer only) and others
-(skipped: e.g. ``outcomes.parquet`` of a replay folder). A JSON or CSV file whose start is an
-Azure Monitor metrics export (``az monitor metrics list`` JSON, the ``AzureMetrics`` table)
-is read as metrics, not as logs.
+skipped. Hidden files and folders (``.name``) and dangling symbolic links (their target
+does not exist) are left out, neither read nor listed (``orderdoc watch`` leaves them out
+too). Parquet files are split into engine metrics (they have an ``InputEvents`` column, read
+from the footer only) and others (skipped: e.g. ``outcomes.parquet`` of a replay folder).
+A JSON or CSV file whose start is an Azure Monitor metrics export (``az monitor metrics
+list`` JSON, the ``AzureMetrics`` table) is read as metrics, not as logs.
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def expand_inputs(inputs: list[str]) -> InputFiles:
         else:
             msg = f"input {item!r}: no such file or folder"
             raise InputError(msg)
+        candidates = [c for c in candidates if os.path.exists(c)]  # no dangling links
         if not candidates:
             msg = f"input {item!r}: matches no files"
             raise InputError(msg)

@@ -392,8 +392,8 @@ def list_logs(folders: Iterable[Path]) -> tuple[list[str], list[str]]:
     (absolute paths, symbolic links resolved), and one problem per folder that could not be
     listed. The rule of :func:`diagnostics.logs.inputs.expand_inputs`: recursive, names
     starting with ``.`` skipped (``_`` is an ordinary name, which Spark's file source would
-    skip), symbolic links to folders not followed; a folder that cannot be listed is
-    skipped (here: with a problem naming it and why)."""
+    skip), symbolic links to folders not followed, dangling links left out; a folder that
+    cannot be listed is skipped (here: with a problem naming it and why)."""
     found: set[str] = set()
     problems: list[str] = []
 
@@ -403,9 +403,8 @@ def list_logs(folders: Iterable[Path]) -> tuple[list[str], list[str]]:
     for folder in folders:
         for root, dirs, files in os.walk(folder, onerror=failed):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            found.update(
-                os.path.realpath(os.path.join(root, f)) for f in files if not f.startswith(".")
-            )
+            paths = (os.path.join(root, f) for f in files if not f.startswith("."))
+            found.update(os.path.realpath(p) for p in paths if os.path.exists(p))
     return sorted(found), problems
 
 

@@ -48,6 +48,7 @@ def test_the_listing_follows_the_rule_of_aggregate(tmp_path: Path) -> None:
     assert str((logs / "_old" / "PT1H.json").resolve()) in found  # Spark's source skips it
     assert str((logs / "h11" / "_sub" / "PT1H.json").resolve()) in found
     assert not any("/.hidden/" in p or p.endswith(".partial.json") for p in found)
+    assert str(tmp_path / "gone.json") not in found  # a dangling link: read by neither
 
 
 def _without_root_powers() -> list[str] | None:
