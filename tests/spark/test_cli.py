@@ -61,7 +61,11 @@ def test_in_process_run_prints_summary_and_progress(
     captured = capsys.readouterr()
     assert code == 0
     assert "records: 28 total, 23 parsed, 5 quarantined" in captured.out
-    assert "idle partitions: 0, 1, 2, 3" in captured.out
+    assert (
+        "silent partitions (InputPartitionNotProgressing): partitions 0, 2, 3 of job "
+        "ORDERS-JOB; partition 1 of job PAYMENTS-JOB; partition 1 of job REPLAY; partition 2 "
+        "of records naming no job"
+    ) in captured.out
     assert "writing data_errors" in captured.err
     summary = json.loads((tmp_path / "agg" / "summary.json").read_text())
     assert summary["events_by_kind"]["LateInputEvent"] == 82
