@@ -300,12 +300,14 @@ class _Stop:
 def _check_state(state: Path) -> None:
     """A corrupt state folder is reported before Spark starts."""
     from diagnostics.watch.alertstate import AlertStore
+    from diagnostics.watch.jobs import JobStore
     from diagnostics.watch.manifest import StateFiles
 
     if not state.is_dir():
         return
     files = StateFiles(state)
     files.pending_plan(files.manifest())
+    JobStore(state / "jobs").load()
     if (state / "alerts").is_dir():
         AlertStore(state / "alerts").close()
 

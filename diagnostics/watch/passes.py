@@ -8,6 +8,10 @@ Layout of ``STATE/agg`` (the tables of ``orderdoc aggregate``, same schemas):
   that prefix, so a pass adds its rows exactly once however often it is interrupted. A file
   read again from the start (see :mod:`diagnostics.watch.manifest`) has its rows of earlier
   passes removed first (each Parquet file rewritten atomically without them).
+* jobs are resolved as the one-shot job resolves them, over every pass's rows and the engine
+  metrics (:mod:`diagnostics.watch.jobs`): a pass writes its rows resolved over what is known
+  then, and the files of earlier passes are rewritten only when a later pass changes how
+  their jobs are shown (a better casing, a second resource group with the same job name).
 * ``error_rollup``, ``partition_idle``, ``metrics`` and ``summary.json`` are derived from the
   stored rows after every pass by the functions of the one-shot job
   (:mod:`diagnostics.spark.job`), written beside the table and swapped in by renames.
@@ -39,12 +43,24 @@ from diagnostics.aggregates import TableName, table_files
 from diagnostics.aggregates.folder import remove_table
 from diagnostics.aggregates.spark import spark_schema, write_frame
 from diagnostics.logs.batches import BATCH_ROWS, parse_file
+from diagnostics.logs.jobs import resolve_jobs
 from diagnostics.logs.normalise import normalise
 from diagnostics.logs.reader import read_line
 from diagnostics.logs.records import to_arrow
 from diagnostics.spark import job, schemas
 from diagnostics.spark.session import is_connect
 from diagnostics.watch.files import read_range, write_atomic
+from diagnostics.watch.jobs import (
+    NAMED,
+    JobStore,
+    Pair,
+    PassJobs,
+    adopt_unrecorded,
+    is_named,
+    known_pairs,
+    settle,
+    tag,
+)
 from diagnostics.watch.manifest import Manifest, Plan, Read, ReadMode
 
 APPENDED = (TableName.DATA_ERRORS, TableName.QUARANTINE)
@@ -100,25 +116,21 @@ def parse_read_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordB
             yield from parse_read(read)
 
 
-def _tag(number: int) -> str:
-    return f"p{number:08d}-"
-
-
 def drop_pass(agg: Path, number: int) -> None:
     """Delete every table file pass ``number`` added (before it is redone)."""
-    tag = _tag(number)
+    prefix = tag(number)
     for table in APPENDED:
         for path in table_files(agg, table):
-            if path.name.startswith(tag):
+            if path.name.startswith(prefix):
                 path.unlink()
 
 
 def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
     """Remove the rows of ``source_file`` from the files of passes before ``number``."""
-    tag = _tag(number)
+    prefix = tag(number)
     for table in APPENDED:
         for path in table_files(agg, table):
-            if path.name.startswith(tag):
+            if path.name.startswith(prefix):
                 continue
             column = pq.read_table(path, columns=["source_file"])["source_file"]
             if not pc.any(pc.equal(column, source_file)).as_py():
@@ -132,11 +144,12 @@ def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
             write_atomic(path, sink.getvalue().to_pybytes())
 
 
-def _move_staged(staged: Path, agg: Path, table: TableName, number: int) -> None:
-    """Move the Parquet files Spark wrote under ``staged`` into the table, tagged by pass."""
+def _move_staged(staged: Path, agg: Path, table: TableName, number: int, marker: str = "") -> None:
+    """Move the Parquet files Spark wrote under ``staged`` into the table, tagged by pass
+    (and ``marker``)."""
     for path in sorted(staged.rglob("*.parquet")):
         relative = path.relative_to(staged)
-        target = agg / table.value / relative.parent / f"{_tag(number)}{relative.name}"
+        target = agg / table.value / relative.parent / f"{tag(number)}{marker}{relative.name}"
         target.parent.mkdir(parents=True, exist_ok=True)
         path.replace(target)
 
@@ -149,9 +162,32 @@ def _parallelism(spark: SparkSession) -> int:
     return int(spark.sparkContext.defaultParallelism)
 
 
-def write_reads(spark: SparkSession, plan: Plan, agg: Path, staging: Path) -> int:
-    """Parse the plan's reads and add their rows to data_errors and quarantine; the number of
-    records read."""
+def source_pairs(errors: DataFrame) -> dict[str, frozenset[Pair]]:
+    """The (job_id, job) pairs of ``errors``' rows per source file (a handful)."""
+    found: dict[str, set[Pair]] = {}
+    for row in errors.select("source_file", "job_id", "job").distinct().collect():
+        found.setdefault(row["source_file"], set()).add((row["job_id"], row["job"]))
+    return {source: frozenset(pairs) for source, pairs in found.items()}
+
+
+def mapping_frame(spark: SparkSession, mapping: dict[Pair, Pair]) -> DataFrame:
+    """``mapping`` (pair read -> pair shown) as the table :func:`job.with_jobs` joins."""
+    rows = [(*pair, *shown) for pair, shown in mapping.items()]
+    return spark.createDataFrame(rows, schemas.JOB_MAPPING)
+
+
+def write_reads(
+    spark: SparkSession,
+    plan: Plan,
+    agg: Path,
+    staging: Path,
+    jobs: JobStore,
+    known: Iterable[Pair] = (),
+) -> int:
+    """Parse the plan's reads and add their rows to data_errors and quarantine, the jobs
+    resolved over the rows' pairs and ``known`` (the other passes' and the metrics'), and
+    record the pass's pairs in ``jobs``; the number of records read. Rows whose records
+    named only their job go to files of their own (:data:`NAMED`)."""
     rows = [(r.path, r.start, r.end, r.first_line, r.mode.value) for r in plan.reads]
     tasks = max(1, min(len(rows), _parallelism(spark)))
     parsed = (
@@ -160,20 +196,37 @@ def write_reads(spark: SparkSession, plan: Plan, agg: Path, staging: Path) -> in
         .mapInArrow(parse_read_batches, schemas.PARSED)
         .persist(StorageLevel.DISK_ONLY)
     )
-    seen = {name: Observation(name) for name in APPENDED}
+    seen: list[Observation] = []
     count = F.count(F.lit(1)).alias("records")
+
+    def observed(frame: DataFrame) -> DataFrame:
+        seen.append(Observation(f"records{len(seen)}"))
+        return frame.observe(seen[-1], count)
+
+    named = F.col("job_id").isNull() & F.col("job").isNotNull()
     try:
         shutil.rmtree(staging, ignore_errors=True)
-        errors = parsed.transform(job.data_errors).observe(seen[TableName.DATA_ERRORS], count)
-        write_frame(errors, staging, TableName.DATA_ERRORS)
-        bad = parsed.transform(job.quarantined).observe(seen[TableName.QUARANTINE], count)
+        errors = parsed.transform(job.data_errors)
+        sources = source_pairs(errors)
+        pairs = {pair for found in sources.values() for pair in found}
+        mapping = resolve_jobs({*known, *pairs})
+        settled = job.with_jobs(mapping_frame(spark, mapping))
+        own = errors.filter(~named).transform(settled).transform(observed)
+        write_frame(own, staging, TableName.DATA_ERRORS)
+        if any(is_named(pair) for pair in pairs):
+            by_name = errors.filter(named).transform(settled).transform(observed)
+            write_frame(by_name, staging / "named", TableName.DATA_ERRORS)
+        bad = parsed.transform(job.quarantined).transform(observed)
         write_frame(bad, staging, TableName.QUARANTINE)
     finally:
         parsed.unpersist()
+    jobs.save(PassJobs(plan.number, sources, {pair: mapping[pair] for pair in pairs}))
     for table in APPENDED:
         _move_staged(staging / table.value, agg, table, plan.number)
+    named_rows = staging / "named" / TableName.DATA_ERRORS.value
+    _move_staged(named_rows, agg, TableName.DATA_ERRORS, plan.number, NAMED)
     shutil.rmtree(staging, ignore_errors=True)
-    return sum(int(observation.get["records"]) for observation in seen.values())
+    return sum(int(observation.get["records"]) for observation in seen)
 
 
 def read_table(spark: SparkSession, agg: Path, table: TableName) -> DataFrame:
@@ -246,21 +299,31 @@ def cached_metrics(spark: SparkSession, cache: Path, paths: Iterable[str]) -> Da
     return spark.read.schema(schemas.METRICS).parquet(*folders)
 
 
+def metrics_pairs(rows: DataFrame | None) -> set[Pair]:
+    """The (job_id, job) pairs of the cached engine metrics rows (a handful)."""
+    if rows is None:
+        return set()
+    return {(r["job_id"], r["job"]) for r in rows.select("job_id", "job").distinct().collect()}
+
+
 def derive(
     spark: SparkSession, agg: Path, manifest: Manifest, metrics_cache: Path | None = None
 ) -> dict:
-    """Re-derive error_rollup, partition_idle, metrics and ``summary.json``; the summary.
+    """Settle the jobs of the stored rows (:func:`diagnostics.watch.jobs.settle`), then
+    re-derive error_rollup, partition_idle, metrics and ``summary.json``; the summary.
     The metrics table comes from the parsed rows kept per metrics file in ``metrics_cache``
     (default ``STATE/metrics`` beside ``agg``; :func:`cache_metrics`)."""
     cache = agg.parent / "metrics" if metrics_cache is None else metrics_cache
-    errors = read_table(spark, agg, TableName.DATA_ERRORS)
-    _swap(errors.transform(job.rollup), agg, TableName.ERROR_ROLLUP)
-    _swap(errors.transform(job.idle_episodes), agg, TableName.PARTITION_IDLE)
-    metrics = None
+    rows = None
     if manifest.metrics:
         cache_metrics(spark, cache, manifest.metrics)
         rows = cached_metrics(spark, cache, manifest.metrics)
-        metrics = None if rows is None else rows.transform(job.metrics_table)
+    mapping = settle(agg, JobStore(agg.parent / "jobs"), metrics_pairs(rows))
+    settled = job.with_jobs(mapping_frame(spark, mapping))
+    errors = read_table(spark, agg, TableName.DATA_ERRORS)
+    _swap(errors.transform(job.rollup), agg, TableName.ERROR_ROLLUP)
+    _swap(errors.transform(job.idle_episodes), agg, TableName.PARTITION_IDLE)
+    metrics = None if rows is None else rows.transform(settled).transform(job.metrics_table)
     _swap(metrics, agg, TableName.METRICS)
     seen = errors.agg(*(v.alias(k) for k, v in job.error_metrics().items())).collect()[0]
     quarantined = sum(  # from the Parquet footers: no Spark job
@@ -279,10 +342,18 @@ def run_plan(spark: SparkSession, plan: Plan, root: Path) -> int:
     crash at any point); the number of records read. The caller commits the manifest."""
     agg = root / "agg"
     agg.mkdir(parents=True, exist_ok=True)
+    jobs = JobStore(root / "jobs")
     drop_pass(agg, plan.number)
+    jobs.drop(plan.number)
     for path in plan.replaced:
         drop_file_rows(agg, path, plan.number)
-    count = 0
-    if plan.reads:
-        count = write_reads(spark, plan, agg, root / "staging" / str(plan.number))
-    return count
+    jobs.forget(plan.replaced, plan.number)
+    if not plan.reads:
+        return 0
+    # the new rows are written resolved over every pair known now (settle does the rest)
+    cache = root / "metrics"
+    cache_metrics(spark, cache, plan.after.metrics)
+    adopt_unrecorded(agg, jobs)
+    known = known_pairs(jobs, besides=plan.number)
+    known |= metrics_pairs(cached_metrics(spark, cache, plan.after.metrics))
+    return write_reads(spark, plan, agg, root / "staging" / str(plan.number), jobs, known)

@@ -29,6 +29,9 @@ def _state(tmp: Path, kind: str) -> Path:
     elif kind == "file":
         state.rmdir()
         state.write_text("", encoding="utf-8")
+    elif kind == "jobs":
+        (state / "jobs").mkdir()
+        (state / "jobs" / "p00000001.json").write_text('{"sources": {}}', encoding="utf-8")
     elif kind == "alerts":
         (state / "alerts").mkdir()
         (state / "alerts" / "alerts.db").write_bytes(b"garbage" * 200)
@@ -58,6 +61,7 @@ def _state(tmp: Path, kind: str) -> Path:
             "--webhook: webhook URL 'notaurl' is not an http(s) URL with a host",
         ),
         ([], "plan", "plan.json: corrupt watcher state"),
+        ([], "jobs", "jobs/p00000001.json: corrupt watcher state (no field 'applied')"),
         ([], "alerts", "alerts.db: cannot open the alert store (file is not a database)"),
         (["--metrics-port", "70000"], "", "argument --metrics-port: '70000' is not a port"),
     ],
