@@ -162,3 +162,115 @@ def test_deleted_inputs_failed_passes_and_a_corrupt_checkpoint(
     assert report.problems == ()
     assert report.passes == (5,)
     assert_equals_one_shot(spark, logs, state / "agg", tmp_path)
+
+
+def _line(resource_id: str | None, minute: int, n: int = 1, **props: object) -> bytes:
+    """A resource log record of ``resource_id`` (or, with ``resource_id`` None, an activity-log
+    message naming ``props['name']`` only) as one JSON line."""
+    if resource_id is None:
+        name = props["name"]
+        record: dict = {
+            "message Time": f"2019-02-04 17:{minute:02d}:02Z", "type": "DiagnosticMessage",
+            "message": f"First Occurred: 02/04/2019 17:{minute:02d}:00 | Resource Name: {name} "
+                       f"| Message: Source 'telemetry-eh' had {n} occurrences of kind "
+                       f"'EarlyInputEvent' between times '2019-02-04T17:{minute - 1:02d}:01Z' "
+                       f"and '2019-02-04T17:{minute - 1:02d}:58Z'.",
+        }  # fmt: skip
+    elif props.get("idle"):
+        record = {"time": f"2019-02-04T17:{minute:02d}:00Z", "resourceId": resource_id,
+                  "properties": {"Source": "telemetry-eh", "Type": "InputPartitionNotProgressing",
+                                 "Message": "Input Partition [2] does not have additional data "
+                                 "for more than [5] minute(s). Partition will not progress "
+                                 "until either events arrive or late arrival threshold is "
+                                 "met."}}  # fmt: skip
+    else:
+        record = {"time": f"2019-02-04T17:{minute:02d}:52Z", "resourceId": resource_id,
+                  "category": "Execution", "level": "Informational",
+                  "properties": {"Source": "telemetry-eh", "Type": "DataError",
+                                 "DataErrorType": "LateInputEvent", "EventCount": n,
+                                 "FromTimestamp": f"2019-02-04T17:{minute - 1:02d}:49Z",
+                                 "ToTimestamp": f"2019-02-04T17:{minute:02d}:48Z", **props}}  # fmt: skip
+    return (json.dumps(record) + "\n").encode()
+
+
+def _pass_files(agg: Path, *numbers: int) -> dict[Path, int]:
+    """The data_errors files of passes ``numbers`` and their modification times."""
+    tags = tuple(f"p{n:08d}-" for n in numbers)
+    files = (agg / "data_errors").rglob("*.parquet")
+    return {p: p.stat().st_mtime_ns for p in files if p.name.startswith(tags)}
+
+
+def test_jobs_spelled_differently_over_passes_equal_one_shot(spark, tmp_path: Path) -> None:
+    """A job known first by ASA's upper-case id takes the casing a later record gives it, a
+    record naming only the job joins it and leaves it when a second resource group has a job
+    of that name, a rewritten file takes its spellings away; after every pass the tables are
+    those of one aggregate, and a pass that changes no job rewrites no earlier file."""
+    from tests.logs.test_jobs import arm_id, asa_id
+
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    agg = state / "agg"
+    west, east = asa_id("rg-west", "myStreamingJob"), asa_id("rg-east", "myStreamingJob")
+    live = logs / "h10" / "PT1H.json"
+    live.parent.mkdir(parents=True)
+    first = _line(west, 10, 1) + _line(west, 11, idle=True) + _line(west, 12, 2)
+    live.write_bytes(first)
+    w = watcher(spark, logs, state)
+
+    assert w.tick().passes == (1,)
+    assert json.loads((agg / "summary.json").read_text())["jobs"] == ["MYSTREAMINGJOB"]
+    assert_equals_one_shot(spark, logs, agg, tmp_path)
+
+    # the real casing (properties.JobName) and a message naming only the job, in one file
+    with live.open("ab") as out:
+        out.write(_line(west, 13, 4, JobName="myStreamingJob"))
+        out.write(_line(None, 14, 8, name="myStreamingJob"))
+    assert w.tick().passes == (2,)
+    assert any("-named-" in p.name for p in _pass_files(agg, 2))
+    errors = read_table(agg / "data_errors")
+    assert set(errors["job"]) == {"myStreamingJob"}
+    assert set(errors["job_id"]) == {arm_id("rg-west", "myStreamingJob").lower()}
+    assert_equals_one_shot(spark, logs, agg, tmp_path)
+
+    # nothing new about the job: the earlier passes' files are not rewritten
+    before = _pass_files(agg, 1, 2)
+    with live.open("ab") as out:
+        out.write(_line(west, 15, 16))
+    assert w.tick().passes == (3,)
+    assert _pass_files(agg, 1, 2) == before
+    assert_equals_one_shot(spark, logs, agg, tmp_path)
+
+    # the same job name in a second resource group, with metrics under an ARM-cased id: both
+    # jobs are told apart by resource group, and the message naming only the name leaves;
+    # the pass fails once after its rows were written (the earlier ones not yet rewritten)
+    # and is redone on the next tick
+    (logs / "h11").mkdir()
+    (logs / "h11" / "PT1H.json").write_bytes(_line(east, 16, 32))
+    metrics = {"value": [{
+        "id": arm_id("rg-east", "myStreamingJob") + "/providers/Microsoft.Insights/metrics/x",
+        "name": {"value": "InputEvents"},
+        "timeseries": [{"metadatavalues": [], "data": [
+            {"timeStamp": "2019-02-04T17:16:00Z", "total": 100}]}]}]}  # fmt: skip
+    (logs / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+
+    def fail_once(step: str) -> None:
+        if step == "written":
+            w.hook = lambda _step: None
+            raise RuntimeError("killed")
+
+    w.hook = fail_once
+    assert w.tick().passes == ()
+    assert (state / "plan.json").exists()
+    assert w.tick().problems == ()
+    summary = json.loads((agg / "summary.json").read_text())
+    assert summary["jobs"] == [
+        "myStreamingJob", "myStreamingJob (rg-east)", "myStreamingJob (rg-west)"
+    ]  # fmt: skip
+    assert_equals_one_shot(spark, logs, agg, tmp_path)
+
+    # the file that gave the casing is rewritten without those lines: its rows and their
+    # spellings go, and the job is shown as ASA names it again
+    live.write_bytes(first)
+    w.tick()
+    summary = json.loads((agg / "summary.json").read_text())
+    assert summary["jobs"] == ["MYSTREAMINGJOB (rg-west)", "myStreamingJob (rg-east)"]
+    assert_equals_one_shot(spark, logs, agg, tmp_path)
