@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from diagnostics.logs.inputs import expand_inputs
-from diagnostics.watch.runner import checkpoint_problem, describe, list_logs
+from diagnostics.watch.discovery import checkpoint_problem, describe, list_logs
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs" / "asa-real"
@@ -71,7 +71,7 @@ def test_an_unreadable_folder_is_named_and_the_rest_is_listed(tmp_path: Path) ->
     logs = tree(tmp_path)
     (logs / "h10").chmod(0)
     try:
-        code = "import json, sys; from diagnostics.watch.runner import list_logs; " \
+        code = "import json, sys; from diagnostics.watch.discovery import list_logs; " \
                "print(json.dumps(list_logs([sys.argv[1]])))"  # fmt: skip
         done = subprocess.run(
             [*prefix, sys.executable, "-c", code, str(logs)],

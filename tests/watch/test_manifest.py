@@ -136,7 +136,7 @@ def test_state_files_round_trip_and_reject_garbage(tmp_path: Path) -> None:
 
 
 def test_paths_from_the_file_source_are_local_paths(tmp_path: Path) -> None:
-    from diagnostics.watch.runner import local_path
+    from diagnostics.watch.discovery import local_path
 
     spaced = tmp_path / "a b" / "PT1H.json"
     spaced.parent.mkdir()
