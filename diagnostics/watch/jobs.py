@@ -49,6 +49,7 @@ Pair = tuple[str | None, str | None]
 NAMED = "named-"
 _TAG = re.compile(r"p(\d{8})-")
 _STORE = re.compile(r"p(\d{8})\.json")
+JOB_ID = "job_id"
 
 
 def tag(number: int) -> str:
@@ -223,6 +224,32 @@ def _write(path: Path, table: pa.Table) -> None:
     write_atomic(path, sink.getvalue().to_pybytes())
 
 
+def _with_job_id(table: pa.Table) -> pa.Table:
+    """``table`` with a ``job_id`` column. A data_errors file written by a watcher from before
+    the column existed read no resource ids: its rows get a null id (placed after ``job``, as
+    the schema orders them), so they are rows whose records named only their job."""
+    if JOB_ID in table.column_names:
+        return table
+    names = table.column_names
+    at = names.index("job") + 1 if "job" in names else len(names)
+    return table.add_column(
+        at, pa.field(JOB_ID, pa.string()), pa.nulls(table.num_rows, pa.string())
+    )
+
+
+def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """The data_errors file ``path`` (or its ``columns``), with a ``job_id`` column even when
+    it was written without one (:func:`_with_job_id`)."""
+    with pq.ParquetFile(path) as file:
+        present = JOB_ID in file.schema_arrow.names
+        wanted = columns if columns is None or present else [c for c in columns if c != JOB_ID]
+        table = file.read(columns=wanted)
+    if present:
+        return table
+    table = _with_job_id(table)
+    return table if columns is None else table.select(columns)
+
+
 def _pair_codes(table: pa.Table) -> tuple[list[Pair], pa.ChunkedArray]:
     """The distinct (job_id, job) pairs of ``table`` and, per row, the index of its pair."""
     columns = [table["job_id"], table["job"]]
@@ -242,12 +269,11 @@ def _pair_codes(table: pa.Table) -> tuple[list[Pair], pa.ChunkedArray]:
 def settle_file(path: Path, named: bool, resolution: Resolution) -> bool:
     """Rewrite the data_errors file ``path`` (atomically) so that every row is stored under
     the pair ``resolution`` gives it; False when they all are already (nothing written)."""
-    file = pq.ParquetFile(path)
-    pairs, _ = _pair_codes(file.read(columns=["job_id", "job"]))
+    pairs, _ = _pair_codes(_read(path, [JOB_ID, "job"]))
     wanted = [resolution.row(named, pair) for pair in pairs]
     if wanted == pairs:
         return False
-    table = file.read()
+    table = _read(path)
     pairs, index = _pair_codes(table)  # the same pairs, with the row index of the full read
     wanted = [resolution.row(named, pair) for pair in pairs]
     for position, column in enumerate(("job_id", "job")):
@@ -273,16 +299,26 @@ def pass_files(agg: Path) -> dict[int, list[tuple[Path, bool]]]:
 def _split_named(path: Path, number: int) -> None:
     """Move the rows of a file that mixes rows with and without ids of their own (as the
     watcher wrote them before it resolved jobs) so that the named ones have a file of their
-    own. Safe to redo: the named rows are written before they leave ``path``."""
-    table = pq.ParquetFile(path).read()
-    mask = pc.and_(pc.is_null(table["job_id"]), pc.is_valid(table["job"]))
+    own. A file written before the ``job_id`` column existed is rewritten with it (null ids:
+    :func:`_with_job_id`). Safe to redo: the named rows are written before they leave
+    ``path``."""
+    with pq.ParquetFile(path) as file:
+        old = JOB_ID not in file.schema_arrow.names
+        table = _with_job_id(file.read())
+    mask = pc.and_(pc.is_null(table[JOB_ID]), pc.is_valid(table["job"]))
     count = pc.sum(mask).as_py() or 0
     if count == 0:
+        if old:
+            _write(path, table)
         return
     prefix = tag(number)
     target = path.with_name(prefix + NAMED + path.name.removeprefix(prefix))
     if count == table.num_rows:
-        path.replace(target)
+        if old:
+            _write(target, table)
+            path.unlink()
+        else:
+            path.replace(target)
         return
     _write(target, table.filter(mask))
     _write(path, table.filter(pc.invert(mask)))
@@ -301,8 +337,8 @@ def adopt_unrecorded(agg: Path, store: JobStore) -> None:
                 _split_named(path, number)
         sources: dict[str, set[Pair]] = {}
         for path, _named in pass_files(agg).get(number, []):
-            table = pq.ParquetFile(path).read(columns=["source_file", "job_id", "job"])
-            for row in table.group_by(["source_file", "job_id", "job"]).aggregate([]).to_pylist():
+            table = _read(path, ["source_file", JOB_ID, "job"])
+            for row in table.group_by(["source_file", JOB_ID, "job"]).aggregate([]).to_pylist():
                 sources.setdefault(row["source_file"], set()).add((row["job_id"], row["job"]))
         pairs = {pair for found in sources.values() for pair in found}
         frozen = {s: frozenset(p) for s, p in sources.items()}

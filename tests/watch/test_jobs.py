@@ -111,3 +111,26 @@ def test_a_corrupt_job_file_names_itself(tmp_path: Path) -> None:
         assert message.startswith(f"{store.path(7)}: corrupt watcher state (")
         assert "move the state folder away" in message
         assert "\n" not in message
+
+
+def test_a_pass_written_before_job_ids_is_read_with_null_ids(tmp_path: Path) -> None:
+    """A data_errors file of a watcher from before the ``job_id`` column (same manifest
+    version) is read as rows without ids: they follow the job of their name, and the file is
+    rewritten with the column."""
+    agg, store = tmp_path / "agg", JobStore(tmp_path / "jobs")
+    old = agg / "data_errors" / "date=2019-02-04" / "p00000001-part-0.parquet"
+    old.parent.mkdir(parents=True)
+    pq.write_table(
+        pa.table({"job": ["MYJOB", "MYJOB"], "source_file": ["/l/a.json"] * 2, "n": [1, 2]}), old
+    )
+    _write(agg, "p00000002-part-0.parquet", [(WEST, "myJob", "/l/b.json", 3)])
+    pair = (WEST, "myJob")
+    store.save(PassJobs(2, {"/l/b.json": frozenset({pair})}, {pair: pair}))
+
+    mapping = settle(agg, store)
+    assert mapping[(None, "MYJOB")] == (WEST, "myJob")
+    named = old.with_name("p00000001-named-part-0.parquet")
+    assert not old.exists()
+    assert pq.read_schema(named).names == ["job", "job_id", "source_file", "n"]
+    assert _rows(named) == [(1, WEST, "myJob"), (2, WEST, "myJob")]
+    assert store.load()[1].sources == {"/l/a.json": {(None, "MYJOB")}}
