@@ -209,8 +209,12 @@ class Watcher:
         self._warnings.setdefault(message, None)
 
     def _fresh(self) -> set[str]:
-        """Files of this tick's listing that the manifest does not know yet."""
-        return self._listed - {state.path for state in self.files.manifest().files}
+        """Files of this tick's listing that the manifest does not know yet. Known metrics and
+        skipped files are not classified again: a metrics file's changes are found by its
+        size and modification time when a pass derives the tables (``passes.cache_metrics``)."""
+        manifest = self.files.manifest()
+        known = {state.path for state in manifest.files}
+        return self._listed - known - set(manifest.metrics) - set(manifest.skipped)
 
     def _batch(self, frame: DataFrame, _batch_id: int) -> None:
         """``foreachBatch``: a pass for the batch's files that the folders' listing has (the

@@ -225,3 +225,41 @@ def test_a_warning_is_printed_once_per_tick(tmp_path: Path, monkeypatch) -> None
     warnings = [m for m in said if m.startswith("warning:")]
     assert warnings == [f"warning: {odd}: Is a directory (tried again next pass)"]
     assert report.problems == (f"{odd}: Is a directory (tried again next pass)",)
+
+
+def test_an_idle_tick_does_not_classify_known_files_again(tmp_path: Path, monkeypatch) -> None:
+    """Metrics and skipped files the manifest knows are not classified again on each tick (a
+    head or footer read per file): only new files are. No Spark, as above."""
+    from diagnostics.rules.model import RuleSet
+    from diagnostics.watch import manifest, passes
+    from diagnostics.watch.runner import WatchConfig, Watcher
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("PT1H.json", "az-monitor-metrics.json", "README.md"):
+        shutil.copy(SAMPLES / name, logs / name)
+    monkeypatch.setattr(passes, "run_plan", lambda *_a, **_k: 0)
+    monkeypatch.setattr(passes, "derive", lambda *_a, **_k: {})
+    classified: list[str] = []
+
+    def classify(path: Path) -> str:
+        classified.append(path.name)
+        return real(path)
+
+    real = manifest.classify
+    monkeypatch.setattr(manifest, "classify", classify)
+    config = WatchConfig(folders=(logs,), state=tmp_path / "state", once=True)
+    watcher = Watcher(None, config, RuleSet(()), clock=lambda: None)  # type: ignore[arg-type]
+    monkeypatch.setattr(watcher, "discover", lambda: None)
+    watcher.tick()
+    assert sorted(classified) == ["PT1H.json", "README.md", "az-monitor-metrics.json"]
+    known = watcher.files.manifest()
+    assert [Path(p).name for p in known.metrics] == ["az-monitor-metrics.json"]
+    assert [Path(p).name for p in known.skipped] == ["README.md"]
+
+    classified.clear()
+    watcher.tick()
+    assert classified == []
+    shutil.copy(SAMPLES / "azuremetrics.csv", logs / "new.csv")
+    watcher.tick()
+    assert classified == ["new.csv"]
