@@ -135,7 +135,8 @@ def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
             column = pq.read_table(path, columns=["source_file"])["source_file"]
             if not pc.any(pc.equal(column, source_file)).as_py():
                 continue
-            table_data = pq.ParquetFile(path).read()
+            with pq.ParquetFile(path) as file:
+                table_data = file.read()
             kept = table_data.filter(
                 pc.invert(pc.fill_null(pc.equal(table_data["source_file"], source_file), False))
             )
@@ -327,7 +328,7 @@ def derive(
     _swap(metrics, agg, TableName.METRICS)
     seen = errors.agg(*(v.alias(k) for k, v in job.error_metrics().items())).collect()[0]
     quarantined = sum(  # from the Parquet footers: no Spark job
-        pq.ParquetFile(path).metadata.num_rows for path in table_files(agg, TableName.QUARANTINE)
+        pq.read_metadata(path).num_rows for path in table_files(agg, TableName.QUARANTINE)
     )
     summary = job.summarise(errors, seen.asDict(), quarantined, metrics)
     summary["files_read"] = len(manifest.files) + len(manifest.metrics)
