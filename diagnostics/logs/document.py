@@ -186,9 +186,11 @@ def _array(doc: _Text, opener: int, bracket: int, name: str, make: Normaliser) -
     ``opener``: the ``[`` itself or a records wrapper's ``{``); returns the position after
     its ``]``.
 
-    An element is read where it starts; one at the start of a line that is followed by more
-    text on its line, or that is broken, is handled as :func:`_broken` says. Commas are
-    optional between elements (a missing one loses nothing). A document that ends before its
+    An element is read where it starts. One that starts a line and ends on it, followed by
+    more text on that line, is read as a line; one spread over lines is one outcome however
+    its closing line goes on (``} {``, ``} x``), and reading resumes after it. A broken
+    element is handled as :func:`_broken` says. Commas are optional between elements (a
+    missing one loses nothing). A document that ends before its
     ``]`` adds one quarantined record at its first line, unless a broken element ran to the
     end or that line already has one.
     """
@@ -220,7 +222,8 @@ def _array(doc: _Text, opener: int, bracket: int, name: str, make: Normaliser) -
             broken = not (at_start and end <= doc.eol(pos))  # not read as a line
         else:
             rest = text[end : doc.eol(end)].lstrip(" \t\r")
-            if at_start and rest and rest[0] not in ",]":  # a value and more text: a line
+            one_line = end <= doc.eol(pos)
+            if at_start and one_line and rest and rest[0] not in ",]":  # value and text: a line
                 end = doc.eol(pos)
                 outcomes = read_line(doc.raw(pos, end), name, doc.line(pos), make)
             else:

@@ -92,14 +92,29 @@ class File:
         self.next_count += 1
         return self.next_count
 
-    def add(self, text: str, *, good: int | list[int] | None = None, bad: bool = False) -> None:
-        """Append ``text`` (possibly several lines); its first line gives what is said."""
-        number = len(self.lines) + 1
+    def add(
+        self,
+        text: str,
+        *,
+        good: int | list[int] | None = None,
+        bad: bool = False,
+        glued: bool = False,
+    ) -> None:
+        """Append ``text`` (possibly several lines); its first line gives what is said.
+        ``glued``: ``text`` starts on the last line written, after a blank."""
+        lines = text.split("\n")
+        if glued:
+            self.lines[-1] += " " + lines.pop(0).lstrip()
+            number = len(self.lines)
+            self.lines.extend(lines)
+        else:
+            number = len(self.lines) + 1
+            self.lines.extend(lines)
         if good:
-            self.good[number] = good if isinstance(good, list) else [good]
+            self.good.setdefault(number, []).extend(good if isinstance(good, list) else [good])
         if bad:
+            assert number not in self.quarantined
             self.quarantined.add(number)
-        self.lines.extend(text.split("\n"))
 
     def data(self, crlf: bool) -> bytes:
         return ("\r\n" if crlf else "\n").join(self.lines).encode()
@@ -192,17 +207,36 @@ def test_json_lines(items: list, cut: st.DataObject, crlf: bool) -> None:
 # --- documents spread over lines ----------------------------------------------------------------
 
 
+#: Text after an element's closing bracket (not a JSON value, so one broken part).
+trailing_text = text_line.filter(
+    lambda t: not t.startswith(("null", "true", "false", "NaN", "Infinity"))
+)
+#: What follows a complete element: its comma, no comma (the next element on the next line,
+#: or on the same line: ``} {``), or text and then the comma (``} x,``).
+joint = st.sampled_from(["comma", "newline", "glued", "text"])
+
+
 def _document(file: File, items: list, indent: int, draw: st.DrawFn) -> None:
-    """Elements at ``indent``, commas after complete elements as json.dumps writes them."""
+    """Elements at ``indent``, commas after complete elements as json.dumps writes them, or
+    missing (``}`` then the next element, on its line or the next), or after more text on the
+    closing line (``} x,``): each element one outcome at its first line, that text one more."""
+    glue = False
     for index, (kind, value) in enumerate(items):
         last = index == len(items) - 1
+        glued, glue = glue and kind in ("good", "broken"), False
         if kind in ("good", "broken"):
             n = file.count() if kind == "good" else 0
             text = indented(json.dumps(value(n), indent=2), indent)
             if kind == "broken":
                 text = draw(damaged(text))
             complete = text.rstrip().endswith("}")
-            file.add(text + ("," if complete and not last else ""), good=n or None, bad=not n)
+            how = draw(joint) if complete and not last else "none"
+            if how == "comma":
+                text += ","
+            file.add(text, good=n or None, bad=not n, glued=glued)
+            if how == "text":  # quarantined at the element's closing line
+                file.add(draw(trailing_text) + ",", bad=True, glued=True)
+            glue = how == "glued"
         elif kind == "text":
             file.add(" " * indent + value, bad=True)
         else:

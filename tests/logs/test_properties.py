@@ -79,16 +79,29 @@ def test_arbitrary_bytes_never_raise(data: bytes, name: str) -> None:
         assert 1 <= item.source_line <= data.count(b"\n") + 1 or name.endswith(".gz")
 
 
-def _array_text(values: list) -> tuple[str, list[tuple[int, int, int]]]:
-    """``json.dumps(values, indent=1)`` and, per element, (start, end offset, first line)."""
+def _array_text(
+    values: list, joints: list[str] | None = None
+) -> tuple[str, list[tuple[int, int, int]]]:
+    """``json.dumps(values, indent=1)`` and, per element, (start, end offset, first line).
+
+    ``joints`` says what follows each element but the last: ``comma`` (as json.dumps writes
+    it), ``newline`` (no comma), ``glued`` (no comma, the next element on the same line:
+    ``} {``), or ``text`` (``} x,``: more text on the element's last line, then the comma)."""
     if not values:
         return "[]", []
+    joints = joints or ["comma"] * len(values)
     text, spans = "[\n", []
     for index, value in enumerate(values):
         element = json.dumps(value, indent=1).replace("\n", "\n ")
-        start = len(text) + 1
+        if not text.endswith(" "):
+            text += " "
+        start = len(text)
         spans.append((start, start + len(element), text.count("\n") + 1))
-        text += " " + element + (",\n" if index < len(values) - 1 else "\n")
+        text += element
+        if index == len(values) - 1:
+            text += "\n"
+        else:
+            text += {"comma": ",\n", "newline": "\n", "glued": " ", "text": " x,\n"}[joints[index]]
     return text + "]", spans
 
 
@@ -118,6 +131,51 @@ def test_documents_and_truncated_documents(values: list, cut: int) -> None:
     parsed = sum(isinstance(o, DataError) for o in outcomes)
     if complete:
         assert parsed == sum(v == json.loads(GOOD) for v in values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    elements=st.lists(
+        st.tuples(
+            json_values | st.just(json.loads(GOOD)),
+            st.sampled_from(["comma", "newline", "glued", "text"]),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_documents_with_missing_commas_and_trailing_text(elements: list) -> None:
+    """A missing comma loses nothing: each element is one outcome at its first line (good
+    ones parsed), also when the next one starts on its closing line (``} {``); text after an
+    element (``} x,``) is one more outcome at that line, except after a one-line element
+    that starts its line: that line (element and text) is one outcome."""
+    values = [value for value, _ in elements]
+    # an element glued to the next starts on a one-line element's line: that line is read
+    # as one line, so glue only after elements spread over lines
+    joints = [
+        "comma" if how == "glued" and "\n" not in json.dumps(value, indent=1) else how
+        for value, how in elements[:-1]
+    ]
+    joints.append("comma")  # nothing follows the last element
+    text, spans = _array_text(values, joints)
+    outcomes = list(read_records(text.encode(), "d.json"))
+    count(outcomes)
+    expected: Counter[int] = Counter()
+    starts_line = True
+    for (start, stop, line), how in zip(spans, joints, strict=True):
+        expected[line] += 1
+        spread = "\n" in text[start:stop]
+        if how == "text" and (spread or not starts_line):  # else the line is one outcome
+            expected[line + text.count("\n", start, stop)] += 1
+        starts_line = how != "glued"
+    assert Counter(o.source_line for o in outcomes) == expected, [
+        (o.source_line, getattr(o, "reason", "")) for o in outcomes
+    ]
+    parsed = {o.source_line for o in outcomes if isinstance(o, DataError)}
+    good = {
+        line for (_, _, line), value in zip(spans, values, strict=True) if value == json.loads(GOOD)
+    }
+    assert parsed == good
 
 
 def test_several_megabyte_record() -> None:
