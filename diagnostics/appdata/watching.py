@@ -197,10 +197,3 @@ def watch_alerts(state: Path) -> WatchAlerts:
         evaluated,
         passes(state),
     )
-
-
-def alert_history(state: Path) -> pl.DataFrame:
-    """Every alert episode the watcher recorded, newest first: rule, state, where, when it
-    fired and resolved, how long it lasted (a firing one: until the watcher's last
-    evaluation), summary, runbook (:func:`watch_alerts`)."""
-    return watch_alerts(state).history

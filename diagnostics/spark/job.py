@@ -24,12 +24,12 @@ The tables are defined in :mod:`diagnostics.aggregates.schema` and written by
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Observation, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from diagnostics.aggregates import TableName, files_summary, write_summary
@@ -120,17 +120,32 @@ def quarantined(parsed: DataFrame) -> DataFrame:
     return parsed.filter(F.col("reason").isNotNull()).select(*QUARANTINE_COLUMNS)
 
 
+#: A (job_id, job) pair.
+Pair = tuple[str | None, str | None]
+
+
+def pair_rows(frame: DataFrame, *keys: str) -> list[Row]:
+    """The distinct (``keys``, job_id, job) rows of ``frame``, collected (a handful)."""
+    return frame.select(*keys, "job_id", "job").distinct().collect()
+
+
+def distinct_pairs(*frames: DataFrame) -> set[Pair]:
+    """The distinct (job_id, job) pairs of ``frames``."""
+    return {(row["job_id"], row["job"]) for frame in frames for row in pair_rows(frame)}
+
+
+def mapping_frame(spark: SparkSession, mapping: Mapping[Pair, Pair]) -> DataFrame:
+    """``mapping`` (pair read -> pair shown) as the table :func:`with_jobs` joins (schema
+    :data:`schemas.JOB_MAPPING`)."""
+    rows = [(*pair, *shown) for pair, shown in mapping.items()]
+    return spark.createDataFrame(rows, schemas.JOB_MAPPING)
+
+
 def job_mapping(spark: SparkSession, *frames: DataFrame) -> DataFrame:
     """The (job_id, job) pairs of ``frames`` and the pair each is aggregated under (schema
     :data:`schemas.JOB_MAPPING`), settled on the driver by
     :func:`~diagnostics.logs.jobs.resolve_jobs` from the distinct pairs."""
-    pairs = {
-        (row["job_id"], row["job"])
-        for frame in frames
-        for row in frame.select("job_id", "job").distinct().collect()
-    }
-    rows = [(*pair, *resolved) for pair, resolved in resolve_jobs(pairs).items()]
-    return spark.createDataFrame(rows, schemas.JOB_MAPPING)
+    return mapping_frame(spark, resolve_jobs(distinct_pairs(*frames)))
 
 
 def with_jobs(mapping: DataFrame) -> Callable[[DataFrame], DataFrame]:

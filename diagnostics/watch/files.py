@@ -13,6 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` by ``data`` atomically (temporary file + fsync + rename)."""
@@ -33,6 +36,13 @@ def write_atomic(path: Path, data: bytes) -> None:
 def write_json_atomic(path: Path, value: Any) -> None:
     """``value`` as indented JSON, replacing ``path`` atomically."""
     write_atomic(path, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode())
+
+
+def write_parquet_atomic(path: Path, table: pa.Table) -> None:
+    """``table`` as a Parquet file (snappy), replacing ``path`` atomically."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="snappy")
+    write_atomic(path, sink.getvalue().to_pybytes())
 
 
 def sync_folder(folder: Path) -> None:

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from diagnostics.aggregates import TableName, table_files
 from diagnostics.errors import InputError
 from diagnostics.logs.jobs import resolve_jobs
-from diagnostics.watch.files import write_atomic, write_json_atomic
+from diagnostics.watch.files import write_json_atomic, write_parquet_atomic
 
 #: A (job_id, job) pair: as a record gives it, or as a row is stored.
 Pair = tuple[str | None, str | None]
@@ -196,7 +196,6 @@ class Resolution:
     :func:`resolve_jobs` gives it) and whether the row's record named only its job."""
 
     def __init__(self, mapping: Mapping[Pair, Pair]) -> None:
-        self.mapping = mapping
         self._by_id: dict[str, Pair] = {}
         self._by_name: dict[str, Pair] = {}
         for (job_id, name), shown in mapping.items():
@@ -216,12 +215,6 @@ class Resolution:
             return stored
         key = job_id.rsplit("/", 1)[-1] if job_id is not None else name.lower()
         return self._by_name.get(key, stored)
-
-
-def _write(path: Path, table: pa.Table) -> None:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="snappy")
-    write_atomic(path, sink.getvalue().to_pybytes())
 
 
 def _with_job_id(table: pa.Table) -> pa.Table:
@@ -280,7 +273,7 @@ def settle_file(path: Path, named: bool, resolution: Resolution) -> bool:
         values = pa.array([pair[position] for pair in wanted], pa.string())
         at = table.schema.get_field_index(column)
         table = table.set_column(at, table.schema.field(at), pc.take(values, index))
-    _write(path, table)
+    write_parquet_atomic(path, table)
     return True
 
 
@@ -309,19 +302,19 @@ def _split_named(path: Path, number: int) -> None:
     count = pc.sum(mask).as_py() or 0
     if count == 0:
         if old:
-            _write(path, table)
+            write_parquet_atomic(path, table)
         return
     prefix = tag(number)
     target = path.with_name(prefix + NAMED + path.name.removeprefix(prefix))
     if count == table.num_rows:
         if old:
-            _write(target, table)
+            write_parquet_atomic(target, table)
             path.unlink()
         else:
             path.replace(target)
         return
-    _write(target, table.filter(mask))
-    _write(path, table.filter(pc.invert(mask)))
+    write_parquet_atomic(target, table.filter(mask))
+    write_parquet_atomic(path, table.filter(pc.invert(mask)))
 
 
 def adopt_unrecorded(agg: Path, store: JobStore) -> None:

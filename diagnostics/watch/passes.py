@@ -49,7 +49,7 @@ from diagnostics.logs.reader import read_line
 from diagnostics.logs.records import to_arrow
 from diagnostics.spark import job, schemas
 from diagnostics.spark.session import is_connect
-from diagnostics.watch.files import read_range, write_atomic
+from diagnostics.watch.files import read_range, write_atomic, write_parquet_atomic
 from diagnostics.watch.jobs import (
     NAMED,
     JobStore,
@@ -140,9 +140,7 @@ def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
             kept = table_data.filter(
                 pc.invert(pc.fill_null(pc.equal(table_data["source_file"], source_file), False))
             )
-            sink = pa.BufferOutputStream()
-            pq.write_table(kept, sink, compression="snappy")
-            write_atomic(path, sink.getvalue().to_pybytes())
+            write_parquet_atomic(path, kept)
 
 
 def _move_staged(staged: Path, agg: Path, table: TableName, number: int, marker: str = "") -> None:
@@ -166,15 +164,9 @@ def _parallelism(spark: SparkSession) -> int:
 def source_pairs(errors: DataFrame) -> dict[str, frozenset[Pair]]:
     """The (job_id, job) pairs of ``errors``' rows per source file (a handful)."""
     found: dict[str, set[Pair]] = {}
-    for row in errors.select("source_file", "job_id", "job").distinct().collect():
+    for row in job.pair_rows(errors, "source_file"):
         found.setdefault(row["source_file"], set()).add((row["job_id"], row["job"]))
     return {source: frozenset(pairs) for source, pairs in found.items()}
-
-
-def mapping_frame(spark: SparkSession, mapping: dict[Pair, Pair]) -> DataFrame:
-    """``mapping`` (pair read -> pair shown) as the table :func:`job.with_jobs` joins."""
-    rows = [(*pair, *shown) for pair, shown in mapping.items()]
-    return spark.createDataFrame(rows, schemas.JOB_MAPPING)
 
 
 def write_reads(
@@ -211,7 +203,7 @@ def write_reads(
         sources = source_pairs(errors)
         pairs = {pair for found in sources.values() for pair in found}
         mapping = resolve_jobs({*known, *pairs})
-        settled = job.with_jobs(mapping_frame(spark, mapping))
+        settled = job.with_jobs(job.mapping_frame(spark, mapping))
         own = errors.filter(~named).transform(settled).transform(observed)
         write_frame(own, staging, TableName.DATA_ERRORS)
         if any(is_named(pair) for pair in pairs):
@@ -302,9 +294,7 @@ def cached_metrics(spark: SparkSession, cache: Path, paths: Iterable[str]) -> Da
 
 def metrics_pairs(rows: DataFrame | None) -> set[Pair]:
     """The (job_id, job) pairs of the cached engine metrics rows (a handful)."""
-    if rows is None:
-        return set()
-    return {(r["job_id"], r["job"]) for r in rows.select("job_id", "job").distinct().collect()}
+    return set() if rows is None else job.distinct_pairs(rows)
 
 
 def derive(
@@ -320,7 +310,7 @@ def derive(
         cache_metrics(spark, cache, manifest.metrics)
         rows = cached_metrics(spark, cache, manifest.metrics)
     mapping = settle(agg, JobStore(agg.parent / "jobs"), metrics_pairs(rows))
-    settled = job.with_jobs(mapping_frame(spark, mapping))
+    settled = job.with_jobs(job.mapping_frame(spark, mapping))
     errors = read_table(spark, agg, TableName.DATA_ERRORS)
     _swap(errors.transform(job.rollup), agg, TableName.ERROR_ROLLUP)
     _swap(errors.transform(job.idle_episodes), agg, TableName.PARTITION_IDLE)
