@@ -83,12 +83,16 @@ class _Text:
         """The file's bytes from ``start`` to ``end``."""
         return self.text[start:end].encode("utf-8", "surrogateescape")
 
-    def invalid_utf8(self, start: int, end: int) -> int | None:
-        """The file offset of the first byte that is not UTF-8 in ``start..end``, if any."""
+    def invalid_utf8(self, start: int, end: int) -> str | None:
+        """Where the first byte that is not UTF-8 in ``start..end`` is, if any: ``byte N of
+        line L`` (N counted from 1 in the line's bytes, as :func:`read_line` says it)."""
         found = ESCAPED.search(self.text, start, end)
         if found is None:
             return None
-        return len(self.raw(0, found.start()))
+        at = found.start()
+        line = self.line(start) + self.text.count("\n", start, at)
+        byte = len(self.raw(self.text.rfind("\n", 0, at) + 1, at)) + 1
+        return f"byte {byte} of line {line}"
 
 
 #: A generator of outcomes that returns where reading goes on.
@@ -170,9 +174,7 @@ def _decoded(
     number = doc.line(start)
     bad_byte = doc.invalid_utf8(start, end)
     if bad_byte is not None:
-        yield quarantine(
-            name, number, f"invalid UTF-8 at byte offset {bad_byte}", doc.raw(start, end)
-        )
+        yield quarantine(name, number, f"invalid UTF-8 at {bad_byte}", doc.raw(start, end))
         return
     elements = elements_of(value) if whole else None
     if elements is None:

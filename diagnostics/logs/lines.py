@@ -115,7 +115,8 @@ def read_line(
     try:
         value = _loads(line)
     except UnicodeDecodeError as exc:
-        yield quarantine(name, number, f"invalid UTF-8 at byte offset {exc.start}", line)
+        where = f"byte {exc.start + 1} of line {number}"  # as documents say it
+        yield quarantine(name, number, f"invalid UTF-8 at {where}", line)
         return
     except ValueError as exc:
         text = line.decode("utf-8", "replace")
