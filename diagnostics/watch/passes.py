@@ -39,7 +39,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from diagnostics.aggregates import TableName, table_files
+from diagnostics.aggregates import TableName, files_summary, table_files
 from diagnostics.aggregates.folder import remove_table
 from diagnostics.aggregates.spark import spark_schema, write_frame
 from diagnostics.logs.batches import BATCH_ROWS, parse_file
@@ -321,8 +321,7 @@ def derive(
         pq.read_metadata(path).num_rows for path in table_files(agg, TableName.QUARANTINE)
     )
     summary = job.summarise(errors, seen.asDict(), quarantined, metrics)
-    summary["files_read"] = len(manifest.files) + len(manifest.metrics)
-    summary["files_skipped"] = list(manifest.skipped)
+    summary.update(files_summary(len(manifest.files) + len(manifest.metrics), manifest.skipped))
     text = json.dumps(summary, indent=2, default=str) + "\n"
     write_atomic(agg / "summary.json", text.encode())
     return summary
