@@ -54,11 +54,24 @@ def _stamp(ref: SourceRef) -> tuple[str, tuple[str, ...]]:
     return (column or one_line(ref.timestamp_text or "")), tuple(k.lower() for k in ref.over)
 
 
-def reads_disagree(reads: Sequence[SourceRef]) -> bool:
-    """True when the reads of one input say different ``TIMESTAMP BY ... OVER`` clauses, or
-    some say ``TIMESTAMP BY`` and some do not (arrival time)."""
+def _clauses(
+    reads: Sequence[SourceRef],
+) -> tuple[dict[tuple[str, tuple[str, ...]], SourceRef], bool]:
+    """The different ``TIMESTAMP BY ... OVER`` clauses of the reads of one input, compared
+    ignoring case (each as its first read writes it), and whether some read has none (arrival
+    time: a different clause too)."""
     stamped = [r for r in reads if r.timestamp_text is not None]
-    return len({_stamp(r) for r in stamped}) > 1 or (bool(stamped) and len(stamped) < len(reads))
+    clauses: dict[tuple[str, tuple[str, ...]], SourceRef] = {}
+    for ref in stamped:
+        clauses.setdefault(_stamp(ref), ref)
+    return clauses, bool(stamped) and len(stamped) < len(reads)
+
+
+def reads_disagree(reads: Sequence[SourceRef]) -> bool:
+    """True when the reads of one input say different ``TIMESTAMP BY ... OVER`` clauses
+    (ignoring case), or some say ``TIMESTAMP BY`` and some do not (arrival time)."""
+    clauses, unstamped = _clauses(reads)
+    return len(clauses) > 1 or unstamped
 
 
 def choose_input(definition: JobDefinition, name: str | None) -> JobInput:
@@ -110,13 +123,11 @@ def _one_timestamp(
                 "give that column as the TIMESTAMP BY column"
             )
             raise InputError(msg, Setting.TIMESTAMP_BY)
-    distinct = {(r.timestamp_by, r.over) for r in stamped}
-    # A read without TIMESTAMP BY runs on arrival time: a different clause too.
-    unstamped = bool(stamped) and len(stamped) < len(reads)
-    if reads_disagree(reads):
+    clauses, unstamped = _clauses(reads)
+    if len(clauses) > 1 or unstamped:  # reads_disagree
         shown = "; ".join(
-            f"TIMESTAMP BY {t}" + (f" OVER {', '.join(o)}" if o else "")
-            for t, o in sorted(distinct)
+            f"TIMESTAMP BY {r.timestamp_by}" + (f" OVER {', '.join(r.over)}" if r.over else "")
+            for _, r in sorted(clauses.items())
         ) + ("; no TIMESTAMP BY (arrival time)" if unstamped else "")
         msg = f"{path}: input {chosen.name} is read with different clauses ({shown}); say which TIMESTAMP BY column (and OVER columns) applies"
         raise InputError(msg, Setting.TIMESTAMP_BY)

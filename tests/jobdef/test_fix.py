@@ -307,6 +307,23 @@ def test_two_timestamp_bys_read_back_as_one_after_the_fix(write_json, tmp_path):
     assert "in every step" in written["fix"].read_text()
 
 
+def test_clauses_differing_in_case_only_are_one_clause(write_json):
+    """The message lists each different clause once, compared ignoring case as the check."""
+    query = (
+        "SELECT * INTO a FROM input TIMESTAMP BY event_time OVER device_id\n"
+        "SELECT * INTO b FROM input TIMESTAMP BY Event_Time OVER Device_Id\n"
+        "SELECT * INTO c FROM input TIMESTAMP BY arrival_time\n"
+    )
+    with pytest.raises(InputError) as caught:
+        job_policy(read_job_definition(write_json(resource(query))))
+    assert (
+        "read with different clauses (TIMESTAMP BY arrival_time; "
+        "TIMESTAMP BY event_time OVER device_id); say which"
+    ) in str(caught.value)
+    same = query.replace("arrival_time", "EVENT_TIME OVER DEVICE_ID")
+    assert not job_policy(read_job_definition(write_json(resource(same)))).reads_disagree
+
+
 def test_apply_script_takes_group_and_name_from_the_resource_id():
     definition = read_job_definition(JOBS / "cross_device_disorder.resource.json")
     assert definition.resource_group == "rg-telemetry"
