@@ -77,7 +77,11 @@ def _history(state: str) -> None:
     """The watcher's alerts from its store (no rule is evaluated here, so the counts, the
     runbooks and the history agree with what the watcher notified), and the runbooks of the
     firing alerts."""
-    view = watch_alerts(Path(state))
+    try:
+        view = watch_alerts(Path(state))
+    except OrderdocError as exc:  # a corrupt or unreadable store: one line, no traceback
+        st.error(f"The watcher's alerts could not be read: {exc}")
+        return
     cols = st.columns(3)
     cols[0].metric("Firing", view.count(AlertState.FIRING))
     cols[1].metric("Pending", view.count(AlertState.PENDING))

@@ -8,9 +8,9 @@ import streamlit as st
 
 from diagnostics.appdata import figures
 from diagnostics.appdata.alerts import alert_markers
-from diagnostics.appdata.watching import WAITING, waiting, watch_alerts
+from diagnostics.appdata.watching import WAITING, overview_alerts, waiting
+from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
-from diagnostics.rules import AlertState
 from screens import cache
 from screens.common import chart, seconds, severity
 
@@ -81,31 +81,21 @@ def render() -> None:
             f"Idle partitions: {', '.join(map(str, k.idle_partitions))} "
             "(InputPartitionNotProgressing; see the Partitions page)."
         )
-    try:
-        if state:  # the watcher's alerts, as its store holds them: the Alerts page's history
-            watched = watch_alerts(Path(state))
-            alerts, firing, resolved = (
-                watched.alerts,
-                watched.count(AlertState.FIRING),
-                watched.count(AlertState.RESOLVED),
-            )
-            when = f" at {watched.evaluated_at:%Y-%m-%d %H:%M} UTC" if watched.evaluated_at else ""
-            note = f"as the watcher recorded them{when}"
-        else:
-            view = cache.evaluate(agg)
-            alerts = view.alerts
-            firing, resolved = view.count(AlertState.FIRING), view.count(AlertState.RESOLVED)
-            note = "the rules evaluated at the end of the data"
-    except Exception as exc:  # rule errors (OrderdocError) or a bug: a message, no traceback
+    try:  # the watcher's store when watching (as the Alerts page shows it), else the rules
+        shown = overview_alerts(Path(state) if state else None, lambda: cache.evaluate(agg))
+    except OrderdocError as exc:
+        alerts_slot.metric("Alerts firing", "–", help=f"the alerts could not be shown: {exc}")
+        st.error(f"The alerts could not be shown: {exc}")
+    except Exception as exc:  # a bug elsewhere must not show a traceback here
         alerts_slot.metric("Alerts firing", "–", help=f"the rules failed: {exc}")
     else:
         alerts_slot.metric(
             "Alerts firing",
-            f"{firing:,}",
-            help=f"{resolved:,} resolved; {note}; see the Alerts page",
+            f"{shown.firing:,}",
+            help=f"{shown.resolved:,} resolved; {shown.note}; see the Alerts page",
         )
-        if over_time.height and alerts.height:
-            markers = alert_markers(alerts, bucket)
+        if over_time.height and shown.alerts.height:
+            markers = alert_markers(shown.alerts, bucket)
             with chart_slot.container():
                 chart(figures.errors_over_time(over_time, markers, bucket), "overview_1")
     _top_finding()

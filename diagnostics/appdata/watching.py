@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from diagnostics.errors import InputError
 from diagnostics.rules.model import AlertState
+
+if TYPE_CHECKING:
+    from diagnostics.appdata.alerts import AlertsView
 
 #: Labels every alert of the default pack carries; the rest tell which job, partition, kind.
 COMMON_LABELS = frozenset({"alertname", "severity", "team"})
@@ -150,16 +156,24 @@ def watch_alerts(state: Path) -> WatchAlerts:
 
     "lasted" of a firing alert runs to the watcher's last evaluation (the time its state was
     last known), not to the wall clock: with ``--evaluate-at data-end`` that is the end of
-    the data, and a watcher that stopped does not make its alerts last longer."""
+    the data, and a watcher that stopped does not make its alerts last longer.
+
+    A store that cannot be opened or read (corrupt, not a database) is an
+    :class:`~diagnostics.errors.InputError` naming the file."""
     from diagnostics.appdata.alerts import ALERT_SCHEMA
     from diagnostics.watch.alertstate import AlertStore
 
-    if not (state / "alerts" / "alerts.db").is_file():
+    db = state / "alerts" / "alerts.db"
+    if not db.is_file():
         empty = pl.DataFrame(schema=HISTORY_SCHEMA)
         return WatchAlerts(empty, pl.DataFrame(schema=ALERT_SCHEMA), None, passes(state))
-    with AlertStore(state / "alerts") as store:
-        episodes = store.history()
-        evaluated = store.last_evaluation()
+    with AlertStore(db.parent) as store:
+        try:
+            episodes = store.history()
+            evaluated = store.last_evaluation()
+        except (sqlite3.Error, ValueError) as exc:
+            msg = f"{db}: cannot read the watcher's alert store ({exc})"
+            raise InputError(msg) from None
     rows = [
         {
             "state": e.state.value,
@@ -196,4 +210,38 @@ def watch_alerts(state: Path) -> WatchAlerts:
         pl.DataFrame(alerts, schema=ALERT_SCHEMA, orient="row"),
         evaluated,
         passes(state),
+    )
+
+
+@dataclass(frozen=True)
+class OverviewAlerts:
+    """The Overview's alerts: the rows for the chart's markers (schema
+    :data:`diagnostics.appdata.alerts.ALERT_SCHEMA`), how many fire and are resolved, and
+    where they come from (``note``)."""
+
+    alerts: pl.DataFrame
+    firing: int
+    resolved: int
+    note: str
+
+
+def overview_alerts(state: Path | None, evaluate: Callable[[], AlertsView]) -> OverviewAlerts:
+    """The Overview's alerts: with a watcher's state folder, its store as the Alerts page
+    shows it (:func:`watch_alerts`; no rule is evaluated); otherwise ``evaluate()``, the
+    rules evaluated at the end of the data. Raises an ``OrderdocError`` when either fails."""
+    if state is not None:
+        watched = watch_alerts(state)
+        when = f" at {watched.evaluated_at:%Y-%m-%d %H:%M} UTC" if watched.evaluated_at else ""
+        return OverviewAlerts(
+            watched.alerts,
+            watched.count(AlertState.FIRING),
+            watched.count(AlertState.RESOLVED),
+            f"as the watcher recorded them{when}",
+        )
+    view = evaluate()
+    return OverviewAlerts(
+        view.alerts,
+        view.count(AlertState.FIRING),
+        view.count(AlertState.RESOLVED),
+        "the rules evaluated at the end of the data",
     )

@@ -160,3 +160,35 @@ def test_what_the_refresh_shows_follows_the_store(state: Path) -> None:
     assert after.runbooks(runbook_sections()) == []
     assert after.history.filter(pl.col("rule") == "early-events")["lasted"].to_list() == ["45m"]
     assert after.alerts.height == 2
+
+
+def test_a_corrupt_alert_store_is_one_error_on_the_live_pages(
+    app_env, monkeypatch, state: Path
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from diagnostics.errors import OrderdocError
+
+    db = state / "alerts" / "alerts.db"
+    for extra in db.parent.glob("alerts.db-*"):  # WAL and shared-memory files
+        extra.unlink()
+    db.write_bytes(b"\x00garbage, not a SQLite database\xff" * 64)
+    with pytest.raises(OrderdocError, match=r"alerts\.db"):
+        watch_alerts(state)
+    monkeypatch.setenv("ORDERDOC_WATCH_STATE", str(state))
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["page"] = "Alerts"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    [error] = [e.value for e in at.error]
+    assert error.startswith("The watcher's alerts could not be read: ")
+    assert str(db) in error
+    assert "\n" not in error
+    at.session_state["page"] = "Overview"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    [error] = [e.value for e in at.error]
+    assert error.startswith("The alerts could not be shown: ")
+    assert str(db) in error
+    firing = next(m for m in at.metric if m.label == "Alerts firing")
+    assert firing.value == "–"
