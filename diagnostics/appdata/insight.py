@@ -47,9 +47,14 @@ def explain(
     events: pl.DataFrame | None = None,
     policy: OrderingPolicy | None = None,
     columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
 ) -> Report:
-    """The explainer's report: findings most important first, sources and policy text."""
-    return run_explainer(agg_dir, events=events, policy=policy, columns=columns)
+    """The explainer's report: findings most important first, sources and policy text.
+    ``partitions``: the input's partitions the capture was replayed with (those without an
+    event included), as for the replay that measures a fix."""
+    return run_explainer(
+        agg_dir, events=events, policy=policy, columns=columns, partitions=partitions
+    )
 
 
 def readable_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:

@@ -211,9 +211,10 @@ def in_app_words(findings: list[Finding]) -> list[Finding]:
 def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
     """The explainer's report for a folder the app built or opened.
 
-    With a capture (``events``), the policy it was replayed under; with a saved job
-    definition and no capture, the job's policy (as ``orderdoc explain AGG_DIR
-    --job-definition FILE``), so impacts use its tolerances. With a job, the query
+    With a capture (``events``), the policy and partitions it was replayed with (those
+    :func:`build_fix` measures the fix on); with a saved job definition and no capture, the
+    job's policy (as ``orderdoc explain AGG_DIR --job-definition FILE``), so impacts use its
+    tolerances. With a job, the query
     suggestions name its input. Hints at command-line flags become Load page words."""
     from diagnostics.appdata.build import capture_context
     from diagnostics.appdata.insight import explain
@@ -230,7 +231,11 @@ def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
         if events is None:
             events = pl.read_parquet(ctx.events_path)
         report = explain(
-            agg_dir, events=events, policy=ctx.settings.policy, columns=ctx.settings.columns
+            agg_dir,
+            events=events,
+            policy=ctx.settings.policy,
+            columns=ctx.settings.columns,
+            partitions=ctx.partitions or None,  # as build_fix measures the fix
         )
     elif job is not None and job.policy.application_time:
         report = explain(agg_dir, policy=job.policy)

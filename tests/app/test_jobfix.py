@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
-from diagnostics.appdata import insight, jobfix
-from diagnostics.appdata.build import build_from_logs
+from diagnostics.appdata import insight, jobfix, samples
+from diagnostics.appdata.build import build_from_capture, build_from_logs, capture_context
+from diagnostics.explain import explain
 from diagnostics.explain.model import Cause
 from diagnostics.explain.snippets import late_tolerance, timestamp_by_over
 
@@ -93,6 +95,30 @@ def test_an_unreadable_saved_job_leaves_the_findings_and_fails_the_fix(idle_logs
     assert _idle(report).impact["delay"].startswith("unknown: ")
     with pytest.raises(jobfix.InputError, match=r"^job.json: not JSON"):
         jobfix.build_fix(idle_logs)
+
+
+def test_a_capture_is_explained_over_the_partitions_it_was_replayed_with(tmp_path):
+    """A partition the capture has no event of (declared on the Load page) is in the
+    findings' evidence, as in the replay that measures the fix."""
+    events = pl.read_csv(SCENARIOS / "healthy" / "capture.csv")
+    events = events.filter(pl.col("partition_id") != 3)
+    out = tmp_path / "agg"
+    build_from_capture(events, samples.default_settings("healthy"), out, partitions=range(4))
+    ctx = capture_context(out)
+    assert ctx is not None
+    assert ctx.partitions == (0, 1, 2, 3)
+    report = jobfix.explain_folder(out)
+    idle = _idle(report)
+    assert idle.evidence["events_per_partition"]["3"] == 0
+    assert set(idle.evidence["events_per_partition"]) == {"0", "1", "2", "3"}
+    expected = explain(
+        out,
+        events=events,
+        policy=ctx.settings.policy,
+        columns=ctx.settings.columns,
+        partitions=ctx.partitions,
+    )
+    assert [f.evidence for f in report.findings] == [f.evidence for f in expected.findings]
 
 
 def test_suggestion_headings_are_the_command_lines_labels():
