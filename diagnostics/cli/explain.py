@@ -88,6 +88,7 @@ def logs_policy(args: argparse.Namespace, resolved: Resolved) -> OrderingPolicy 
 def run(args: argparse.Namespace) -> int:
     """Gather the evidence, diagnose, print (and write) the report."""
     from diagnostics.cli.capture_args import capture_from_args
+    from diagnostics.cli.flags import with_flags
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
     from diagnostics.explain import explain, render
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
         findings = name_the_input(report.findings, resolved.job.input.name)
         report = replace(report, findings=findings, policy=resolved.describe())
-    text = render(report, args.format)
+    text = render(with_flags(report), args.format)
     sys.stdout.write(text)
     if args.write_fix:
         from diagnostics.cli.fix_output import write_and_check

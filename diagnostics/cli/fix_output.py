@@ -10,6 +10,9 @@ from diagnostics.captures.reader import Capture
 from diagnostics.cli.job_args import Resolved
 from diagnostics.explain.model import Report
 
+#: FIX.md's words, on the command line, for measuring a fix made from logs.
+MEASURE_HINT = "run `orderdoc explain --events CAPTURE --job-definition ... --write-fix DIR`"
+
 
 def _say(message: str) -> None:
     sys.stderr.write(message + "\n")
@@ -35,5 +38,6 @@ def write_and_check(
         partitions=partitions,
         parameters=args.parameters,
         say=_say,
+        measure_hint=MEASURE_HINT,
     )
     return summary(trip)

@@ -4,8 +4,10 @@ adds the flag (``... (use --late-arrival)``)."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from diagnostics.errors import OrderdocError, Setting, setting_of
+from diagnostics.explain.model import Report, Suggestion
 
 #: The command-line flag of each setting (a setting without a flag is named as it is).
 FLAGS: dict[Setting, str] = {
@@ -71,3 +73,21 @@ def message(exc: OrderdocError, args: argparse.Namespace | None = None) -> str:
     if flag is None or "(use --" in text or (args is not None and not has_flag(args, flag)):
         return text
     return f"{text} (use {flag})"
+
+
+def _suggestion_with_flags(suggestion: Suggestion) -> Suggestion:
+    flags = [FLAGS.get(s, s.value) for s in suggestion.settings]
+    if not flags:
+        return suggestion
+    return replace(suggestion, snippet=f"{suggestion.snippet} (use {', '.join(flags)})")
+
+
+def with_flags(report: Report) -> Report:
+    """The report with the flags of the settings each suggestion names after its text
+    (``... explain it with the capture and its TIMESTAMP BY column (use --events,
+    --timestamp-by)``)."""
+    findings = [
+        replace(f, suggestions=tuple(_suggestion_with_flags(s) for s in f.suggestions))
+        for f in report.findings
+    ]
+    return replace(report, findings=findings)

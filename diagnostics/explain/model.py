@@ -13,6 +13,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict
 
+from diagnostics.errors import Setting
 from diagnostics.kinds import Severity
 
 
@@ -58,11 +59,13 @@ class SuggestionKind(StrEnum):
 class Suggestion:
     """One concrete change. ``value_seconds`` is set for tolerances and delays (``None`` for
     an unlimited tolerance or a change without a value); ``snippet`` is the exact ASA query
-    text or portal setting to apply."""
+    text or portal setting to apply, or what to do in words; ``settings``: the settings that
+    doing it gives orderdoc (the command line adds their flags, the app its fields)."""
 
     kind: SuggestionKind
     value_seconds: float | None
     snippet: str
+    settings: tuple[Setting, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

@@ -11,6 +11,7 @@ import math
 
 from diagnostics.durations import SECOND, format_clock
 from diagnostics.engine.policy import MAX_TOLERANCE_NS
+from diagnostics.errors import Setting
 from diagnostics.explain.model import Suggestion, SuggestionKind
 
 MAX_TOLERANCE_S = MAX_TOLERANCE_NS // SECOND
@@ -165,31 +166,40 @@ def cti_delay(seconds: float | None) -> Suggestion:
     )
 
 
+#: What explaining a capture needs: the capture and its TIMESTAMP BY column.
+_CAPTURE_SETTINGS = (Setting.CAPTURE, Setting.TIMESTAMP_BY)
+
+
+def _its_column(timestamp: str | None) -> str:
+    """``its TIMESTAMP BY column (event_time)``, or without the name when it is unknown."""
+    return "its TIMESTAMP BY column" + (f" ({timestamp})" if timestamp else "")
+
+
 def measure_lateness(timestamp: str | None) -> Suggestion:
     """How to size a late-arrival tolerance when no record carries an example event."""
-    column = timestamp or "COL"
     return Suggestion(
         SuggestionKind.MEASURE_LATENESS,
         None,
         "Measure the lateness before changing Events that arrive late: capture the input "
-        "(Event Hubs Capture, or a SELECT * INTO blob step) and run orderdoc explain with "
-        f"--events CAPTURE --timestamp-by {column}, which sizes the tolerance to the 99.9th "
-        "percentile of the events' lateness; or aggregate the job's resource logs (diagnostic "
-        "setting, category Execution), whose data-error records carry an example event",
+        "(Event Hubs Capture, or a SELECT * INTO blob step) and explain it with the capture "
+        f"and {_its_column(timestamp)}, which sizes the tolerance to the 99.9th percentile of "
+        "the events' lateness; or aggregate the job's resource logs (diagnostic setting, "
+        "category Execution), whose data-error records carry an example event",
+        _CAPTURE_SETTINGS,
     )
 
 
 def measure_disorder(timestamp: str | None) -> Suggestion:
     """How to size an out-of-order fix when the logs cannot (the tolerance is already as
     large as the late tolerance allows)."""
-    column = timestamp or "COL"
     return Suggestion(
         SuggestionKind.MEASURE_LATENESS,
         None,
         "The out-of-order tolerance is already as large as the late-arrival tolerance lets it "
-        "act: capture the input and run orderdoc explain with --events CAPTURE --timestamp-by "
-        f"{column}, which measures how far out of order the events are and finds a sender "
-        "column for TIMESTAMP BY ... OVER",
+        f"act: capture the input and explain it with the capture and {_its_column(timestamp)}, "
+        "which measures how far out of order the events are and finds a sender column for "
+        "TIMESTAMP BY ... OVER",
+        _CAPTURE_SETTINGS,
     )
 
 

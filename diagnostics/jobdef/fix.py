@@ -219,8 +219,9 @@ def query_diff(fix: Fix) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: How to measure a fix written without a capture, as the command line does it.
-MEASURE_HINT = "run `orderdoc explain --events CAPTURE --job-definition ... --write-fix DIR`"
+#: How to measure a fix written without a capture, in words (the command line says it with
+#: its flags, the app with its Load page).
+MEASURE_HINT = "explain a capture of the input with the job definition and write the fix again"
 
 
 def _outcome_rows(fix: Fix, measure_hint: str = MEASURE_HINT) -> list[str]:

@@ -152,7 +152,13 @@ def test_late_events_without_an_example_say_how_to_size_the_tolerance(
     assert "fix_adds_output_delay_seconds" not in late["impact"]
     (suggestion,) = late["suggestions"]
     assert suggestion["kind"] == "measure_lateness"
-    assert "--events CAPTURE --timestamp-by COL" in suggestion["snippet"]
+    # the library says what to do; the command line adds the flags that do it
+    assert suggestion["snippet"].endswith(
+        "explain it with the capture and its TIMESTAMP BY column, which sizes the tolerance "
+        "to the 99.9th percentile of the events' lateness; or aggregate the job's resource "
+        "logs (diagnostic setting, category Execution), whose data-error records carry an "
+        "example event (use --events, --timestamp-by)"
+    )
     assert main(["explain", str(agg)]) == 0
     text = capsys.readouterr().out
     assert "lateness: not measured: no log record carries an example event" in text
@@ -220,3 +226,29 @@ def test_tolerances_beside_an_arrival_time_definition_are_an_error(
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("orderdoc replay: error: --action: the query of job arrivaljob")
     assert "where no tolerance or early-arrival rule applies" in line
+
+
+def test_the_command_line_adds_the_flags_of_a_suggestions_settings() -> None:
+    from diagnostics.cli.flags import with_flags
+    from diagnostics.explain.model import Cause, Finding, Report
+    from diagnostics.explain.snippets import late_tolerance, measure_disorder
+    from diagnostics.kinds import Severity
+
+    measure = measure_disorder("event_time")
+    assert "--" not in measure.snippet  # the library names what to do, not flags
+    finding = Finding(
+        cause=Cause.OUT_OF_ORDER,
+        title="t",
+        severity=Severity.WARNING,
+        confidence=1.0,
+        explanation="e",
+        suggestions=(measure, late_tolerance(5)),
+    )
+    (shown,) = with_flags(Report(findings=[finding], sources=(), policy=None)).findings
+    assert shown.suggestions[0].snippet == (
+        "The out-of-order tolerance is already as large as the late-arrival tolerance lets it "
+        "act: capture the input and explain it with the capture and its TIMESTAMP BY column "
+        "(event_time), which measures how far out of order the events are and finds a sender "
+        "column for TIMESTAMP BY ... OVER (use --events, --timestamp-by)"
+    )
+    assert shown.suggestions[1] == late_tolerance(5)  # no settings: as the library says it

@@ -86,7 +86,11 @@ def test_late_events_without_an_example_suggest_measuring_first() -> None:
         _logs(OrderingPolicy(timestamp_by="ts"), LateInputEvent=KindStats(events=2))
     )
     assert with_column is not None
-    assert "--timestamp-by ts" in with_column.suggestions[0].snippet
+    (measure,) = with_column.suggestions
+    # the library says what to do and names the settings; the command line adds their flags
+    assert "explain it with the capture and its TIMESTAMP BY column (ts), which" in measure.snippet
+    assert "--" not in measure.snippet
+    assert measure.settings == (Setting.CAPTURE, Setting.TIMESTAMP_BY)
 
 
 def test_the_given_tolerances_shape_the_logs_findings() -> None:
