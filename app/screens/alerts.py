@@ -11,6 +11,7 @@ from diagnostics.appdata.store import Aggregate
 from diagnostics.appdata.watching import WAITING, runbook_sections, waiting, watch_alerts
 from diagnostics.errors import OrderdocError
 from diagnostics.rules import AlertState
+from diagnostics.words import plural
 from screens import cache
 
 
@@ -92,7 +93,7 @@ def _history(state: str) -> None:
         else "no evaluation yet"
     )
     st.caption(
-        f"From `orderdoc watch` (state folder `{state}`, {view.passes} pass(es), {when}); "
+        f"From `orderdoc watch` (state folder `{state}`, {plural(view.passes, 'pass', 'passes')}, {when}); "
         "this page refreshes itself when a pass lands."
     )
     for rule, text in view.runbooks(runbook_sections()):

@@ -119,7 +119,7 @@ def test_alerts_page_shows_history_and_runbook(app_env, monkeypatch, state: Path
     text = " ".join(m.value for m in at.markdown)
     assert "**What to change.**" in text
     captions = " ".join(c.value for c in at.caption)
-    assert "2 pass(es), rules last evaluated at 2024-03-05 10:23 UTC" in captions
+    assert "2 passes, rules last evaluated at 2024-03-05 10:23 UTC" in captions
 
 
 def test_overview_follows_a_pass_that_lands(app_env, monkeypatch, state, agg_idle) -> None:
