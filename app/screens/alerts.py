@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 import streamlit as st
 
@@ -15,6 +16,19 @@ from diagnostics.words import plural
 from screens import cache
 
 
+class _Counted(Protocol):
+    def count(self, state: AlertState) -> int: ...
+
+
+def _counts(view: _Counted) -> None:
+    """The firing, pending and resolved counts of an alert view, as one row of metrics."""
+    cols = st.columns(3)
+    for col, state in zip(
+        cols, (AlertState.FIRING, AlertState.PENDING, AlertState.RESOLVED), strict=True
+    ):
+        col.metric(state.value.capitalize(), view.count(state))
+
+
 def _alerts(agg: Aggregate) -> None:
     try:
         view = cache.evaluate(agg)
@@ -24,10 +38,7 @@ def _alerts(agg: Aggregate) -> None:
     except Exception as exc:  # a bug elsewhere must not show a traceback here
         st.error(f"The rules failed on this folder (a bug; {type(exc).__name__}: {exc}).")
         return
-    cols = st.columns(3)
-    cols[0].metric("Firing", view.count(AlertState.FIRING))
-    cols[1].metric("Pending", view.count(AlertState.PENDING))
-    cols[2].metric("Resolved", view.count(AlertState.RESOLVED))
+    _counts(view)
     if view.now is not None:
         st.caption(f"Evaluated as of {view.now:%Y-%m-%d %H:%M} UTC (the end of the data).")
     for rule_id, reason in view.skipped:
@@ -83,10 +94,7 @@ def _history(state: str) -> None:
     except OrderdocError as exc:  # a corrupt or unreadable store: one line, no traceback
         st.error(f"The watcher's alerts could not be read: {exc}")
         return
-    cols = st.columns(3)
-    cols[0].metric("Firing", view.count(AlertState.FIRING))
-    cols[1].metric("Pending", view.count(AlertState.PENDING))
-    cols[2].metric("Resolved", view.count(AlertState.RESOLVED))
+    _counts(view)
     when = (
         f"rules last evaluated at {view.evaluated_at:%Y-%m-%d %H:%M} UTC"
         if view.evaluated_at
