@@ -35,6 +35,7 @@ from diagnostics.captures.tables import read_table, table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
+from diagnostics.words import noun
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ class Capture:
     def describe(self) -> list[str]:
         """The same as lines of text."""
         n = self.events.height
-        lines = [f"input       {self.source} ({self.kind}, {n:,} event{'s' if n != 1 else ''})"]
+        lines = [f"input       {self.source} ({self.kind}, {n:,} {noun(n, 'event')})"]
         lines += [f"  {c.describe()}" for c in self.choices]
         lines += [f"  renamed {r.describe()}" for r in self.renames]
         lines += [f"  {note}" for note in self.notes]
@@ -152,7 +153,7 @@ def _capture_notes(table: AvroTable, arrival: str | None, partition: str | None)
     """What the summary says about Capture files: how many, the bodies not read as JSON,
     and body fields that a table would have used as arrival or partition but Capture's
     files do not."""
-    notes = [f"{table.files} Event Hubs Capture file{'s' if table.files != 1 else ''}"]
+    notes = [f"{table.files} Event Hubs Capture {noun(table.files, 'file')}"]
     if table.bodies_without_json:
         repeated = table.bodies_with_repeated_keys
         notes.append(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from diagnostics.resources import default_rule_paths
 from diagnostics.rules.loader import load_rules
 from diagnostics.rules.model import RuleError
+from diagnostics.words import noun
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,5 +53,5 @@ def run_check(args: argparse.Namespace) -> int:
         sys.stderr.write(f"orderdoc rules check: {count} problem{'s' if count > 1 else ''}\n")
         return 2
     files = len(ruleset.files)
-    sys.stdout.write(f"ok: {len(ruleset)} rules in {files} file{'s' if files != 1 else ''}\n")
+    sys.stdout.write(f"ok: {len(ruleset)} rules in {files} {noun(files, 'file')}\n")
     return 0

@@ -30,6 +30,7 @@ from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.instrument.records import data_error_record
 from diagnostics.instrument.run import write_diagnostics, write_metrics
 from diagnostics.timestamps import UTC_NS
+from diagnostics.words import noun
 
 SUMMARY_FILE = "cti_summary.json"
 #: The files every CTI replay writes (``metrics.parquet`` needs arrival times).
@@ -88,9 +89,9 @@ def summarize(
     }
 
 
-def _count(count: int, noun: str) -> str:
+def _count(count: int, one: str) -> str:
     """``"1 CTI violation"``, ``"2 CTI violations"``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{count} {noun(count, one)}"
 
 
 def format_summary(

@@ -10,6 +10,7 @@ import polars as pl
 from diagnostics.durations import format_duration
 from diagnostics.engine.replay import ReplayResult
 from diagnostics.scalars import as_datetime, as_int
+from diagnostics.words import noun
 
 _PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))
 
@@ -86,7 +87,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [
         f"policy      {summary['policy']}",
         f"partitions  {len(summary['partitions'])} "
-        f"({summary['timelines']} {'timeline' if summary['timelines'] == 1 else 'timelines'})",
+        f"({summary['timelines']} {noun(summary['timelines'], 'timeline')})",
         f"arrivals    {summary['arrival_from']} .. {summary['arrival_to']}",
         f"events      {n:,}",
         f"  accepted as is          {c['accepted']:>12,}  {_pct(c['accepted'], n):>8}"

@@ -15,7 +15,7 @@ from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.explain.time_evidence import DEFAULT_LATE_S
 from diagnostics.kinds import KindFamily, Severity, kind_family
-from diagnostics.words import plural, verb
+from diagnostics.words import noun, plural, verb
 
 #: ASA's page on data errors: every kind, with its meaning and fix.
 DATA_ERRORS_PAGE = "https://learn.microsoft.com/azure/stream-analytics/data-errors"
@@ -99,7 +99,7 @@ def input_data_errors(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.INPUT_DATA_ERRORS,
         severity=Severity.CRITICAL,
-        title=f"{text} {'event' if events == 1 else 'events'} of {where} could not be read "
+        title=f"{text} {noun(events, 'event')} of {where} could not be read "
         f"({detail}) and {verb(events, 'was', 'were')} lost",
         explanation=(
             "ASA reports an InputDeserializerError when an event's bytes do not match the "
@@ -190,7 +190,7 @@ def unknown_data_errors(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.UNKNOWN_DATA_ERRORS,
         severity=Severity.WARNING,
-        title=f"{text} {'event' if events == 1 else 'events'} of a data-error kind orderdoc "
+        title=f"{text} {noun(events, 'event')} of a data-error kind orderdoc "
         f"does not know: {listed}",
         explanation=(
             "The job's logs report data errors of a kind that is not among those orderdoc "

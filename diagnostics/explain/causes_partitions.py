@@ -8,7 +8,7 @@ from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
 from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
 from diagnostics.kinds import Severity
-from diagnostics.words import plural
+from diagnostics.words import noun, plural
 
 #: A partition is hot with at least this multiple of its fair share (1/n) of the events,
 #: and at least half of them; with two partitions the bar is (1 + 1/2) / 2 = 75 %.
@@ -37,7 +37,7 @@ def idle_partition(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.IDLE_PARTITION,
         severity=Severity.WARNING,
-        title=f"Input {'partition' if len(parts) == 1 else 'partitions'} "
+        title=f"Input {noun(len(parts), 'partition')} "
         f"{', '.join(map(str, parts)) or '?'} stopped sending "
         f"({plural(round(minutes), 'idle minute')})",
         explanation=(

@@ -24,6 +24,7 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_float, as_int
+from diagnostics.words import noun
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,9 @@ def _scan(agg_dir: Path, table: TableName, job: str | None = None) -> pl.DataFra
 def _need(frame: pl.DataFrame, table: TableName, columns: tuple[str, ...]) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        noun = "column" if len(missing) == 1 else "columns"
-        msg = f"aggregate table {table}: missing {noun} {', '.join(missing)}"
+        msg = (
+            f"aggregate table {table}: missing {noun(len(missing), 'column')} {', '.join(missing)}"
+        )
         raise InputError(msg)
 
 

@@ -13,6 +13,7 @@ from diagnostics.durations import SECOND, format_clock
 from diagnostics.engine.policy import MAX_TOLERANCE_NS
 from diagnostics.errors import Setting
 from diagnostics.explain.model import Suggestion, SuggestionKind
+from diagnostics.words import noun
 
 MAX_TOLERANCE_S = MAX_TOLERANCE_NS // SECOND
 
@@ -72,7 +73,7 @@ def feed_partitions(partitions: list[int]) -> Suggestion:
     return Suggestion(
         SuggestionKind.FEED_ALL_PARTITIONS,
         None,
-        f"Check the producers writing to partition{'' if len(partitions) == 1 else 's'} "
+        f"Check the producers writing to {noun(len(partitions), 'partition')} "
         f"{names}: send with a partition key spread "
         "over all partitions (or none, for round-robin) so that no partition goes silent",
     )
@@ -81,7 +82,7 @@ def feed_partitions(partitions: list[int]) -> Suggestion:
 def fix_clocks(keys: list[str], offset_s: float | None) -> Suggestion:
     """Correct the senders' clocks (no ASA setting changes the 5-minute early window)."""
     if keys:
-        who = f"{'sender' if len(keys) == 1 else 'senders'} {', '.join(keys)}"
+        who = f"{noun(len(keys), 'sender')} {', '.join(keys)}"
     else:
         who = "the senders whose events are early"
     by = f" (about {abs(offset_s):.0f} s fast)" if offset_s is not None else ""
