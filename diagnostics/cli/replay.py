@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from diagnostics.captures.footprint import available_memory, check_fits, estimate
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.capture_args import capture_from_args
 from diagnostics.cli.diagnostics_args import add_arguments as add_diagnostics_arguments
@@ -63,8 +64,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write only outcomes.parquet (skip diagnostics.jsonl and metrics.parquet)",
     )
+    parser.add_argument(
+        "--skip-memory-check",
+        action="store_true",
+        help=(
+            "replay even when the capture's estimated memory need exceeds the memory this "
+            "machine has available (by default the replay stops before reading it)"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
+
+
+def check_memory(args: argparse.Namespace) -> None:
+    """Stop before reading a capture that the machine's available memory cannot hold (one
+    line with the estimate), unless ``--skip-memory-check``."""
+    if args.skip_memory_check:
+        return
+    footprint = estimate(args.events, getattr(args, "capture_path_format", None))
+    check_fits(footprint, available_memory())
 
 
 def run_replay(
@@ -130,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
     resolved = resolve_policy(args)
     check_flags(args, resolved)
+    check_memory(args)
     out = out_folder(args.out, create=True)
     capture = capture_from_args(args)
     result = run_replay(args, capture, resolved)

@@ -1,0 +1,190 @@
+"""How much memory replaying a capture in one process needs, estimated before reading it.
+
+The local replay holds the whole capture, its outcome columns and the engine's working
+arrays at once: 2.84 GB at peak for the 10M-event benchmark capture (docs/performance.md,
+"Replay"), about :data:`BYTES_PER_EVENT` bytes an event. CSV and JSON Lines files are read
+into memory whole (decompressed, for ``.gz``) before they are parsed, so their text counts
+too. The event count comes from the file itself without reading all of it: a Parquet
+footer's row count; the lines of the first MiB of text (decompressed) scaled to the file's
+size; the records in the first blocks of the first Avro file scaled to the files' size.
+
+The estimate leans low: a capture wider than the benchmark's (ten input columns) needs
+more, so a refusal means the replay would certainly not fit. Reading what the machine has
+(:func:`available_memory`) is kept apart from the arithmetic, which tests inject.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import fastavro
+import pyarrow.parquet as pq
+
+from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files
+from diagnostics.captures.tables import table_kind
+from diagnostics.errors import InputError, OrderdocError
+from diagnostics.words import plural
+
+#: Peak memory of the local replay per event: 2,838 MB at 10M events (docs/performance.md).
+BYTES_PER_EVENT = 284
+_SAMPLE = 1 << 20  # bytes of text sampled for the line count
+_AVRO_BLOCKS = 8  # blocks of the first Avro file sampled for the record size
+
+
+#: What the refusal suggests instead of the local replay.
+INSTEAD = (
+    "replay a part of it (fewer files or partitions) or on a machine with more memory, or "
+    "pass --skip-memory-check to try anyway"
+)
+
+
+class CaptureTooLargeError(OrderdocError):
+    """The capture needs more memory than the machine has (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """A capture's estimated size: ``events``, ``text_bytes`` (read whole before parsing)
+    and ``needed`` (bytes of memory the local replay takes at its peak)."""
+
+    source: str
+    events: int
+    text_bytes: int
+
+    @property
+    def needed(self) -> int:
+        """Peak memory of the local replay in bytes."""
+        return self.events * BYTES_PER_EVENT + self.text_bytes
+
+
+def memory_size(size: int) -> str:
+    """``"2.8 GB"``, ``"5.7 MB"`` (decimal units, one decimal)."""
+    if size >= 1e9:
+        return f"{size / 1e9:,.1f} GB"
+    return f"{size / 1e6:,.1f} MB"
+
+
+def _text_sample(path: Path, gz: bool) -> tuple[bytes, float]:
+    """The first MiB of the file's text and its size ratio (text bytes per file byte)."""
+    with path.open("rb") as handle:
+        if not gz:
+            return handle.read(_SAMPLE), 1.0
+        inflate = zlib.decompressobj(wbits=31)
+        text = b""
+        used = 0
+        while len(text) < _SAMPLE and not inflate.eof:
+            chunk = handle.read(1 << 16)
+            if not chunk:
+                break
+            used += len(chunk)
+            try:
+                text += inflate.decompress(chunk, _SAMPLE - len(text))
+            except zlib.error as exc:
+                msg = f"{path}: cannot be read as gzip: {exc}"
+                raise InputError(msg) from exc
+            used -= len(inflate.unconsumed_tail) + len(inflate.unused_data)
+            if inflate.unconsumed_tail:
+                break
+        return text, len(text) / max(used, 1)
+
+
+def _text_footprint(path: Path, gz: bool) -> Footprint:
+    size = path.stat().st_size
+    sample, ratio = _text_sample(path, gz)
+    text = int(size * ratio)
+    lines = sample.count(b"\n") + (0 if sample.endswith(b"\n") or not sample else 1)
+    events = int(lines * text / len(sample)) if sample else 0
+    # read_table holds the file's bytes and, for .gz, the decompressed text as well
+    held = text + (size if gz else 0)
+    return Footprint(str(path), events, held)
+
+
+def _parquet_rows(path: Path) -> int:
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except (OSError, ValueError) as exc:
+        msg = f"{path}: cannot be read as parquet: {exc}"
+        raise InputError(msg) from exc
+
+
+def _avro_footprint(path: Path, path_format: str) -> Footprint:
+    files = capture_files(path, path_format)
+    total = sum(f.path.stat().st_size for f in files)
+    records = sampled = 0
+    for file in files:
+        try:
+            with file.path.open("rb") as handle:
+                start = handle.tell()
+                for n, block in enumerate(fastavro.block_reader(handle)):
+                    records += block.num_records
+                    if n + 1 == _AVRO_BLOCKS:
+                        break
+                sampled += handle.tell() - start
+        except (OSError, ValueError, StopIteration, EOFError) as exc:
+            msg = f"{file.path}: cannot be read as an Event Hubs Capture file: {exc}"
+            raise InputError(msg) from exc
+        if records:
+            break
+    events = int(records * total / sampled) if sampled else 0
+    return Footprint(str(path), events, 0)
+
+
+def estimate(path: str | Path, path_format: str | None = None) -> Footprint:
+    """The footprint of the capture at ``path`` (a file, or a Capture folder)."""
+    path = Path(path)
+    if path.is_dir():
+        return _avro_footprint(path, path_format or DEFAULT_PATH_FORMAT)
+    if not path.is_file():
+        msg = f"{path}: no such file or folder"
+        raise InputError(msg)
+    kind, gz = table_kind(path.name)
+    if kind == "avro":
+        return _avro_footprint(path, path_format or DEFAULT_PATH_FORMAT)
+    if kind == "parquet":
+        if gz:
+            with gzip.open(path) as handle:
+                rows = int(pq.ParquetFile(handle).metadata.num_rows)
+            return Footprint(str(path), rows, 2 * path.stat().st_size)
+        return Footprint(str(path), _parquet_rows(path), 0)
+    return _text_footprint(path, gz)
+
+
+def check_fits(footprint: Footprint, available: int | None) -> None:
+    """A :class:`CaptureTooLargeError` (one line: the estimate, what the machine has, and
+    where to replay instead) when the footprint exceeds ``available`` bytes (``None``:
+    not known, no check)."""
+    if available is None or footprint.needed <= available:
+        return
+    msg = (
+        f"{footprint.source}: replaying about {plural(footprint.events, 'event')} in this "
+        f"process needs about {memory_size(footprint.needed)} of memory, more than the "
+        f"{memory_size(available)} this machine has available; stopped before reading rather "
+        f"than be killed for lack of memory: {INSTEAD}"
+    )
+    raise CaptureTooLargeError(msg)
+
+
+def available_memory(
+    meminfo: Path = Path("/proc/meminfo"), cgroup: Path = Path("/sys/fs/cgroup")
+) -> int | None:
+    """Bytes this process can still take: the kernel's MemAvailable, capped by the cgroup's
+    limit (``memory.max`` less ``memory.current``); ``None`` where neither is readable."""
+    found: list[int] = []
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            used = int((cgroup / "memory.current").read_text().strip())
+            found.append(max(int(limit) - used, 0))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
