@@ -1,0 +1,265 @@
+"""The job's results as emitted beside the results had every event arrived on time.
+
+As emitted: every event at its System.Timestamp after the ordering policy (adjusted late and
+out-of-order events moved, dropped events missing). On time: every event at its own
+application time, none dropped (events without a valid application time have no on-time
+place). Each step's windows are compared by group keys and window end; each window says
+which events moved in, moved out or went missing, and when the job emitted it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+import polars as pl
+
+from diagnostics.errors import InputError
+from diagnostics.impact.aggregate import APP, SYS, evaluate, key_names, prepare, value_columns
+from diagnostics.impact.model import AggregateStep
+from diagnostics.impact.windows import END, ID
+from diagnostics.timestamps import UTC_NS
+
+#: A relative difference below this is float rounding (sums taken in another order).
+TOLERANCE = 1e-9
+
+
+class Cause(StrEnum):
+    """Why an event sits in another window as emitted than on time."""
+
+    LATE = "late adjustments"
+    OUT_OF_ORDER = "out-of-order adjustments"
+    DROPS = "drops"
+    EARLY = "early events"
+    INVALID = "invalid times"
+    OTHER = "other"
+
+
+class Presence(StrEnum):
+    """Which results hold a window."""
+
+    BOTH = "both"
+    EMITTED_ONLY = "as emitted only"
+    ON_TIME_ONLY = "on time only"
+
+
+#: The columns of impact.parquet, in order.
+IMPACT_COLUMNS = (
+    "step",
+    "window_start",
+    "window_end",
+    "keys",
+    "aggregate",
+    "value_as_emitted",
+    "value_on_time",
+    "absolute_difference",
+    "relative_difference",
+    "changed",
+    "output",
+    "events_moved_in",
+    "events_moved_out",
+    "events_missing",
+    "emitted_at",
+)
+
+
+def cause_expr() -> pl.Expr:
+    """The cause of an event's move, from its flags (the first that applies)."""
+    return (
+        pl.when(pl.col("early"))
+        .then(pl.lit(Cause.EARLY.value))
+        .when(pl.col("invalid_timestamp") | pl.col("invalid_key"))
+        .then(pl.lit(Cause.INVALID.value))
+        .when(pl.col("dropped"))
+        .then(pl.lit(Cause.DROPS.value))
+        .when(pl.col("late"))
+        .then(pl.lit(Cause.LATE.value))
+        .when(pl.col("out_of_order"))
+        .then(pl.lit(Cause.OUT_OF_ORDER.value))
+        .otherwise(pl.lit(Cause.OTHER.value))
+    )
+
+
+def _keys_text(step: AggregateStep) -> pl.Expr:
+    if not step.keys:
+        return pl.lit("")
+    parts = []
+    for i, key in enumerate(step.keys):
+        if i:
+            parts.append(pl.lit(", "))
+        parts += [pl.lit(f"{key}="), pl.col(f"__k{i}").cast(pl.String).fill_null("NULL")]
+    return pl.concat_str(parts)
+
+
+def _emitted_at(outcomes: pl.DataFrame) -> pl.LazyFrame:
+    """For a window end: the release time of the first event at or after it (the watermark
+    has passed the end by then, so the window is out), by System.Timestamp."""
+    released = (
+        outcomes.lazy()
+        .filter(pl.col("system_timestamp").is_not_null() & pl.col("release_time").is_not_null())
+        .select(
+            pl.col("system_timestamp").dt.epoch("ns").alias("__at_sys"),
+            pl.col("release_time").dt.epoch("ns").alias("__release"),
+        )
+        .sort("__at_sys")
+    )
+    return released.with_columns(pl.col("__release").reverse().cum_min().reverse())
+
+
+def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The step's windows compared (:data:`IMPACT_COLUMNS`) and its displaced
+    (event, window) rows with their cause (``window_end``, ``keys``, ``cause``)."""
+    frame = prepare(outcomes, step).cache()
+    emitted = evaluate(frame, step, SYS)
+    on_time = evaluate(frame, step, APP)
+    keys = key_names(step)
+    on = [*keys, END]
+    pair_cols = [ID, *on]
+    e_pairs = emitted.pairs.select(pair_cols)
+    o_pairs = on_time.pairs.select(pair_cols)
+    moved_in = e_pairs.join(o_pairs, on=[ID, END], how="anti")
+    gone = o_pairs.join(e_pairs, on=[ID, END], how="anti")
+    flags = frame.select(ID, "late", "early", "out_of_order", "dropped", "invalid_timestamp", "invalid_key")
+    gone = gone.join(flags.select(ID, "dropped"), on=ID, how="left")
+    counts = (
+        pl.concat(
+            [
+                moved_in.select(*on, pl.lit(1).alias("i"), pl.lit(0).alias("o"), pl.lit(0).alias("m")),
+                gone.select(
+                    *on,
+                    pl.lit(0).alias("i"),
+                    (~pl.col("dropped")).cast(pl.Int32).alias("o"),
+                    pl.col("dropped").cast(pl.Int32).alias("m"),
+                ),
+            ],
+            how="vertical_relaxed",
+        )
+        .group_by(on)
+        .agg(
+            pl.col("i").sum().alias("events_moved_in"),
+            pl.col("o").sum().alias("events_moved_out"),
+            pl.col("m").sum().alias("events_missing"),
+        )
+    )
+    joined = emitted.results.join(
+        on_time.results, on=on, how="full", coalesce=True, nulls_equal=True, suffix="__on"
+    )
+    rows = []
+    for agg, name in value_columns(step):
+        e, o = pl.col(name), pl.col(f"{name}__on")
+        rows.append(
+            joined.select(
+                *on,
+                pl.lit(agg.name).alias("aggregate"),
+                e.alias("value_as_emitted"),
+                o.alias("value_on_time"),
+            )
+        )
+    table = pl.concat(rows) if rows else joined.select(on)
+    presence = _presence(emitted.results.select(on), on_time.results.select(on), on)
+    table = table.join(presence, on=on, how="left", nulls_equal=True)
+    diff = (pl.col("value_as_emitted") - pl.col("value_on_time")).abs()
+    both = pl.col("output") == Presence.BOTH.value
+    relative = pl.when(~both).then(1.0).otherwise(
+        pl.when(pl.col("value_on_time") != 0).then(diff / pl.col("value_on_time").abs())
+        .when(diff.fill_null(0) == 0).then(0.0)
+    )
+    changed = ~both | (
+        (pl.col("value_as_emitted").is_null() != pl.col("value_on_time").is_null())
+        | (diff > TOLERANCE * pl.max_horizontal(pl.lit(1.0), pl.col("value_on_time").abs()))
+    ).fill_null(False)
+    release = _emitted_at(outcomes)
+    table = (
+        table.with_columns(
+            pl.when(both).then(diff).alias("absolute_difference"),
+            relative.alias("relative_difference"),
+            changed.alias("changed"),
+        )
+        .join(counts, on=on, how="left", nulls_equal=True)
+        .sort(END)
+        .join_asof(release, left_on=END, right_on="__at_sys", strategy="forward")
+        .with_columns(
+            pl.lit(step.name).alias("step"),
+            _keys_text(step).alias("keys"),
+            _start(step).alias("window_start"),
+            pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
+            pl.col("__release").cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("emitted_at"),
+            *(pl.col(c).fill_null(0).cast(pl.Int64) for c in ("events_moved_in", "events_moved_out", "events_missing")),
+        )
+    )
+    displaced = pl.concat(
+        [moved_in.select(*on, ID), gone.select(*on, ID)]
+    ).join(flags, on=ID, how="left").select(*on, cause_expr().alias("cause"))
+    try:
+        done = table.select(IMPACT_COLUMNS).sort(["window_end", "keys", "aggregate"]).collect()
+        moves = displaced.with_columns(
+            pl.lit(step.name).alias("step"),
+            _keys_text(step).alias("keys"),
+            pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
+        ).select("step", "window_end", "keys", "cause").collect()
+    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError, pl.exceptions.SchemaError) as exc:
+        msg = f"query step {step.name}: cannot be evaluated on the capture ({str(exc).splitlines()[0]})"
+        raise InputError(msg) from exc
+    return done, moves
+
+
+def _presence(emitted: pl.LazyFrame, on_time: pl.LazyFrame, on: Sequence[str]) -> pl.LazyFrame:
+    marked = emitted.with_columns(pl.lit(True).alias("__e")).join(
+        on_time.with_columns(pl.lit(True).alias("__o")),
+        on=list(on),
+        how="full",
+        coalesce=True,
+        nulls_equal=True,
+    )
+    return marked.select(
+        *on,
+        pl.when(pl.col("__e").is_null())
+        .then(pl.lit(Presence.ON_TIME_ONLY.value))
+        .when(pl.col("__o").is_null())
+        .then(pl.lit(Presence.EMITTED_ONLY.value))
+        .otherwise(pl.lit(Presence.BOTH.value))
+        .alias("output"),
+    )
+
+
+def _start(step: AggregateStep) -> pl.Expr:
+    """The window's start (null for a session window, which starts at its first event)."""
+    from diagnostics.impact.model import WindowKind
+
+    if step.window.kind is WindowKind.SESSION:
+        return pl.lit(None, dtype=UTC_NS)
+    return (pl.col(END) - step.window.size).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+
+
+def compare(outcomes: pl.DataFrame, steps: Sequence[AggregateStep]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every step's comparison (impact.parquet) and displaced events, concatenated."""
+    tables, moves = [], []
+    for step in steps:
+        table, moved = compare_step(outcomes, step)
+        tables.append(table)
+        moves.append(moved)
+    if not tables:
+        return empty_table(), pl.DataFrame(schema={"step": pl.String, "window_end": UTC_NS, "keys": pl.String, "cause": pl.String})
+    return pl.concat(tables), pl.concat(moves)
+
+
+def empty_table() -> pl.DataFrame:
+    """impact.parquet with no windows."""
+    schema = {
+        "step": pl.String,
+        "window_start": UTC_NS,
+        "window_end": UTC_NS,
+        "keys": pl.String,
+        "aggregate": pl.String,
+        "value_as_emitted": pl.Float64,
+        "value_on_time": pl.Float64,
+        "absolute_difference": pl.Float64,
+        "relative_difference": pl.Float64,
+        "changed": pl.Boolean,
+        "output": pl.String,
+        "events_moved_in": pl.Int64,
+        "events_moved_out": pl.Int64,
+        "events_missing": pl.Int64,
+        "emitted_at": UTC_NS,
+    }
+    return pl.DataFrame(schema=schema)
