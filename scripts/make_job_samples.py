@@ -3,6 +3,9 @@
 output), each describing the job the scenario samples were replayed under (input
 ``telemetry``, TIMESTAMP BY event_time, late 5 s, out-of-order 0 s, Adjust).
 
+``late_senders.counts.asaql`` is a query for ``--query``: the late senders' readings counted
+per device and minute (docs/impact.md).
+
 ``two_inputs.resource.json`` is a job with two stream inputs (``telemetry`` and ``alarms``),
 read in two ``WITH`` steps and joined, so that ``--input`` must pick one; its ``telemetry``
 is the same as in the scenario samples.
@@ -73,6 +76,18 @@ INTO [output]
 FROM Readings r
 JOIN Alarms a
   ON r.device_id = a.device_id AND DATEDIFF(second, r, a) BETWEEN 0 AND 60
+"""
+
+#: The late senders' readings counted per device and minute: the query of docs/impact.md's
+#: worked example (``orderdoc impact ... --query late_senders.counts.asaql``).
+COUNTS = """-- Late senders: readings per device and minute.
+SELECT
+    device_id,
+    System.Timestamp() AS window_end,
+    COUNT(*) AS readings
+INTO [counts]
+FROM telemetry TIMESTAMP BY event_time
+GROUP BY device_id, TumblingWindow(minute, 1)
 """
 
 #: The shape each scenario's definition is written in.
@@ -289,6 +304,9 @@ def build(out: Path) -> list[Path]:
     path = out / "two_inputs.resource.json"
     _write(path, resource("sample-two-inputs", two))
     written.append(path)
+    counts = out / "late_senders.counts.asaql"
+    counts.write_text(COUNTS, encoding="utf-8")
+    written.append(counts)
     parameters = out / "late_senders.parameters.json"
     _write(
         parameters,

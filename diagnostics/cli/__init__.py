@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "app",
     "explain",
     "whatif",
+    "impact",
     "demo",
 )
 

@@ -84,7 +84,7 @@ def _keys_text(step: AggregateStep) -> pl.Expr:
     if not step.keys:
         return pl.lit("")
     parts = []
-    for i, key in enumerate(step.keys):
+    for i, key in enumerate(step.key_labels()):
         if i:
             parts.append(pl.lit(", "))
         parts += [pl.lit(f"{key}="), pl.col(f"__k{i}").cast(pl.String).fill_null("NULL")]
@@ -119,12 +119,16 @@ def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFr
     o_pairs = on_time.pairs.select(pair_cols)
     moved_in = e_pairs.join(o_pairs, on=[ID, END], how="anti")
     gone = o_pairs.join(e_pairs, on=[ID, END], how="anti")
-    flags = frame.select(ID, "late", "early", "out_of_order", "dropped", "invalid_timestamp", "invalid_key")
+    flags = frame.select(
+        ID, "late", "early", "out_of_order", "dropped", "invalid_timestamp", "invalid_key"
+    )
     gone = gone.join(flags.select(ID, "dropped"), on=ID, how="left")
     counts = (
         pl.concat(
             [
-                moved_in.select(*on, pl.lit(1).alias("i"), pl.lit(0).alias("o"), pl.lit(0).alias("m")),
+                moved_in.select(
+                    *on, pl.lit(1).alias("i"), pl.lit(0).alias("o"), pl.lit(0).alias("m")
+                ),
                 gone.select(
                     *on,
                     pl.lit(0).alias("i"),
@@ -160,9 +164,15 @@ def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFr
     table = table.join(presence, on=on, how="left", nulls_equal=True)
     diff = (pl.col("value_as_emitted") - pl.col("value_on_time")).abs()
     both = pl.col("output") == Presence.BOTH.value
-    relative = pl.when(~both).then(1.0).otherwise(
-        pl.when(pl.col("value_on_time") != 0).then(diff / pl.col("value_on_time").abs())
-        .when(diff.fill_null(0) == 0).then(0.0)
+    relative = (
+        pl.when(~both)
+        .then(1.0)
+        .otherwise(
+            pl.when(pl.col("value_on_time") != 0)
+            .then(diff / pl.col("value_on_time").abs())
+            .when(diff.fill_null(0) == 0)
+            .then(0.0)
+        )
     )
     changed = ~both | (
         (pl.col("value_as_emitted").is_null() != pl.col("value_on_time").is_null())
@@ -183,21 +193,37 @@ def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFr
             _keys_text(step).alias("keys"),
             _start(step).alias("window_start"),
             pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
-            pl.col("__release").cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("emitted_at"),
-            *(pl.col(c).fill_null(0).cast(pl.Int64) for c in ("events_moved_in", "events_moved_out", "events_missing")),
+            pl.col("__release")
+            .cast(pl.Datetime("ns"))
+            .dt.replace_time_zone("UTC")
+            .alias("emitted_at"),
+            *(
+                pl.col(c).fill_null(0).cast(pl.Int64)
+                for c in ("events_moved_in", "events_moved_out", "events_missing")
+            ),
         )
     )
-    displaced = pl.concat(
-        [moved_in.select(*on, ID), gone.select(*on, ID)]
-    ).join(flags, on=ID, how="left").select(*on, cause_expr().alias("cause"))
+    displaced = (
+        pl.concat([moved_in.select(*on, ID), gone.select(*on, ID)])
+        .join(flags, on=ID, how="left")
+        .select(*on, pl.col(ID).alias("event_id"), cause_expr().alias("cause"))
+    )
     try:
         done = table.select(IMPACT_COLUMNS).sort(["window_end", "keys", "aggregate"]).collect()
-        moves = displaced.with_columns(
-            pl.lit(step.name).alias("step"),
-            _keys_text(step).alias("keys"),
-            pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
-        ).select("step", "window_end", "keys", "cause").collect()
-    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError, pl.exceptions.SchemaError) as exc:
+        moves = (
+            displaced.with_columns(
+                pl.lit(step.name).alias("step"),
+                _keys_text(step).alias("keys"),
+                pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
+            )
+            .select("step", "window_end", "keys", "event_id", "cause")
+            .collect()
+        )
+    except (
+        pl.exceptions.ComputeError,
+        pl.exceptions.InvalidOperationError,
+        pl.exceptions.SchemaError,
+    ) as exc:
         msg = f"query step {step.name}: cannot be evaluated on the capture ({str(exc).splitlines()[0]})"
         raise InputError(msg) from exc
     return done, moves
@@ -231,7 +257,9 @@ def _start(step: AggregateStep) -> pl.Expr:
     return (pl.col(END) - step.window.size).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
 
 
-def compare(outcomes: pl.DataFrame, steps: Sequence[AggregateStep]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def compare(
+    outcomes: pl.DataFrame, steps: Sequence[AggregateStep]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Every step's comparison (impact.parquet) and displaced events, concatenated."""
     tables, moves = [], []
     for step in steps:
@@ -239,13 +267,21 @@ def compare(outcomes: pl.DataFrame, steps: Sequence[AggregateStep]) -> tuple[pl.
         tables.append(table)
         moves.append(moved)
     if not tables:
-        return empty_table(), pl.DataFrame(schema={"step": pl.String, "window_end": UTC_NS, "keys": pl.String, "cause": pl.String})
+        return empty_table(), pl.DataFrame(
+            schema={
+                "step": pl.String,
+                "window_end": UTC_NS,
+                "keys": pl.String,
+                "event_id": pl.Int64,
+                "cause": pl.String,
+            }
+        )
     return pl.concat(tables), pl.concat(moves)
 
 
 def empty_table() -> pl.DataFrame:
     """impact.parquet with no windows."""
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "step": pl.String,
         "window_start": UTC_NS,
         "window_end": UTC_NS,

@@ -124,8 +124,9 @@ class Condition:
 class AggregateStep:
     """A step that aggregates the input over a window.
 
-    ``name`` is the WITH step or the ``INTO`` output; ``columns`` maps the names the step
-    sees to the input's columns (a WITH step that projects, ``AS`` renames); ``filters``
+    ``name`` is the WITH step or the ``INTO`` output. A WITH step before it may project or
+    rename the input's columns (``AS``) (a WITH step that projects, ``AS`` renames): ``keys`` and
+    the aggregates' columns are the input's, ``labels`` the step's own names; ``filters``
     are the WHERE conditions of that step and of this one.
     """
 
@@ -135,13 +136,18 @@ class AggregateStep:
     aggregates: tuple[Aggregate, ...]
     filters: tuple[Condition, ...] = ()
     having: Condition | None = None
-    columns: tuple[tuple[str, str], ...] = ()
     hidden: tuple[Aggregate, ...] = ()
+    #: the keys as the step names them (``keys`` are the input's columns they read)
+    labels: tuple[str, ...] = ()
+
+    def key_labels(self) -> tuple[str, ...]:
+        """The keys as the step names them."""
+        return self.labels or self.keys
 
     def describe(self) -> str:
         """``step x: COUNT(*), AVG(value) by device_id over TumblingWindow(1m)``."""
         shown = ", ".join(a.describe() for a in self.aggregates)
-        by = f" by {', '.join(self.keys)}" if self.keys else ""
+        by = f" by {', '.join(self.key_labels())}" if self.keys else ""
         having = " with HAVING" if self.having is not None else ""
         return f"step `{self.name}`: {shown}{by} over {self.window.describe()}{having}"
 

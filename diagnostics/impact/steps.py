@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from diagnostics.errors import InputError
 from diagnostics.impact.conditions import (
@@ -35,6 +36,13 @@ _UNSUPPORTED = {
     "LIMIT": "LIMIT DURATION",
     "ORDER": "ORDER BY",
 }
+
+
+#: ASA's aggregate functions (the supported ones and the others, named when met).
+_AGGREGATES = (
+    "COUNT", "SUM", "AVG", "MIN", "MAX", "TOPONE", "COLLECT", "COLLECTTOP",
+    "PERCENTILE_CONT", "PERCENTILE_DISC", "STDEV", "STDEVP", "VAR", "VARP",
+)  # fmt: skip
 
 
 def where(text: str, offset: int) -> str:
@@ -110,7 +118,7 @@ def _closing(tokens: Sequence[Token], open_at: int) -> int:
 
 
 def _into(body: Sequence[Token]) -> str:
-    for a, b in zip(body, body[1:], strict=False):
+    for a, b in pairwise(body):
         if a.is_word("INTO") and b.kind in (Kind.WORD, Kind.QUOTED):
             return b.value
     return "SELECT"
@@ -158,9 +166,15 @@ def _split(tokens: Sequence[Token]) -> list[list[Token]]:
 def _alias(item: list[Token]) -> tuple[list[Token], str | None]:
     if len(item) >= 3 and item[-2].is_word("AS"):
         return item[:-2], item[-1].value
-    if len(item) >= 2 and item[-1].kind in (Kind.WORD, Kind.QUOTED) and not item[-2].is_punct("."):
-        if not item[-1].is_word("END") and not item[-2].is_punct("("):
-            return item[:-1], item[-1].value
+    last = item[-1]
+    if (
+        len(item) >= 2
+        and last.kind in (Kind.WORD, Kind.QUOTED)
+        and not item[-2].is_punct(".")
+        and not item[-2].is_punct("(")
+        and not last.is_word("END")
+    ):
+        return item[:-1], last.value
     return item, None
 
 
@@ -175,7 +189,11 @@ def _source(clauses: dict[str, list[Token]]) -> tuple[str, str | None]:
     rest = tokens[1:]
     if rest and rest[0].is_word("AS"):
         rest = rest[1:]
-    if rest and rest[0].kind in (Kind.WORD, Kind.QUOTED) and not rest[0].is_word("TIMESTAMP", "PARTITION"):
+    if (
+        rest
+        and rest[0].kind in (Kind.WORD, Kind.QUOTED)
+        and not rest[0].is_word("TIMESTAMP", "PARTITION")
+    ):
         alias = rest[0].value
     return tokens[0].value, alias
 
@@ -205,10 +223,18 @@ class _Reader:
             return _Source(reads_input=True)
         found = self.sources.get(name.lower())
         if found is None:
-            return _Source(reads_input=False, problem=f"reads {name}, not the job's input; not replayed")
+            return _Source(
+                reads_input=False, problem=f"reads {name}, not the job's input; not replayed"
+            )
         return found
 
-    def condition(self, tokens: list[Token], alias: str | None, source: _Source, aggs: dict[str, Aggregate] | None = None) -> Condition:
+    def condition(
+        self,
+        tokens: list[Token],
+        alias: str | None,
+        source: _Source,
+        aggs: dict[str, Aggregate] | None = None,
+    ) -> Condition:
         condition = ConditionReader(tokens, aggs).read()
         return _mapped(condition, lambda p: self.column(p, alias, source))
 
@@ -222,20 +248,26 @@ class _Reader:
                 if st.is_with:
                     self.sources[st.name.lower()] = self.projection(clauses, alias, source)
                     return None
-                return Skipped(st.name, "no window aggregate; its rows are the events themselves (events only)")
+                return Skipped(
+                    st.name, "no window aggregate; its rows are the events themselves (events only)"
+                )
             if source.problem:
                 raise Unsupported(source.problem)
             return self.aggregate(st.name, clauses, group, alias, source)
         except Unsupported as exc:
             if st.is_with:
-                self.sources[st.name.lower()] = _Source(False, problem=f"reads {st.name}, which is not replayed ({exc})")
+                self.sources[st.name.lower()] = _Source(
+                    False, problem=f"reads {st.name}, which is not replayed ({exc})"
+                )
             return Skipped(st.name, str(exc))
         except WindowError as exc:
             at = where(self.text, st.tokens[0].start)
             msg = f"query step {st.name} ({at}): {exc}"
             raise InputError(msg) from exc
 
-    def projection(self, clauses: dict[str, list[Token]], alias: str | None, source: _Source) -> _Source:
+    def projection(
+        self, clauses: dict[str, list[Token]], alias: str | None, source: _Source
+    ) -> _Source:
         if source.problem:
             return _Source(False, problem=source.problem)
         columns: dict[str, str | None] = {}
@@ -257,8 +289,16 @@ class _Reader:
             filters.append(self.condition(clauses["WHERE"], alias, source))
         return _Source(True, None if everything else columns, filters)
 
-    def aggregate(self, name: str, clauses: dict[str, list[Token]], group: list[Token], alias: str | None, source: _Source) -> AggregateStep:
+    def aggregate(
+        self,
+        name: str,
+        clauses: dict[str, list[Token]],
+        group: list[Token],
+        alias: str | None,
+        source: _Source,
+    ) -> AggregateStep:
         keys: list[str] = []
+        labels: list[str] = []
         window = None
         for item in _split(group):
             if is_window(item[0]):
@@ -271,6 +311,12 @@ class _Reader:
             if path is None:
                 raise Unsupported("GROUP BY an expression is not replayed")
             keys.append(self.column(path, alias, source))
+            parts = path.split(".")
+            labels.append(
+                ".".join(parts[1:])
+                if alias and len(parts) > 1 and parts[0].lower() == alias.lower()
+                else path
+            )
         if window is None:
             raise Unsupported("GROUP BY without a windowing function is not replayed")
         raw: list[Aggregate] = []
@@ -279,7 +325,7 @@ class _Reader:
             written = self.text[expr[0].start : expr[-1].end]
             call = aggregate_call(expr, shown or written)
             if call is None:
-                if any(t.is_word("COUNT", "SUM", "AVG", "MIN", "MAX") for t in expr):
+                if any(t.is_word(*_AGGREGATES) for t in expr):
                     raise Unsupported(f"{written} is not replayed")
                 continue
             raw.append(call)
@@ -297,7 +343,16 @@ class _Reader:
         filters = list(source.filters)
         if "WHERE" in clauses:
             filters.append(self.condition(clauses["WHERE"], alias, source))
-        return AggregateStep(name, window, tuple(keys), tuple(aggregates), tuple(filters), having, (), tuple(hidden))
+        return AggregateStep(
+            name,
+            window,
+            tuple(keys),
+            tuple(aggregates),
+            tuple(filters),
+            having,
+            tuple(hidden),
+            tuple(labels),
+        )
 
     def mapped(self, agg: Aggregate, alias: str | None, source: _Source) -> Aggregate:
         if agg.column is None:

@@ -26,7 +26,7 @@ _WINDOW = ["step", "window_end", "keys"]
 @dataclass(frozen=True, slots=True)
 class Impact:
     """The comparison (``table``: impact.parquet), the displaced (event, window) rows with
-    their cause (``moves``), and the query's steps."""
+    the event and its cause (``moves``), and the query's steps."""
 
     table: pl.DataFrame
     moves: pl.DataFrame
@@ -52,16 +52,26 @@ def summarize(result: Impact) -> dict[str, Any]:
     compared = table.select(_WINDOW).unique().height
     changed = changed_windows(table)
     moves = result.moves.join(changed, on=_WINDOW, how="semi", nulls_equal=True)
-    by_cause = dict(moves.group_by("cause").len().iter_rows())
+    # each event once per step, however many windows it left or entered
+    events = moves.unique(["step", "event_id"])
+    by_cause = dict(events.group_by("cause").len().iter_rows())
     total = sum(by_cause.values())
     causes = [
-        {"cause": c.value, "events": int(by_cause.get(c.value, 0)), "share": (by_cause.get(c.value, 0) / total) if total else 0.0}
+        {
+            "cause": c.value,
+            "events": int(by_cause.get(c.value, 0)),
+            "share": (by_cause.get(c.value, 0) / total) if total else 0.0,
+        }
         for c in Cause
         if c is not Cause.OTHER or by_cause.get(c.value)
     ]
     worst = (
         table.filter(pl.col("changed"))
-        .sort(["relative_difference", "absolute_difference", "window_end"], descending=[True, True, False], nulls_last=True)
+        .sort(
+            ["relative_difference", "absolute_difference", "window_end"],
+            descending=[True, True, False],
+            nulls_last=True,
+        )
         .head(LARGEST)
     )
     largest = [
@@ -112,7 +122,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"replayed: {s}" for s in summary["steps"]]
     lines += [f"not replayed: {s}" for s in summary["not_replayed"]]
     if not summary["steps"]:
-        lines.append("no step of the query aggregates the input over a window: no results to compare")
+        lines.append(
+            "no step of the query aggregates the input over a window: no results to compare"
+        )
         return "\n".join(lines) + "\n"
     compared, changed = summary["windows_compared"], summary["windows_changed"]
     lines.append(
@@ -129,6 +141,10 @@ def format_summary(summary: dict[str, Any]) -> str:
             )
     moved = [c for c in summary["causes"] if c["events"]]
     if moved:
-        lines.append("the change by cause (events in a changed window that sit elsewhere as emitted):")
-        lines += [f"  {c['cause']}: {plural(c['events'], 'event')} ({c['share']:.0%})" for c in moved]
+        lines.append(
+            "the change by cause (events that sit in another window as emitted than on time):"
+        )
+        lines += [
+            f"  {c['cause']}: {plural(c['events'], 'event')} ({c['share']:.0%})" for c in moved
+        ]
     return "\n".join(lines) + "\n"

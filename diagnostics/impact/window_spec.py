@@ -151,7 +151,9 @@ def read_window(call: Sequence[Token], over: Sequence[Token] = ()) -> Window:
                 raise WindowError(msg)
             key = column_path(inner[2:])
             if key is None:
-                raise Unsupported(f"{shown} OVER (PARTITION BY ...) on an expression is not replayed")
+                raise Unsupported(
+                    f"{shown} OVER (PARTITION BY ...) on an expression is not replayed"
+                )
         return Window(
             kind,
             _positive(timeout, "timeout", shown),
@@ -173,7 +175,9 @@ def read_window(call: Sequence[Token], over: Sequence[Token] = ()) -> Window:
     else:
         size, hop, offset = _sizes(args, ("Duration", "Hop", "Offset"), shown)
     if size is None or hop is None:
-        msg = f"{shown} needs a window size" + (" and a hop size" if kind is WindowKind.HOPPING else "")
+        msg = f"{shown} needs a window size" + (
+            " and a hop size" if kind is WindowKind.HOPPING else ""
+        )
         raise WindowError(msg)
     return Window(
         kind,

@@ -44,7 +44,9 @@ def _hopping(frame: pl.LazyFrame, window: Window) -> pl.LazyFrame:
     first = _ceil(t - window.offset, window.hop) + window.offset
     count = -((-(t + window.size - first)) // window.hop)
     return (
-        frame.with_columns(first.alias(END), pl.int_ranges(0, count.clip(lower_bound=0)).alias("__k"))
+        frame.with_columns(
+            first.alias(END), pl.int_ranges(0, count.clip(lower_bound=0)).alias("__k")
+        )
         .explode("__k")
         .drop_nulls("__k")
         .with_columns((pl.col(END) + pl.col("__k") * window.hop).alias(END))
@@ -89,7 +91,9 @@ def _session(frame: pl.LazyFrame, window: Window) -> pl.LazyFrame:
     gap = (t - t.shift(1).over(part)) if part else (t - t.shift(1))
     first_of_part = pl.col("__first_of_part")
     with_ids = ordered.with_columns(
-        (pl.int_range(pl.len()).over(part) == 0).alias("__first_of_part") if part else (pl.int_range(pl.len()) == 0).alias("__first_of_part")
+        (pl.int_range(pl.len()).over(part) == 0).alias("__first_of_part")
+        if part
+        else (pl.int_range(pl.len()) == 0).alias("__first_of_part")
     ).with_columns(
         (first_of_part | (gap > timeout).fill_null(True)).cast(pl.Int64).cum_sum().alias("__gid")
     )

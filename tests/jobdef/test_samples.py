@@ -27,7 +27,8 @@ def _generator():
 
 def test_the_committed_samples_are_the_generators_output(tmp_path):
     written = _generator().build(tmp_path)
-    assert sorted(p.name for p in written) == sorted(p.name for p in JOBS.glob("*.json"))
+    committed = [*JOBS.glob("*.json"), *JOBS.glob("*.asaql")]
+    assert sorted(p.name for p in written) == sorted(p.name for p in committed)
     for path in written:
         assert path.read_bytes() == (JOBS / path.name).read_bytes(), path.name
 

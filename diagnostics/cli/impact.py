@@ -1,0 +1,136 @@
+"""``orderdoc impact CAPTURE --job-definition FILE [--query FILE.asaql] --out DIR``: what the
+event ordering did to the job's windowed results (docs/impact.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from diagnostics.cli.impact_args import (
+    QueryText,
+    add_query_argument,
+    query_input,
+    query_timestamp,
+    read_query_file,
+)
+from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
+from diagnostics.cli.policy_args import add_column_arguments, add_policy_arguments
+from diagnostics.errors import InputError, Setting, UsageError
+
+if TYPE_CHECKING:
+    from diagnostics.impact import Impact
+
+IMPACT_FILE = "impact.parquet"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``impact`` command."""
+    parser = subparsers.add_parser(
+        "impact",
+        help="what the event ordering did to the job's windowed results",
+        description=(
+            "Replay an event capture under the job's ordering policy, then replay the "
+            "query's windowed aggregates (GROUP BY ... TumblingWindow, HoppingWindow, "
+            "SlidingWindow, SessionWindow) twice: as the job emits them (events at their "
+            "System.Timestamp, dropped events missing) and as they would be had every event "
+            "arrived on time. Writes DIR/impact.parquet and prints the windows that changed."
+        ),
+    )
+    parser.add_argument(
+        "events", metavar="CAPTURE", help="the event capture (a file, or a Capture folder)"
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_query_argument(parser)
+    add_column_arguments(parser)
+    add_policy_arguments(parser)
+    add_job_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(func=run, batch_size=1_000_000)
+
+
+def query_of(args: argparse.Namespace, resolved: Resolved | None) -> QueryText:
+    """The query to replay: ``--query FILE`` or the definition's."""
+    if args.query:
+        text = read_query_file(args.query)
+        name = (
+            resolved.job.input.name
+            if resolved and resolved.job
+            else query_input(text, f"--query {args.query}")
+        )
+        return QueryText(text, f"--query {args.query}", name)
+    if resolved is None or resolved.job is None:
+        msg = "give --job-definition FILE or --query FILE.asaql: the query whose windows to replay"
+        raise UsageError(msg)
+    job = resolved.job
+    if job.definition.query is None:
+        msg = f"{job.describe_source()}: the definition holds no query; give --query FILE.asaql"
+        raise UsageError(msg)
+    return QueryText(job.definition.query, job.describe_source(), job.input.name)
+
+
+def resolve(args: argparse.Namespace) -> tuple[Resolved, QueryText]:
+    """The policy and the query; without a definition, the query's TIMESTAMP BY column
+    (when ``--timestamp-by`` is not given)."""
+    if args.job_definition is None:
+        if not args.query:
+            query_of(args, None)
+        text = read_query_file(args.query)
+        name = query_input(text, f"--query {args.query}")
+        if not args.timestamp_by:
+            args.timestamp_by = query_timestamp(text, name)
+        return resolve_policy(args), QueryText(text, f"--query {args.query}", name)
+    resolved = resolve_policy(args)
+    return resolved, query_of(args, resolved)
+
+
+def measure(
+    args: argparse.Namespace, resolved: Resolved, query: QueryText, capture: object = None
+) -> Impact:
+    """Replay the capture and compare the query's windowed results."""
+    from diagnostics.cli.replay import run_replay
+    from diagnostics.impact import measure_impact
+
+    if not resolved.policy.application_time:
+        msg = (
+            f"{query.source}: the input {query.input_name} is read on arrival time (no TIMESTAMP "
+            "BY), so the ordering never moves an event and the results are as the events "
+            "arrive; give --timestamp-by COL to replay on application time"
+        )
+        raise UsageError(msg, Setting.TIMESTAMP_BY)
+    result = run_replay(args, capture, resolved)  # type: ignore[arg-type]
+    try:
+        return measure_impact(result.outcomes, query.text, query.input_name)
+    except InputError as exc:
+        msg = f"{query.source}: {exc}"
+        raise InputError(msg) from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay, compare, write impact.parquet, print the summary."""
+    from diagnostics.cli.values import out_folder
+    from diagnostics.impact import format_summary, summarize
+    from diagnostics.instrument.run import atomic_write
+
+    resolved, query = resolve(args)
+    out = out_folder(args.out, create=True)
+    impact = measure(args, resolved, query)
+    try:
+        atomic_write(
+            out / IMPACT_FILE, lambda p: impact.table.write_parquet(p, compression="snappy")
+        )
+    except OSError as exc:
+        msg = f"output folder {out}: {IMPACT_FILE} could not be written: {exc.strerror or exc}"
+        raise UsageError(msg, Setting.OUTPUT) from exc
+    summary = summarize(impact)
+    if args.json:
+        json.dump(
+            {"policy": resolved.describe(), "query": query.source, **summary}, sys.stdout, indent=2
+        )
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(f"policy: {resolved.describe()}\nquery: {query.source}\n")
+        sys.stdout.write(format_summary(summary))
+        sys.stdout.write(f"wrote {out / IMPACT_FILE}\n")
+    return 0

@@ -1,0 +1,99 @@
+"""``orderdoc impact``: the late senders' one-minute counts compared, impact.parquet written,
+and one-line errors (exit 2) for a missing query or an unreadable one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from diagnostics.cli import main
+from diagnostics.impact.compare import IMPACT_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[2]
+JOBS = ROOT / "sample_logs" / "jobs"
+LATE = ROOT / "sample_logs" / "scenarios" / "late_senders" / "capture.csv"
+HEALTHY = ROOT / "sample_logs" / "scenarios" / "healthy" / "capture.csv"
+
+
+def test_impact_writes_the_windows_and_prints_the_summary(tmp_path, capsys):
+    code = main(
+        [
+            "impact", str(LATE), "--partitions", "4",
+            "--job-definition", str(JOBS / "late_senders.arm.json"),
+            "--parameters", str(JOBS / "late_senders.parameters.json"),
+            "--query", str(JOBS / "late_senders.counts.asaql"), "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "replayed: step `counts`: COUNT(*) by device_id over TumblingWindow(1m)" in text
+    assert "windows compared: 241; changed by the ordering: 60 (25%)" in text
+    assert "late adjustments:" in text
+    table = pl.read_parquet(tmp_path / "impact.parquet")
+    assert tuple(table.columns) == IMPACT_COLUMNS
+    changed = table.filter(pl.col("changed"))
+    # only the batching devices (every fifth: dev-00000, dev-00005, ...) are wrong
+    devices = {k.removeprefix("device_id=") for k in changed["keys"]}
+    assert devices
+    assert all(int(d.removeprefix("dev-")) % 5 == 0 for d in devices)
+    # every count moved is a count moved in or out: the totals agree
+    both = table.filter(pl.col("output") == "both")
+    assert (both["value_as_emitted"] - both["value_on_time"]).to_list() == (
+        both["events_moved_in"] - both["events_moved_out"] - both["events_missing"]
+    ).cast(pl.Float64).to_list()
+    assert table["value_as_emitted"].sum() == table["value_on_time"].sum() == 2000
+
+
+def test_the_definition_query_names_what_is_not_replayed(tmp_path, capsys):
+    code = main(
+        [
+            "impact", str(LATE), "--json", "--out", str(tmp_path),
+            "--job-definition", str(JOBS / "late_senders.arm.json"),
+            "--parameters", str(JOBS / "late_senders.parameters.json"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == []
+    assert summary["not_replayed"] == [
+        "step `Enriched`: JOIN is not replayed; events only",
+        "step `alerts`: reads Enriched, which is not replayed (JOIN is not replayed; events only)",
+        "step `archive`: no window aggregate; its rows are the events themselves (events only)",
+    ]
+
+
+def test_healthy_job_changes_no_window(tmp_path, capsys):
+    code = main(
+        ["impact", str(HEALTHY), "--partitions", "4", "--json", "--out", str(tmp_path),
+         "--job-definition", str(JOBS / "healthy.resource.json")]
+    )  # fmt: skip
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["windows_changed"] == 0
+    assert summary["windows_compared"] > 0
+
+
+def test_errors_are_one_line(tmp_path, capsys):
+    assert main(["impact", str(LATE), "--out", str(tmp_path)]) == 2
+    assert "give --job-definition FILE or --query FILE.asaql" in capsys.readouterr().err
+    assert (
+        main(["impact", str(LATE), "--query", str(tmp_path / "no.asaql"), "--out", str(tmp_path)])
+        == 2
+    )
+    assert "no.asaql: no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.asaql"
+    bad.write_text(
+        "SELECT COUNT(*) INTO o\nFROM telemetry TIMESTAMP BY event_time\nGROUP BY TumblingWindow(week, 1)"
+    )
+    assert main(["impact", str(LATE), "--query", str(bad), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "'week' is not a time unit" in err
+    assert err.count("\n") == 1
+    missing = tmp_path / "missing.asaql"
+    missing.write_text(
+        "SELECT AVG(nope) INTO o FROM telemetry TIMESTAMP BY event_time GROUP BY TumblingWindow(minute, 1)"
+    )
+    assert main(["impact", str(LATE), "--query", str(missing), "--out", str(tmp_path)]) == 2
+    assert "column 'nope' is not in the capture" in capsys.readouterr().err
