@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 import streamlit as st
 
+from diagnostics.explain.model import SnippetForm, Suggestion
+
 SEVERITY_COLOURS = {"critical": "red", "warning": "orange", "info": "blue"}
+
+#: How each form of suggestion text is shown: a code block's language, or ``None`` for text.
+CODE_LANGUAGE: dict[SnippetForm, str | None] = {
+    SnippetForm.PROSE: None,
+    SnippetForm.SETTING: "text",
+    SnippetForm.QUERY: "sql",
+    SnippetForm.CODE: "csharp",
+}
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~$])")
+
+
+def plain(text: str) -> str:
+    """``text`` as markdown that shows it as it is (no emphasis, links or formulas)."""
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def suggestion(s: Suggestion) -> None:
+    """A suggestion's text as it is meant: sentences as text, whole; query text and
+    settings in a code block (wrapped, never cut off)."""
+    language = CODE_LANGUAGE[s.form]
+    if language is None:
+        st.markdown(plain(s.snippet))
+    else:
+        st.code(s.snippet, language=language, wrap_lines=True)
 
 
 def chart(fig: go.Figure, key: str) -> None:

@@ -10,7 +10,7 @@ from diagnostics.appdata.store import Aggregate
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Finding
 from screens import cache
-from screens.common import chart, severity
+from screens.common import chart, severity, suggestion
 
 LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
 
@@ -148,7 +148,7 @@ def render() -> None:
                 st.markdown("**What to change**")
                 for s in f.suggestions:
                     st.caption(insight.suggestion_heading(s))
-                    st.code(s.snippet, language="sql")
+                    suggestion(s)
             st.caption(f"Impact: {insight.impact_text(f.impact)}")
             values = insight.readable_evidence(f.evidence)
             if values.height:

@@ -12,7 +12,7 @@ from diagnostics.appdata.watching import WAITING, overview_alerts, waiting
 from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
 from screens import cache
-from screens.common import chart, seconds, severity
+from screens.common import chart, seconds, severity, suggestion
 
 SHORT = {
     ErrorKind.LATE.value: "Late events",
@@ -117,5 +117,5 @@ def _top_finding() -> None:
         st.markdown(f"### {f.title}")
         st.write(f.explanation)
         if f.suggestions:
-            st.code(f.suggestions[0].snippet, language="sql")
+            suggestion(f.suggestions[0])
         st.caption("All findings with their evidence: the Findings page.")

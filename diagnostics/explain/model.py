@@ -55,17 +55,33 @@ class SuggestionKind(StrEnum):
     INSPECT_RECORDS = "inspect_records"
 
 
+class SnippetForm(StrEnum):
+    """What a suggestion's text is, so that a page shows it right: sentences as text, query
+    text and settings as code."""
+
+    #: what to do, in words (sentences; shown as text, whole)
+    PROSE = "prose"
+    #: a portal setting with its value (``Event ordering > Events that arrive late: ...``)
+    SETTING = "setting"
+    #: ASA query text (``FROM input PARTITION BY PartitionId``)
+    QUERY = "query"
+    #: program code of another product (StreamInsight's C#)
+    CODE = "code"
+
+
 @dataclass(frozen=True, slots=True)
 class Suggestion:
     """One concrete change. ``value_seconds`` is set for tolerances and delays (``None`` for
     an unlimited tolerance or a change without a value); ``snippet`` is the exact ASA query
-    text or portal setting to apply, or what to do in words; ``settings``: the settings that
-    doing it gives orderdoc (the command line adds their flags, the app its fields)."""
+    text or portal setting to apply, or what to do in words, as ``form`` says; ``settings``:
+    the settings that doing it gives orderdoc (the command line adds their flags, the app
+    its fields)."""
 
     kind: SuggestionKind
     value_seconds: float | None
     snippet: str
     settings: tuple[Setting, ...] = ()
+    form: SnippetForm = SnippetForm.PROSE
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -73,6 +89,7 @@ class Suggestion:
             "kind": self.kind.value,
             "value_seconds": self.value_seconds,
             "snippet": self.snippet,
+            "form": self.form.value,
         }
 
 

@@ -6,7 +6,7 @@ import json
 import textwrap
 from enum import StrEnum
 
-from diagnostics.explain.model import Finding, Report
+from diagnostics.explain.model import Finding, Report, SnippetForm, Suggestion
 from diagnostics.explain.readable import (
     cause_label,
     evidence_lines,
@@ -101,11 +101,16 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
             out.append("Suggested changes:")
             out.append("")
             out += [
-                f"- **{suggestion_label(s.kind.value)}**: `{s.snippet}`"
+                f"- **{suggestion_label(s.kind.value)}**: {_snippet_markdown(s)}"
                 for s in finding.suggestions
             ]
             out.append("")
     return "\n".join(out)
+
+
+def _snippet_markdown(s: Suggestion) -> str:
+    """Query text and settings as code, sentences as text."""
+    return s.snippet if s.form is SnippetForm.PROSE else f"`{s.snippet}`"
 
 
 def render(report: Report, fmt: Format | str = Format.TEXT) -> str:

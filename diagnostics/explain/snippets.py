@@ -12,7 +12,7 @@ import math
 from diagnostics.durations import SECOND, format_clock
 from diagnostics.engine.policy import MAX_TOLERANCE_NS
 from diagnostics.errors import Setting
-from diagnostics.explain.model import Suggestion, SuggestionKind
+from diagnostics.explain.model import SnippetForm, Suggestion, SuggestionKind
 from diagnostics.words import noun
 
 MAX_TOLERANCE_S = MAX_TOLERANCE_NS // SECOND
@@ -31,12 +31,14 @@ def late_tolerance(seconds: int | None) -> Suggestion:
             None,
             "Event ordering > Events that arrive late: unlimited "
             "(eventsLateArrivalMaxDelayInSeconds: -1)",
+            form=SnippetForm.SETTING,
         )
     return Suggestion(
         SuggestionKind.LATE_ARRIVAL_TOLERANCE,
         float(seconds),
         f"Event ordering > Events that arrive late: {format_clock(seconds * SECOND)} "
         f"(eventsLateArrivalMaxDelayInSeconds: {seconds})",
+        form=SnippetForm.SETTING,
     )
 
 
@@ -47,12 +49,18 @@ def ooo_tolerance(seconds: int) -> Suggestion:
         float(seconds),
         f"Event ordering > Out of order events: {format_clock(seconds * SECOND)} "
         f"(eventsOutOfOrderMaxDelayInSeconds: {seconds})",
+        form=SnippetForm.SETTING,
     )
 
 
 def partition_by(source: str = "input") -> Suggestion:
     """``FROM input PARTITION BY PartitionId``."""
-    return Suggestion(SuggestionKind.PARTITION_BY, None, f"FROM {source} PARTITION BY PartitionId")
+    return Suggestion(
+        SuggestionKind.PARTITION_BY,
+        None,
+        f"FROM {source} PARTITION BY PartitionId",
+        form=SnippetForm.QUERY,
+    )
 
 
 def timestamp_by_over(
@@ -64,7 +72,7 @@ def timestamp_by_over(
     )
     if multi_partition:
         clause += " PARTITION BY PartitionId"
-    return Suggestion(SuggestionKind.TIMESTAMP_BY_OVER, None, clause)
+    return Suggestion(SuggestionKind.TIMESTAMP_BY_OVER, None, clause, form=SnippetForm.QUERY)
 
 
 def feed_partitions(partitions: list[int]) -> Suggestion:
@@ -164,6 +172,7 @@ def cti_delay(seconds: float | None) -> Suggestion:
         SuggestionKind.CTI_DELAY,
         float(seconds),
         f"AdvanceTimeGenerationSettings(frequency, TimeSpan.FromSeconds({seconds:g}), true)",
+        form=SnippetForm.CODE,
     )
 
 

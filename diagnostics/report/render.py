@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.explain.model import SnippetForm
 from diagnostics.explain.readable import (
     cause_label,
     evidence_lines,
@@ -238,7 +239,12 @@ def _finding_html(number: int, finding: Any) -> str:
     data = finding.to_dict()
     suggestions = "".join(
         f"<li><b>{html.escape(suggestion_label(s['kind']))}</b>: "
-        f"<code>{html.escape(s['snippet'])}</code></li>"
+        + (
+            html.escape(s["snippet"])
+            if s["form"] == SnippetForm.PROSE
+            else f"<code>{html.escape(s['snippet'])}</code>"
+        )
+        + "</li>"
         for s in data["suggestions"]
     )
     evidence = "".join(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnostics.explain.model import Cause, Impact, SuggestionKind
+from diagnostics.explain.model import Cause, Impact, SnippetForm, SuggestionKind
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas.md"
 HEADING = "## Explain report and what-if table"
@@ -40,6 +40,10 @@ def test_the_cause_list_is_every_cause(section: str) -> None:
 
 def test_the_suggestion_kind_list_is_every_kind(section: str) -> None:
     assert listed(section, "`kind` one of:") == {k.value for k in SuggestionKind}
+
+
+def test_the_snippet_form_list_is_every_form(section: str) -> None:
+    assert listed(section, "`form` one of") == {f.value for f in SnippetForm}
 
 
 def test_every_impact_key_is_named(section: str) -> None:
