@@ -28,6 +28,7 @@ from screens import (  # noqa: E402
     quarantine,
     whatif,
 )
+from screens.common import plain  # noqa: E402
 
 PAGES = {
     "Load": load,
@@ -40,6 +41,8 @@ PAGES = {
     "Quarantine": quarantine,
 }
 PAGE_KEY = "page"
+#: The URL query parameter naming the page shown (``?page=findings``).
+PAGE_PARAM = "page"
 
 
 #: Pages that follow a watcher (``orderdoc app --watch``): re-run every few seconds, so a
@@ -75,9 +78,10 @@ def main() -> None:
         if state:
             st.session_state[cache.WATCH_KEY] = state
             folder = str(Path(state) / "agg")
-        if folder and cache.AGG_KEY not in st.session_state:
+        restored = cache.AGG_KEY in st.session_state or cache.restore_from_url()
+        if folder and not restored:
             cache.set_source(Path(folder), f"watching {state}" if state else folder)
-        wanted = str(st.query_params.get("page", "")).lower()
+        wanted = str(st.query_params.get(PAGE_PARAM, "")).lower()
         names = {name.lower(): name for name in PAGES}
         if wanted in names:
             st.session_state[PAGE_KEY] = names[wanted]
@@ -87,12 +91,20 @@ def main() -> None:
         st.markdown("## orderdoc")
         st.caption("Why does my event-time job drop, shift or delay events?")
         choice = st.radio("Page", list(PAGES), key=PAGE_KEY)
-        label = st.session_state.get(cache.LABEL_KEY)
-        st.caption(f"Loaded: `{label}`" if label else "Nothing loaded yet")
+        loaded_slot = st.empty()
+    if st.query_params.get(PAGE_PARAM) != choice.lower():
+        st.query_params[PAGE_PARAM] = choice.lower()  # a link to the page as it is shown
     if st.session_state.get(cache.WATCH_KEY) and choice in LIVE_PAGES:
         st.fragment(PAGES[choice].render, run_every=REFRESH_SECONDS)()
     else:
         PAGES[choice].render()
+    # after the page: the Load page may just have loaded something
+    label = cache.label()
+    jobs = cache.job_line()
+    with loaded_slot.container():
+        st.caption(f"Loaded: {plain(label)}" if label else "Nothing loaded yet")
+        if jobs:
+            st.caption(plain(jobs))
 
 
 main()

@@ -17,6 +17,7 @@ from diagnostics.appdata import (
     build,
     jobfix,
     lateness,
+    loaded,
     overview,
     partitions,
     store,
@@ -38,9 +39,47 @@ def rules_paths() -> list[str]:
 
 
 def set_source(agg_dir: Path, label: str) -> None:
-    """Make ``agg_dir`` the folder every page shows."""
+    """Make ``agg_dir`` the folder every page shows, named in the page's URL (so that a
+    reload or a shared link shows it again) with ``label`` kept beside it."""
     st.session_state[AGG_KEY] = str(agg_dir)
     st.session_state[LABEL_KEY] = label
+    loaded.remember(agg_dir, label)
+    for name in (loaded.WORK_PARAM, loaded.FOLDER_PARAM):
+        st.query_params.pop(name, None)
+    st.query_params.update(loaded.url_params(agg_dir))
+
+
+def restore_from_url() -> bool:
+    """Load the folder the page's URL names (a reload, a shared link); False when it names
+    none that is there."""
+    found = loaded.from_url(st.query_params.to_dict())
+    if found is None:
+        return False
+    set_source(found.path, found.label)
+    return True
+
+
+def label() -> str | None:
+    """What is loaded, in words."""
+    return st.session_state.get(LABEL_KEY)
+
+
+def job_line() -> str | None:
+    """The loaded folder's jobs in words (``Job contoso-telemetry``), ``None`` when nothing
+    is loaded or the folder cannot be read (the page says why)."""
+    agg, _ = current()
+    if agg is None:
+        return None
+    try:
+        return job_words(*key(agg))
+    except OrderdocError:
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def job_words(path: str, sig: str) -> str:
+    """Cached per folder signature (see ``diagnostics.appdata.loaded``): the jobs in words."""
+    return loaded.job_names(Path(path), kpis(path, sig).jobs)
 
 
 def current() -> tuple[store.Aggregate | None, str | None]:

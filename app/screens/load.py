@@ -7,8 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from diagnostics.appdata import jobfix, samples, workdir
+from diagnostics.appdata import jobfix, loadform, samples, workdir
 from diagnostics.appdata.build import (
+    UNNAMED_JOB,
     CaptureSettings,
     Progress,
     UploadKind,
@@ -38,11 +39,14 @@ def _progress_bar(text: str) -> Progress:
     return step
 
 
-def _run(label: str, target: Path, work: Callable[[Progress], None]) -> None:
-    """Run ``work(progress)`` into ``target`` unless it is already there; then select it."""
+def _run(
+    label: str, target: Path, work: Callable[[Progress], None], *, with_job: bool = True
+) -> None:
+    """Run ``work(progress)`` into ``target`` unless it is already there; then select it
+    (``with_job``: the uploaded job definition is used, its job named in the label)."""
     try:
         if workdir.is_complete(target):
-            st.caption(f"Already analysed: reusing `{target}`.")
+            st.caption("Already analysed: the earlier result is reused.")
         else:
             work(_progress_bar(f"Working on {label}…"))
             workdir.mark_complete(target)
@@ -55,12 +59,18 @@ def _run(label: str, target: Path, work: Callable[[Progress], None]) -> None:
         workdir.discard(target)
         st.error(f"Internal error while processing {label} ({type(exc).__name__}: {exc}).")
         return
+    job = st.session_state.get(JOB_NAME) if with_job and st.session_state.get(JOB_UPLOAD) else None
     cache.set_source(target, label)
-    st.success(f"Loaded {label}. Open the Overview or Findings page in the sidebar.")
+    st.success(
+        f"Loaded {label}{f' with job {job}' if job else ''}. Open the Overview or Findings "
+        "page in the sidebar."
+    )
 
 
 #: Session key of the uploaded job definition: (file name, bytes, input, parameter bytes).
 JOB_UPLOAD = "job_upload"
+#: Session key of the uploaded job definition's job name.
+JOB_NAME = "job_name"
 #: Key of the capture path format field (Event Hubs Capture file naming).
 PATH_FORMAT = "cap_path_format"
 
@@ -81,10 +91,116 @@ def _keep_job(target: Path) -> None:
         jobfix.save(target, *upload)
 
 
+#: Session key: what the capture settings fields were last filled from, and with what.
+FILLED = "cap_filled"
+#: The fields' keys.
+TS, UNLIMITED, LATE, OOO, ACTION, PBY, OVER = (
+    "cap_ts",
+    "cap_unlimited",
+    "cap_late",
+    "cap_ooo",
+    "cap_action",
+    "cap_pby",
+    "cap_over",
+)
+
+
+def _file_key(upload: object) -> tuple:
+    return (
+        getattr(upload, "name", None),
+        getattr(upload, "size", None),
+        getattr(upload, "file_id", None),
+    )
+
+
+def _capture_columns() -> tuple[tuple, tuple[str, ...], str]:
+    """The key, columns and name of the capture chosen (one uploaded file, or a file on this
+    machine), read from its head; empty when none is chosen."""
+    for key in ("uploads", "capture_folder"):
+        files = st.session_state.get(key) or []
+        avro = all(f.name.lower().endswith(".avro") for f in files)
+        if files and (len(files) == 1 or avro):
+            f = files[0]
+            return _file_key(f), loadform.capture_columns(f.name, f.getvalue()), f.name
+    path = str(st.session_state.get("capture_path") or "").strip()
+    if path:
+        return ("path", path), loadform.path_columns(Path(path)), Path(path).name
+    return (), (), ""
+
+
+def _definition_values(columns: tuple[str, ...]) -> tuple[tuple, loadform.FormValues | None]:
+    """The key and field values of the job definition chosen (``None``: none, or it cannot
+    be read: the form says why)."""
+    definition = st.session_state.get("job_definition")
+    if definition is None:
+        return (), None
+    params = st.session_state.get("job_params")
+    input_name = str(st.session_state.get("job_input") or "").strip() or None
+    key = (_file_key(definition), _file_key(params), input_name, columns)
+    upload = (
+        definition.name,
+        definition.getvalue(),
+        input_name,
+        params.getvalue() if params else None,
+    )
+    try:
+        job = jobfix.read_uploaded(*upload)
+    except OrderdocError as exc:
+        # an expression as TIMESTAMP BY: the capture's event-time column stands in for it
+        column = loadform.event_time_column(columns)
+        if setting_of(exc) is not Setting.TIMESTAMP_BY or column is None:
+            return key, None
+        try:
+            job = jobfix.read_uploaded(*upload, column)
+        except OrderdocError:
+            return key, None
+    return key, loadform.from_policy(job.policy, f"job definition {definition.name}")
+
+
+def _as_state(values: loadform.FormValues) -> dict[str, object]:
+    return {
+        TS: values.timestamp_by,
+        UNLIMITED: values.late_arrival_s is None,
+        LATE: values.late_arrival_s if values.late_arrival_s is not None else 5,
+        OOO: values.out_of_order_s,
+        ACTION: values.action.value,
+        PBY: values.partition_by,
+        OVER: ", ".join(values.over),
+    }
+
+
+def _fill_from_loaded() -> None:
+    """Fill the capture settings fields from what was loaded (before they are drawn): the
+    job definition's policy; else the capture's event-time column; else empty. A field the
+    user changed keeps the change until a job definition is loaded (whose policy is used)."""
+    capture_key, columns, capture_name = _capture_columns()
+    definition_key, from_definition = _definition_values(columns)
+    if from_definition is not None:
+        key: tuple = ("definition", definition_key)
+        values = from_definition
+    elif columns:
+        key = ("capture", capture_key)
+        values = loadform.from_columns(columns, f"capture {capture_name}")
+    else:
+        key, values = (), loadform.EMPTY
+    last = st.session_state.get(FILLED)
+    if last is not None and last[0] == key:
+        return
+    wanted = _as_state(values)
+    before = {} if last is None else last[1]
+    for name, value in wanted.items():
+        user_changed = name in before and st.session_state.get(name) != before[name]
+        if from_definition is None and user_changed:
+            continue
+        st.session_state[name] = value
+    st.session_state[FILLED] = (key, wanted)
+
+
 def _policy_form() -> CaptureSettings | None:
+    _fill_from_loaded()
     with st.expander("Capture settings (the job's time policy)", expanded=False):
         c1, c2, c3 = st.columns(3)
-        ts = c1.text_input("TIMESTAMP BY column (empty: arrival time)", "event_time", key="cap_ts")
+        ts = c1.text_input("TIMESTAMP BY column (empty: arrival time)", key=TS)
         arrival = c2.text_input(
             "Arrival-time column (empty: detect, e.g. EventEnqueuedUtcTime)", "", key="cap_arrival"
         )
@@ -92,15 +208,15 @@ def _policy_form() -> CaptureSettings | None:
             "Partition column (empty: detect partition_id or PartitionId)", "", key="cap_part"
         )
         c4, c5, c6 = st.columns(3)
-        unlimited = c4.checkbox("Unlimited late-arrival tolerance", key="cap_unlimited")
+        unlimited = c4.checkbox("Unlimited late-arrival tolerance", key=UNLIMITED)
         late = c4.number_input(
-            "Late-arrival tolerance (s)", 0, 1_814_399, 5, key="cap_late", disabled=unlimited
+            "Late-arrival tolerance (s)", 0, 1_814_399, key=LATE, disabled=unlimited
         )
-        ooo = c5.number_input("Out-of-order tolerance (s)", 0, 1_814_399, 0, key="cap_ooo")
-        action = c6.radio("Other events", ["adjust", "drop"], horizontal=True, key="cap_action")
+        ooo = c5.number_input("Out-of-order tolerance (s)", 0, 1_814_399, key=OOO)
+        action = c6.radio("Other events", ["adjust", "drop"], horizontal=True, key=ACTION)
         c7, c8 = st.columns(2)
-        partition_by = c7.checkbox("PARTITION BY PartitionId", key="cap_pby")
-        over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", "", key="cap_over")
+        partition_by = c7.checkbox("PARTITION BY PartitionId", key=PBY)
+        over = c8.text_input("TIMESTAMP BY … OVER columns (comma-separated)", key=OVER)
         st.text_input(
             "Capture path format (Event Hubs Capture files; empty: Capture's default "
             f"{DEFAULT_PATH_FORMAT})",
@@ -119,6 +235,7 @@ def _policy_form() -> CaptureSettings | None:
         )
         params = d2.file_uploader("ARM parameter file (optional)", type=["json"], key="job_params")
         input_name = d3.text_input("Input name (when the job has several)", "", key="job_input")
+    job_name = UNNAMED_JOB
     try:
         policy = OrderingPolicy(
             timestamp_by=ts.strip() or None,
@@ -148,7 +265,9 @@ def _policy_form() -> CaptureSettings | None:
                 job = jobfix.read_uploaded(*upload)
                 note = f"{exc}; the TIMESTAMP BY column above, {ts.strip()}, is used instead"
             policy = job.policy
+            job_name = job.definition.name or UNNAMED_JOB
             st.session_state[JOB_UPLOAD] = upload
+            st.session_state[JOB_NAME] = job.definition.name
             st.caption(
                 f"Policy from {job.describe_source().replace(str(job.definition.path), definition.name)}"
                 f": {policy.describe()} ({note})."
@@ -158,7 +277,7 @@ def _policy_form() -> CaptureSettings | None:
         return None
     return CaptureSettings(
         policy=policy,
-        job="capture",
+        job=job_name,
         arrival_col=arrival.strip() or None,
         partition_col=part.strip() or None,
     )
@@ -265,7 +384,10 @@ def render() -> None:
             sample = options[chosen]
             target = workdir.folder_for(sample.fingerprint())
             _run(
-                f"sample {chosen}", target, lambda progress: samples.build(sample, target, progress)
+                f"sample {chosen}",
+                target,
+                lambda progress: samples.build(sample, target, progress),
+                with_job=False,
             )
     else:
         st.caption("No bundled samples found beside this installation.")

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from diagnostics.appdata import figures
+from diagnostics.appdata import figures, loaded
 from diagnostics.appdata.alerts import alert_markers
 from diagnostics.appdata.watching import WAITING, overview_alerts, waiting
 from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
 from screens import cache
-from screens.common import chart, seconds, severity, suggestion
+from screens.common import chart, plain, seconds, severity, suggestion
 
 SHORT = {
     ErrorKind.LATE.value: "Late events",
@@ -36,7 +36,8 @@ def render() -> None:
         return
     k = cache.kpis(*cache.key(agg))
     st.caption(
-        f"`{agg.path}` · jobs: {', '.join(k.jobs) or '–'} · "
+        f"{plain(cache.job_words(*cache.key(agg)))} · "
+        f"{plain(loaded.shown_path(agg.path, cache.label()))} · "
         f"{k.time_from or '?'} → {k.time_to or '?'}"
     )
     top = st.columns(4)

@@ -39,6 +39,8 @@ from diagnostics.words import plural
 
 CAPTURE_DIR = "capture"
 SOURCE_FILE = "source.json"
+#: The job name a capture is replayed under when no job definition names it.
+UNNAMED_JOB = "capture"
 
 
 def _quiet(_fraction: float, _message: str) -> None:
@@ -161,7 +163,7 @@ class CaptureSettings:
 
     policy: OrderingPolicy
     columns: EventColumns = field(default_factory=EventColumns)
-    job: str = "capture"
+    job: str = UNNAMED_JOB
     #: the columns the user named (``None``: detected as the command line does)
     arrival_col: str | None = None
     partition_col: str | None = None

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app" / "streamlit_app.py"
 SCENARIOS = ROOT / "sample_logs" / "scenarios"
 ASA = ROOT / "sample_logs" / "asa"
+JOBS = ROOT / "sample_logs" / "jobs"
 RULES_GOOD = Path(__file__).resolve().parent / "rules" / "good"
 RULES_BAD = Path(__file__).resolve().parent / "rules" / "bad"
 
@@ -102,3 +103,43 @@ def traces(figure: dict) -> dict[str, dict]:
 def metrics(at: object) -> dict[str, str]:
     """Metric label → shown value."""
     return {m.label: m.value for m in at.metric}  # type: ignore[attr-defined]
+
+
+#: A user's capture as ASA's passthrough writes it (the late_senders events, renamed).
+USER_COLUMNS = {
+    "device_id": "deviceId",
+    "value": "temperature",
+    "event_time": "eventTime",
+    "arrival_time": "EventEnqueuedUtcTime",
+    "partition_id": "PartitionId",
+}
+USER_JOB = "contoso-telemetry"
+USER_QUERY = (
+    "SELECT deviceId, AVG(temperature) AS avgTemperature, System.Timestamp() AS windowEnd\n"
+    "INTO [alerts]\n"
+    "FROM [telemetry] TIMESTAMP BY eventTime\n"
+    "GROUP BY deviceId, TumblingWindow(minute, 1)\n"
+)
+
+
+def user_capture(folder: Path) -> Path:
+    """``readings.csv``: the late_senders capture with a user's column names (deviceId,
+    temperature, eventTime, EventEnqueuedUtcTime, PartitionId), in ``folder``."""
+    events = pl.read_csv(SCENARIOS / "late_senders" / "capture.csv")
+    out = folder / "readings.csv"
+    events.drop("message_id").rename(USER_COLUMNS).select(*USER_COLUMNS.values()).write_csv(out)
+    return out
+
+
+def user_job(folder: Path) -> Path:
+    """``contoso-telemetry.json``: the late_senders ARM template as a user's job: named
+    contoso-telemetry, one input, ``TIMESTAMP BY eventTime``, a per-device aggregate."""
+    template = json.loads((JOBS / "late_senders.arm.json").read_text(encoding="utf-8"))
+    template["parameters"]["jobName"]["defaultValue"] = USER_JOB
+    job = template["resources"][0]["properties"]
+    job["inputs"] = job["inputs"][:1]
+    job["outputs"] = job["outputs"][:1]
+    job["transformation"]["properties"]["query"] = USER_QUERY
+    out = folder / f"{USER_JOB}.json"
+    out.write_text(json.dumps(template, indent=2), encoding="utf-8")
+    return out
