@@ -61,17 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--late-arrival",
         dest="late_values",
         type=_listed(late_arg),
-        default=[0, 5_000_000_000, 60_000_000_000, 300_000_000_000, None],
+        default=None,
         metavar="D,D,...",
-        help="late tolerances to try (durations or unlimited); default 0s,5s,1m,5m,unlimited",
+        help="late tolerances to try (durations or unlimited); default: searched from the "
+        "capture's own lateness (printed)",
     )
     parser.add_argument(
         "--out-of-order",
         dest="ooo_values",
         type=_listed(duration_arg),
-        default=[0, 1_000_000_000, 5_000_000_000, 10_000_000_000],
+        default=None,
         metavar="D,D,...",
-        help="out-of-order tolerances to try; default 0s,1s,5s,10s",
+        help="out-of-order tolerances to try; default: searched with the late tolerances",
     )
     parser.add_argument(
         "--partition-by",
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=_listed(_on_off),
         default=None,
         metavar="on,off",
-        help="PARTITION BY PartitionId values to try; default off (off,on with --over)",
+        help="PARTITION BY PartitionId values to try; default off,on",
     )
     parser.add_argument(
         "--over",
@@ -88,7 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="COL[,COL]",
-        help="an OVER key set to try besides none (repeatable)",
+        help="an OVER key set to try besides none (repeatable); default: every column that "
+        "names senders (deviceId, DeviceName, device_id, ...)",
     )
     add_job_arguments(parser)
     parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
@@ -101,6 +103,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def _searched(args, events, base, over_values, columns, partitions):  # type: ignore[no-untyped-def]
+    """The recommender's search (no grid given): its measured rows and the grid it printed."""
+    from diagnostics.whatif.recommend import RecommendConfig, recommend
+    from diagnostics.whatif.report import searched_grid
+
+    config = RecommendConfig(
+        over=tuple(over_values) if over_values else None,
+        partition_by=tuple(dict.fromkeys(args.partition_by_values or (False, True))),
+    )
+    rec = recommend(events, base, columns=columns, partitions=partitions, config=config)
+    return rec.as_sweep(), searched_grid(rec)
+
+
+def _grid(args, events, base, over_values, columns, partitions):  # type: ignore[no-untyped-def]
+    """The user's grid (the job's own setting added), every combination replayed."""
+    from dataclasses import replace
+
+    from diagnostics.durations import SECOND
+    from diagnostics.whatif import sweep
+
+    late_values = list(args.late_values or [0, 5 * SECOND, 60 * SECOND, 300 * SECOND, None])
+    ooo_values = list(args.ooo_values or [0, SECOND, 5 * SECOND, 10 * SECOND])
+    late_values += [] if base.late_arrival_ns in late_values else [base.late_arrival_ns]
+    ooo_values += [] if base.out_of_order_ns in ooo_values else [base.out_of_order_ns]
+    over_sets = [(), *over_values, *([base.over] if base.over else [])]
+    pby = list(args.partition_by_values or ([False, True] if len(over_sets) > 1 else [False]))
+    pby += [] if base.partition_by in pby else [base.partition_by]
+    return sweep(
+        events,
+        replace(base, over=()),
+        late_values=late_values,
+        ooo_values=ooo_values,
+        partition_by_values=pby,
+        over_values=over_sets,
+        columns=columns,
+        partitions=partitions,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Sweep, write the table and chart, print the table and the recommendation."""
     from dataclasses import replace
@@ -109,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.engine.policy import Action, OrderingPolicy
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.errors import InputError
-    from diagnostics.whatif import sweep, write_outputs
+    from diagnostics.whatif import write_outputs
     from diagnostics.whatif.report import format_table
 
     resolved = resolve_policy(args) if args.job_definition else None
@@ -119,42 +160,25 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     out = out_folder(args.out)
     capture = capture_from_args(args)
-    late_values, ooo_values = list(args.late_values), list(args.ooo_values)
     over_sets = list(args.over_values)
-    pby = args.partition_by_values or ([False, True] if args.over_values else [False])
     partitions = args.partitions
     action = Action(getattr(args, "action", Action.ADJUST.value))
+    job = OrderingPolicy(timestamp_by=timestamp_by, action=action)
     if resolved is not None:  # the job's own setting is always one of those tried
-        job = resolved.policy
         sys.stderr.write(f"policy: {resolved.describe()}\n")
-        late_values += [] if job.late_arrival_ns in late_values else [job.late_arrival_ns]
-        ooo_values += [] if job.out_of_order_ns in ooo_values else [job.out_of_order_ns]
-        over_sets += [job.over] if job.over and job.over not in over_sets else []
-        pby += [] if job.partition_by in pby else [job.partition_by]
-        partitions, action = resolved.partitions, job.action
-    over_values = [tuple(capture.column(c) for c in over) for over in over_sets]
-    every_key = tuple(dict.fromkeys(c for over in over_sets for c in over))
-    events, base = capture.apply(
-        OrderingPolicy(
-            timestamp_by=timestamp_by,
-            action=action,
-            early_policy=not args.no_early_policy,
-            over=every_key,
-        )
-    )
-    base = replace(base, over=())
+        job, partitions = resolved.policy, resolved.partitions
+    job = replace(job, early_policy=not args.no_early_policy)
     declared = declared_partitions(partitions) if partitions else None
+    searched = args.late_values is None and args.ooo_values is None
+    every_key = tuple(dict.fromkeys(c for over in [*over_sets, job.over] for c in over))
+    events, base = capture.apply(replace(job, over=every_key))
+    base = replace(base, over=tuple(capture.column(c) for c in job.over))
+    over_values = [tuple(capture.column(c) for c in over) for over in over_sets]
     try:
-        result = sweep(
-            events,
-            base,
-            late_values=late_values,
-            ooo_values=ooo_values,
-            partition_by_values=pby,
-            over_values=[(), *over_values],
-            columns=capture.columns,
-            partitions=declared,
-        )
+        if searched:
+            result, grid = _searched(args, events, base, over_values, capture.columns, declared)
+        else:
+            result, grid = _grid(args, events, base, over_values, capture.columns, declared), None
     except InputError as exc:
         msg = f"{args.events}: {exc}"
         raise InputError(msg) from exc
@@ -172,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(result.table.write_json() + "\n")
     else:
-        sys.stdout.write("\n".join([*capture.describe(), format_table(result)]) + "\n")
+        lines = [*capture.describe(), *([grid] if grid else []), format_table(result)]
+        sys.stdout.write("\n".join(lines) + "\n")
         if check is not None:
             verdict = "agrees" if check["agrees"] else "DISAGREES (please report)"
             sys.stdout.write(

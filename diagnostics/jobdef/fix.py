@@ -68,6 +68,12 @@ class Fix:
     steps: tuple[tuple[str, Outcome], ...] = ()
     #: the policy the "before" was replayed under, when not the definition's (overridden)
     current: OrderingPolicy | None = None
+    #: why the setting is the one it is (what a finding proposed and it leaves out, ...)
+    choice: tuple[str, ...] = ()
+    #: the settings that came close, with their numbers and why they lost
+    close: tuple[str, ...] = ()
+    #: the recommendation rule, when the setting was searched on a capture
+    rule: str | None = None
 
     @property
     def before_policy(self) -> OrderingPolicy:
@@ -314,6 +320,20 @@ def fix_markdown(fix: Fix, definition_file: str, measure_hint: str = MEASURE_HIN
         "",
         *_outcome_rows(fix, measure_hint),
     ]
+    if fix.rule is not None:
+        out += [
+            "## How the setting was chosen",
+            "",
+            "The capture was searched for the best setting it allows (every late-arrival "
+            "tolerance its own lateness calls for, with the least out-of-order tolerance "
+            "within the budget, OVER each sender column, PARTITION BY on and off), each "
+            "replayed by the engine. Rule: " + fix.rule + ".",
+            "",
+            *[f"- {c.rstrip('.')}." for c in fix.choice],
+            "",
+        ]
+        if fix.close:
+            out += ["Settings that came close:", "", *[f"- {c}." for c in fix.close], ""]
     if fix.steps and fix.before is not None:
         out += [
             "## What each change costs and gains",

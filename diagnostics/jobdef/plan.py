@@ -12,18 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-import numpy as np
 import polars as pl
 
 from diagnostics.captures.reader import Capture
 from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.engine.replay import replay
+from diagnostics.engine.replay import partitions_in, replay
+from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.jobdef.fix import Fix, Outcome, build_query
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.query import parse_query
+from diagnostics.whatif.choices import Proposed, close_lines, explain_choice
+from diagnostics.whatif.evaluate import delay_points
+from diagnostics.whatif.recommend import PROPOSED, Recommendation, policy_of, recommend
 
 _SETTINGS = {
     SuggestionKind.LATE_ARRIVAL_TOLERANCE,
@@ -77,7 +80,7 @@ def measure(
         never = out["release_time"].is_null() & own["release_time"].is_not_null()
         held = int(((gap > HELD_BACK_SLACK_NS).fill_null(False) | never).sum())
     delay = (out["release_time"] - out["arrival"]).dt.total_nanoseconds().drop_nulls()
-    p95 = float(np.percentile(delay.to_numpy(), 95)) / SECOND if delay.len() else 0.0
+    p95 = delay_points(delay.to_numpy() / SECOND)["p95"] or 0.0
     return Outcome(
         late=int(out["late"].sum()),
         out_of_order=int(out["out_of_order"].sum()),
@@ -203,6 +206,60 @@ def _steps(current: OrderingPolicy, chosen: OrderingPolicy) -> list[tuple[str, O
     return steps
 
 
+def _frame(
+    events: Events, policy: OrderingPolicy, columns: EventColumns | None
+) -> tuple[pl.DataFrame, OrderingPolicy, EventColumns | None]:
+    """The events as a frame with the policy naming its columns."""
+    if isinstance(events, Capture):
+        frame, mapped = events.apply(policy)
+        return frame, mapped, events.columns
+    return events, policy, columns
+
+
+def _partition_count(
+    events: Events, columns: EventColumns | None, partitions: Sequence[int] | None
+) -> int:
+    if partitions:
+        return len(partitions)
+    frame, _, cols = _frame(events, OrderingPolicy(), columns)
+    return len(partitions_in(frame, cols or EventColumns()))
+
+
+def _recommend(
+    events: Events,
+    current: OrderingPolicy,
+    candidates: Sequence[OrderingPolicy],
+    columns: EventColumns | None,
+    partitions: Sequence[int] | None,
+) -> Recommendation:
+    """The recommender on the capture, with the findings' own proposals measured beside."""
+    frame, mapped, cols = _frame(events, current, columns)
+    also = []
+    for candidate in candidates:
+        try:
+            also.append((_frame(events, candidate, columns)[1], PROPOSED))
+        except OrderdocError:
+            continue  # a proposal naming a column the capture lacks is not measured
+    rec = recommend(frame, mapped, columns=cols, partitions=partitions, also=also)
+    return rec
+
+
+def _live(
+    rec: Recommendation,
+    current: OrderingPolicy,
+    withheld: Sequence[tuple[Finding, Suggestion]],
+) -> OrderingPolicy:
+    """The recommended setting in the job's own column names; when a finding's tolerance is
+    withheld from the live job (history replayed through it), the best finite one."""
+    row = rec.row
+    if row["late_arrival_s"] is None and current.late_arrival_ns is not None and withheld:
+        finite = rec.table.filter(pl.col("late_arrival_s").is_not_null())
+        index = rec.rule.choose(finite)
+        row = row if index is None else finite.row(index, named=True)
+    chosen = policy_of(row, rec.base)
+    return replace(chosen, timestamp_by=current.timestamp_by, early_policy=current.early_policy)
+
+
 def plan_fix(
     job: JobPolicy,
     findings: Sequence[Finding],
@@ -236,33 +293,36 @@ def plan_fix(
         )
     chosen = candidates[0] if candidates else current
     before = after = None
+    recommendation = None
+    choice: list[str] = []
+    close: list[str] = []
     if events is not None and current.application_time:
-        total = len(candidates) + 1
         if say:
-            say(f"fix: replaying the capture under the job as it is (1/{total})")
+            say("fix: replaying the capture under the job as it is")
         before = measure(events, current, columns=columns, partitions=partitions)
-        scored = []
-        for n, candidate in enumerate(candidates, start=2):
+        if wanted:
             if say:
-                say(f"fix: replaying candidate {n}/{total}: {candidate.describe()}")
-            scored.append(
-                (measure(events, candidate, columns=columns, partitions=partitions), candidate)
-            )
-        good = [
-            (o, p)
-            for o, p in scored
-            if o.targeted + o.held_back < before.targeted + before.held_back
-        ]
-        if good:
-            after, chosen = min(
-                good, key=lambda op: (op[0].targeted + op[0].held_back, op[0].delay_p95_s)
-            )
-        else:
-            after, chosen = before, current
-            if candidates:
+                say("fix: searching the best setting the capture allows")
+            recommendation = _recommend(events, current, candidates, columns, partitions)
+            chosen = _live(recommendation, current, withheld)
+            if chosen != current:
+                after = measure(events, chosen, columns=columns, partitions=partitions)
+            else:
+                after = before
                 notes.append(
-                    "no candidate setting reduced the events on this capture; the job is left as it is"
+                    "the job as it is is already the best setting the capture allows under the "
+                    "recommendation rule; it is left as it is"
                 )
+            proposed = Proposed(
+                over=tuple(wanted.get("over", ())),  # type: ignore[arg-type]
+                partition_by=bool(wanted.get("partition_by")),
+            )
+            parts = _partition_count(events, columns, partitions)
+            query = job.query.text if job.query else None
+            choice = explain_choice(recommendation, proposed, parts, query)
+            close = close_lines(recommendation)
+        else:
+            after = before
     if chosen == current:
         reasons = []
 
@@ -290,6 +350,9 @@ def plan_fix(
     return Fix(
         job=job,
         policy=chosen,
+        choice=tuple(choice),
+        close=tuple(close),
+        rule=None if recommendation is None else recommendation.rule.text,
         query=query,
         reasons=tuple(reasons),
         advice=tuple(advice),

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from diagnostics.whatif.sweep import SweepResult
+
+if TYPE_CHECKING:
+    from diagnostics.whatif.recommend import Recommendation
 
 
 def _num(value: float | None, digits: int = 2) -> str:
@@ -44,4 +49,19 @@ def recommendation(result: SweepResult) -> str | None:
         f"recommended: late {late}, out-of-order {best['out_of_order_s']:g}s"
         + (", PARTITION BY PartitionId" if best["partition_by"] else "")
         + (f", TIMESTAMP BY ... OVER {best['over']}" if best["over"] else "")
+    )
+
+
+def _listed(values: tuple[int, ...], most: int = 12) -> str:
+    shown = [f"{v}s" for v in values[:most]]
+    return ",".join(shown) + (f",... ({len(values)} values)" if len(values) > most else "")
+
+
+def searched_grid(rec: Recommendation) -> str:
+    """The grid the recommender searched, as flags that would measure it again."""
+    keys = ", ".join(rec.keys) or "none found"
+    return (
+        f"searched: {rec.table.height} settings from the capture's own lateness and disorder "
+        f"(sender columns tried with OVER: {keys}); late tolerances --late-arrival "
+        f"{_listed(rec.late_values_s)}, out-of-order --out-of-order {_listed(rec.ooo_values_s)}"
     )

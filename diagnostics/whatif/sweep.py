@@ -20,16 +20,12 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import PolicyError, Setting, UsageError
-from diagnostics.whatif.evaluate import Prepared, evaluate, prepare
+from diagnostics.whatif.evaluate import Prepared, delay_points, evaluate, prepare
+from diagnostics.whatif.rule import DEFAULT_RULE, Rule, delays
 
 #: The affected share (adjusted + dropped) a recommended setting may leave, in percent.
-BUDGET_PCT = 1.0
-RULE = (
-    f"least p95 output delay among the settings that leave adjusted + dropped <= {BUDGET_PCT:g}% "
-    "of the events (ties: fewer affected, smaller late then out-of-order tolerance, no OVER, "
-    "no PARTITION BY); if none does, the setting with the fewest affected events (ties: least "
-    "p95 delay)"
-)
+BUDGET_PCT = DEFAULT_RULE.budget_pct
+RULE = DEFAULT_RULE.text
 
 SCHEMA = {
     "late_arrival_s": pl.Float64,
@@ -65,11 +61,11 @@ class SweepResult:
         return rows.row(0, named=True) if rows.height else None
 
 
-def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
+def measure_row(prepared: Prepared, policy: OrderingPolicy) -> dict:
+    """One setting replayed by the engine: a row of :data:`SCHEMA`."""
     result = evaluate(prepared, policy)
-    delays = result.delays_s
     n = max(result.events, 1)
-    points = np.quantile(delays, [0.5, 0.95, 1.0], method="higher") if delays.size else [None] * 3
+    points = delay_points(result.delays_s)
     return {
         "late_arrival_s": None
         if policy.late_arrival_ns is None
@@ -83,9 +79,9 @@ def _row(prepared: Prepared, policy: OrderingPolicy) -> dict:
         "never_released": result.never_released,
         "pct_adjusted": 100 * result.adjusted / n,
         "pct_dropped": 100 * result.dropped / n,
-        "delay_p50_s": None if points[0] is None else float(points[0]),
-        "delay_p95_s": None if points[1] is None else float(points[1]),
-        "delay_max_s": None if points[2] is None else float(points[2]),
+        "delay_p50_s": points["p50"],
+        "delay_p95_s": points["p95"],
+        "delay_max_s": points["max"],
     }
 
 
@@ -107,27 +103,17 @@ def pareto_mask(affected: np.ndarray, delay: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _mark(table: pl.DataFrame) -> pl.DataFrame:
+def _mark(table: pl.DataFrame, rule: Rule) -> pl.DataFrame:
     if table.is_empty():
         return table.with_columns(
             pl.lit(None, pl.Boolean).alias("pareto"), pl.lit(None, pl.Boolean).alias("recommended")
         )
     affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
-    delay = table["delay_p95_s"].fill_null(np.inf).to_numpy()
-    delay = np.where(table["never_released"].to_numpy() > 0, np.inf, delay)
-    pareto = pareto_mask(affected, delay)
-    late = table["late_arrival_s"].fill_null(np.inf).to_numpy()
-    ooo = table["out_of_order_s"].to_numpy()
-    over = (table["over"] != "").to_numpy()
-    pby = table["partition_by"].to_numpy()
-    within = affected <= BUDGET_PCT + 1e-12
-    if within.any():
-        order = np.lexsort((pby, over, ooo, late, affected, delay))
-        best = next(int(i) for i in order if within[i])
-    else:
-        best = int(np.lexsort((pby, over, ooo, late, delay, affected))[0])
+    pareto = pareto_mask(affected, delays(table))
     chosen = np.zeros(table.height, dtype=bool)
-    chosen[best] = True
+    index = rule.choose(table)
+    assert index is not None
+    chosen[index] = True
     return table.with_columns(pl.Series("pareto", pareto), pl.Series("recommended", chosen))
 
 
@@ -141,6 +127,7 @@ def sweep(
     over_values: Sequence[tuple[str, ...]] = ((),),
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    rule: Rule = DEFAULT_RULE,
 ) -> SweepResult:
     """Evaluate every combination of the given values on ``events`` (tolerances in ns).
 
@@ -172,8 +159,10 @@ def sweep(
                     )
                     try:
                         _check(setting, prepared)
-                        rows.append(_row(prepared, setting))
+                        rows.append(measure_row(prepared, setting))
                     except PolicyError as exc:
                         skipped.append(f"{setting.describe()}: {exc}")
     table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
-    return SweepResult(table=_mark(table), rule=RULE, policy=policy, skipped=tuple(skipped))
+    return SweepResult(
+        table=_mark(table, rule), rule=rule.text, policy=policy, skipped=tuple(skipped)
+    )

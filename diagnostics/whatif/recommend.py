@@ -1,0 +1,278 @@
+"""The one recommender: the best ordering setting a capture allows, under the stated rule.
+
+``explain``'s fix (``--write-fix``), ``whatif``'s default search, the app's Findings and
+What-if pages and the report all call :func:`recommend`, so the same capture, job and rule
+give the same setting and the same numbers everywhere.
+
+The search is not a fixed grid. For every OVER key set (none, and each sender column found
+among the columns, :mod:`diagnostics.whatif.senders`) the search guide
+(:mod:`diagnostics.whatif.staircase`) lists, for every whole-second late-arrival tolerance
+the capture's own lateness calls for, the least out-of-order tolerance within the budget.
+The output delay grows with both tolerances, so the least delay is among those settings;
+the engine replays them coarse to fine (a few spread over the list, then the neighbours of
+the best, until no unmeasured setting is left between them), with PARTITION BY off and on.
+Every number shown is the engine's. The rule (:class:`~diagnostics.whatif.rule.Rule`)
+then picks one row of everything measured, the job's own setting included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import polars as pl
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import MAX_TOLERANCE_NS, Action, OrderingPolicy
+from diagnostics.errors import Setting, UsageError
+from diagnostics.whatif.evaluate import Prepared, prepare
+from diagnostics.whatif.rule import DEFAULT_RULE, Rule, delays
+from diagnostics.whatif.senders import sender_columns
+from diagnostics.whatif.staircase import late_candidates_s, staircase, timelines_of
+from diagnostics.whatif.sweep import SCHEMA, SweepResult, measure_row, pareto_mask
+
+#: Where each measured row came from (the ``tried_as`` column).
+SEARCH, CURRENT, PROPOSED = "search", "job as it is", "proposed"
+
+
+@dataclass(frozen=True)
+class RecommendConfig:
+    """How far the search goes. ``over``: the OVER key sets to try besides none (``None``:
+    every sender column found, at most ``most_keys``); ``partition_by``: PARTITION BY values
+    to try; ``actions``: Adjust/Drop to try (``None``: the job's own); ``full_scan_s``: every
+    whole second of late tolerance is looked at up to this (beyond it, the capture's own
+    lateness values, at most ``most_late_values``); ``coarse``: settings measured per round
+    of the coarse-to-fine search."""
+
+    rule: Rule = DEFAULT_RULE
+    over: tuple[tuple[str, ...], ...] | None = None
+    most_keys: int = 3
+    partition_by: tuple[bool, ...] = (False, True)
+    actions: tuple[Action, ...] | None = None
+    full_scan_s: int = 900
+    most_late_values: int = 300
+    coarse: int = 8
+
+    def __post_init__(self) -> None:
+        if self.coarse < 3:
+            msg = f"coarse {self.coarse} must be 3 or more"
+            raise ValueError(msg)
+        if not self.partition_by:
+            msg = "at least one PARTITION BY value is needed"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The recommended setting, every measured row (``SCHEMA`` plus ``tried_as``,
+    ``pareto``, ``recommended``), the rule, the job's policy, the sender columns found and
+    the late/out-of-order tolerances the search measured."""
+
+    policy: OrderingPolicy
+    table: pl.DataFrame
+    rule: Rule
+    base: OrderingPolicy
+    keys: tuple[str, ...] = ()
+    late_values_s: tuple[int, ...] = ()
+    ooo_values_s: tuple[int, ...] = ()
+    skipped: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def row(self) -> dict:
+        """The recommended row (the engine's numbers)."""
+        return self.table.filter(pl.col("recommended")).row(0, named=True)
+
+    def as_sweep(self) -> SweepResult:
+        """The measured rows as a what-if sweep (table, chart and files as ``whatif`` writes)."""
+        return SweepResult(
+            table=self.table.drop("tried_as"),
+            rule=self.rule.text,
+            policy=self.base,
+            skipped=self.skipped,
+        )
+
+    def best_with(self, **where: object) -> dict | None:
+        """The row the rule would pick among those matching ``where`` (column = value)."""
+        frame = self.table
+        for name, value in where.items():
+            frame = frame.filter(pl.col(name) == value)
+        index = self.rule.choose(frame)
+        return None if index is None else frame.row(index, named=True)
+
+
+def policy_of(row: dict, base: OrderingPolicy) -> OrderingPolicy:
+    """The setting of a measured row (``base`` gives TIMESTAMP BY and the early policy)."""
+    late = row["late_arrival_s"]
+    return replace(
+        base,
+        late_arrival_ns=None if late is None else round(late * SECOND),
+        out_of_order_ns=round(row["out_of_order_s"] * SECOND),
+        partition_by=bool(row["partition_by"]),
+        over=tuple(c for c in row["over"].split(",") if c),
+        action=Action(row["action"]),
+    )
+
+
+def _coarse_to_fine(size: int, score: Callable[[int], float], coarse: int) -> None:
+    """Measure a few of ``size`` settings spread evenly, then the neighbours of the best,
+    until no unmeasured setting is left between the best and its measured neighbours."""
+    seen: dict[int, float] = {}
+    lo, hi = 0, size - 1
+    while size:
+        for i in np.unique(np.linspace(lo, hi, coarse).round().astype(int)).tolist():
+            if i not in seen:
+                seen[i] = score(i)
+        inside = sorted(i for i in seen if lo <= i <= hi)
+        best = min(inside, key=lambda i: (seen[i], i))
+        pos = inside.index(best)
+        lo, hi = inside[max(pos - 1, 0)], inside[min(pos + 1, len(inside) - 1)]
+        if all(i in seen for i in range(lo, hi + 1)):
+            return
+
+
+def _mark(table: pl.DataFrame, rule: Rule) -> pl.DataFrame:
+    chosen = np.zeros(table.height, dtype=bool)
+    current = table["tried_as"].to_list()
+    index = rule.choose(table, current.index(CURRENT) if CURRENT in current else None)
+    if index is not None:
+        chosen[index] = True
+    affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+    return table.with_columns(
+        pl.Series("pareto", pareto_mask(affected, delays(table)) if table.height else []),
+        pl.Series("recommended", chosen),
+    )
+
+
+class _Measured:
+    """The rows measured so far, one per distinct setting."""
+
+    def __init__(
+        self,
+        events: pl.DataFrame,
+        base: OrderingPolicy,
+        columns: EventColumns,
+        partitions: Sequence[int] | None,
+    ) -> None:
+        self.events, self.base = events, base
+        self.columns, self.partitions = columns, partitions
+        self.rows: dict[OrderingPolicy, dict] = {}
+        self._prepared: dict[tuple[str, ...], Prepared] = {}
+        self.skipped: list[str] = []
+
+    def prepared(self, over: tuple[str, ...]) -> Prepared:
+        if over not in self._prepared:
+            assert self.base.timestamp_by is not None
+            self._prepared[over] = prepare(
+                self.events,
+                self.base.timestamp_by,
+                over,
+                columns=self.columns,
+                partitions=self.partitions,
+            )
+        return self._prepared[over]
+
+    def measure(self, policy: OrderingPolicy, tried_as: str) -> dict | None:
+        if policy in self.rows:
+            return self.rows[policy]
+        prepared = self.prepared(policy.over)
+        problem = policy.partition_problem(len(prepared.partitions))
+        if problem is not None:
+            self.skipped.append(f"{policy.describe()}: {problem}")
+            return None
+        row = {**measure_row(prepared, policy), "action": policy.action.value}
+        self.rows[policy] = {**row, "tried_as": tried_as}
+        return self.rows[policy]
+
+
+def _score(row: dict | None) -> float:
+    if row is None or row["never_released"] or row["delay_p95_s"] is None:
+        return float("inf")
+    return float(row["delay_p95_s"])
+
+
+def recommend(
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    *,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+    config: RecommendConfig | None = None,
+    also: Sequence[tuple[OrderingPolicy, str]] = (),
+) -> Recommendation:
+    """The best setting for ``events`` under ``config.rule``; ``policy`` is the job's (its
+    TIMESTAMP BY column, action and early policy; its own setting is always measured);
+    ``also``: more settings to measure and show, each with where it came from."""
+    config = config or RecommendConfig()
+    if policy.timestamp_by is None:
+        msg = "a TIMESTAMP BY column is required: without TIMESTAMP BY no tolerance applies"
+        raise UsageError(msg, Setting.TIMESTAMP_BY)
+    columns = columns or EventColumns()
+    if config.over is None:
+        found = sender_columns(
+            events, (policy.timestamp_by, columns.arrival, columns.partition or "")
+        )
+        over_sets: list[tuple[str, ...]] = [(k,) for k in found[: config.most_keys]]
+    else:
+        over_sets = [tuple(o) for o in config.over if o]
+    if policy.over and policy.over not in over_sets:
+        over_sets.append(policy.over)
+    over_sets = [(), *dict.fromkeys(over_sets)]
+    actions = config.actions or (policy.action,)
+    measured = _Measured(events, policy, columns, partitions)
+    lines = {
+        over: timelines_of(
+            measured.prepared(over), policy.timestamp_by, over, early_policy=policy.early_policy
+        )
+        for over in over_sets
+    }
+    n = next(iter(lines.values())).events
+    allowed = max(config.rule.allowed(n), min(t.unavoidable for t in lines.values()))
+    for over, tl in lines.items():
+        late_values = late_candidates_s(
+            tl, full_scan_s=config.full_scan_s, most=config.most_late_values
+        )
+        for action in actions:
+            points = staircase(tl, late_values, allowed, action)
+            points = [
+                (la, oo) for la, oo in points if la is None or la * SECOND <= MAX_TOLERANCE_NS
+            ]
+            for pby in config.partition_by:
+                if over and len(measured.prepared(over).partitions) > 1 and not pby:
+                    continue
+
+                settings = [
+                    replace(
+                        policy,
+                        late_arrival_ns=None if la is None else la * SECOND,
+                        out_of_order_ns=oo * SECOND,
+                        partition_by=pby,
+                        over=over,
+                        action=action,
+                    )
+                    for la, oo in points
+                ]
+                _coarse_to_fine(
+                    len(settings),
+                    lambda i, s=settings: _score(measured.measure(s[i], SEARCH)),  # type: ignore[misc]
+                    config.coarse,
+                )
+    measured.measure(policy, CURRENT)
+    for extra, tried_as in also:
+        if extra.timestamp_by == policy.timestamp_by:
+            measured.measure(extra, tried_as)
+    schema = {**SCHEMA, "action": pl.String, "tried_as": pl.String}
+    table = pl.DataFrame(list(measured.rows.values()), schema=schema, orient="row")
+    table = _mark(table, config.rule)
+    chosen = table.filter(pl.col("recommended")).row(0, named=True)
+    return Recommendation(
+        policy=policy_of(chosen, policy),
+        table=table,
+        rule=config.rule,
+        base=policy,
+        keys=tuple(k for over in over_sets for k in over),
+        late_values_s=tuple(sorted({int(v) for v in table["late_arrival_s"].drop_nulls()})),
+        ooo_values_s=tuple(sorted({int(v) for v in table["out_of_order_s"]})),
+        skipped=tuple(measured.skipped),
+    )

@@ -1,0 +1,64 @@
+"""Which columns of a capture identify its senders (the candidate ``TIMESTAMP BY ... OVER``
+keys): the recommender tries them, the app's OVER toggle offers the first one.
+
+A sender column is a text or integer column with 2 .. n/2 distinct values whose name says it
+names a sender (``deviceId``, ``DeviceName``, ``device_id``, ``sensor``, ``source``, ...),
+compared without case, ``_``, ``-`` or ``.``. Columns the job reads as times, the arrival and
+partition columns are never keys.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import polars as pl
+
+#: Name parts that say a column names a sender.
+SENDER_WORDS = (
+    "device",
+    "sender",
+    "sensor",
+    "source",
+    "client",
+    "machine",
+    "meter",
+    "asset",
+    "gateway",
+    "station",
+    "vehicle",
+    "host",
+    "node",
+    "producer",
+    "publisher",
+)
+_SQUASH = re.compile(r"[\s_.\-]+")
+
+
+def _squashed(name: str) -> str:
+    return _SQUASH.sub("", name).lower()
+
+
+def _names_a_sender(name: str) -> bool:
+    squashed = _squashed(name)
+    return any(word in squashed for word in SENDER_WORDS)
+
+
+def sender_columns(frame: pl.DataFrame, exclude: Iterable[str] = ()) -> list[str]:
+    """The columns of ``frame`` that identify senders, best first (a name that is exactly
+    ``<word>id`` or ``<word>name`` first, then by fewer distinct values); ``exclude``: the
+    time, arrival and partition columns."""
+    skip = {_squashed(c) for c in exclude if c}
+    n = frame.height
+    found: list[tuple[int, int, str]] = []
+    for name, dtype in frame.schema.items():
+        if name.startswith("__") or _squashed(name) in skip or not _names_a_sender(name):
+            continue
+        if not (dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()):
+            continue
+        distinct = frame[name].n_unique()
+        if 2 <= distinct <= max(2, n // 2):
+            squashed = _squashed(name)
+            exact = any(squashed in (f"{w}id", f"{w}name", w) for w in SENDER_WORDS)
+            found.append((0 if exact else 1, distinct, name))
+    return [name for _, _, name in sorted(found)]

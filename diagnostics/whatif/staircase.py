@@ -1,0 +1,178 @@
+"""Where the affected count crosses the budget: for each late-arrival tolerance, the least
+out-of-order tolerance that keeps adjusted + dropped within it.
+
+This is the recommender's search guide, not a second engine: every setting it proposes is
+then replayed by the engine (:mod:`diagnostics.whatif.evaluate`) and only the engine's
+numbers are shown or compared. The guide counts what the per-event rules of
+docs/semantics.md ("Per-event rules") count, vectorised over the whole capture: an event is
+late when its time is before its arrival minus the late tolerance, out of order when its
+(late-adjusted) time is more than the out-of-order tolerance behind the largest time
+accepted before it on its timeline. A property test holds it to the engine's counts.
+
+Because an event's disorder does not depend on the out-of-order tolerance (an adjusted event
+never raises the running maximum), one pass per late tolerance gives the count for every
+out-of-order tolerance at once: the least one within budget is read off the sorted disorder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.policy import EARLY_WINDOW_NS, MAX_TOLERANCE_NS, Action
+from diagnostics.engine.release import NEG, running_max_by_partition
+from diagnostics.whatif.evaluate import Prepared
+
+
+@dataclass(frozen=True)
+class Timelines:
+    """The capture as the per-event rules see it under one OVER key set, in processing order:
+    arrival and application time (ns), timeline id (-1: missing OVER key), and the events
+    that no tolerance can keep (invalid time, missing key, early: always dropped)."""
+
+    arrival: np.ndarray
+    app: np.ndarray
+    timeline: np.ndarray
+    timelines: int
+    ok: np.ndarray  # valid and not early: the events tolerances decide about
+    unavoidable: int
+
+    @property
+    def events(self) -> int:
+        """Number of events."""
+        return int(self.arrival.size)
+
+    def lateness_ns(self) -> np.ndarray:
+        """Arrival − application time of the events tolerances decide about."""
+        return (self.arrival - self.app)[self.ok]
+
+
+def timelines_of(
+    prepared: Prepared, timestamp_by: str, over: tuple[str, ...], *, early_policy: bool = True
+) -> Timelines:
+    """The timelines of ``prepared`` (its frame in processing order) under ``over``."""
+    frame = prepared.frame
+    cols = prepared.columns
+    index = {p: i for i, p in enumerate(prepared.partitions)}
+    if cols.partition and cols.partition in frame.columns:
+        part = frame[cols.partition].cast(pl.Int64).replace_strict(index, default=-1)
+    else:
+        part = pl.Series(np.zeros(frame.height, dtype=np.int64))
+    if over:
+        keys = frame.select(
+            part.cast(pl.String).alias("__p"), *(pl.col(c).cast(pl.String) for c in over)
+        )
+        missing = keys.select(pl.any_horizontal(pl.col(c).is_null() for c in over)).to_series()
+        joined = keys.select(pl.concat_str(pl.all(), separator="\x1f").rank("dense"))
+        timeline = np.where(
+            missing.to_numpy(), -1, joined.to_series().to_numpy().astype(np.int64) - 1
+        )
+    else:
+        timeline = part.to_numpy().astype(np.int64)
+    arrival = frame[cols.parsed_arrival].dt.epoch("ns").to_numpy()
+    app_s = frame[timestamp_by].dt.epoch("ns")
+    invalid = app_s.is_null().to_numpy() | (timeline < 0)
+    app = app_s.fill_null(0).to_numpy()
+    early = (app - arrival > EARLY_WINDOW_NS) & ~invalid if early_policy else np.zeros_like(invalid)
+    ok = ~invalid & ~early
+    return Timelines(
+        arrival=arrival,
+        app=app,
+        timeline=np.where(timeline < 0, 0, timeline),
+        timelines=int(timeline.max(initial=-1)) + 1 or 1,
+        ok=ok,
+        unavoidable=int((~ok).sum()),
+    )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Under one late tolerance: events late, and the disorder (ns) of the other events."""
+
+    late_ns: int | None
+    late: int
+    disorder: np.ndarray  # of the eligible events that are not late, sorted descending
+
+    def out_of_order(self, ooo_ns: int) -> int:
+        """Events out of order under an out-of-order tolerance (already the one in force)."""
+        return int(np.count_nonzero(self.disorder > ooo_ns))
+
+    def least_ooo_s(self, allowed: int) -> int | None:
+        """The least whole-second out-of-order tolerance leaving at most ``allowed`` events
+        out of order (``None`` when even the late events exceed it)."""
+        if allowed < 0:
+            return None
+        if allowed >= self.disorder.size or self.disorder[allowed] <= 0:
+            return 0
+        return int(-(-int(self.disorder[allowed]) // SECOND))
+
+
+def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
+    """Late events and the disorder of the others under ``late_ns`` (``None``: unlimited;
+    docs/semantics.md, "Per-event rules": late adjustment first, then the running maximum
+    per timeline)."""
+    if late_ns is None:
+        late = np.zeros_like(lines.ok)
+        t_late = lines.app
+    else:
+        late = lines.ok & (lines.app < lines.arrival - late_ns)
+        t_late = np.where(late, lines.arrival - late_ns, lines.app)
+    eligible = lines.ok & ~(late & (action is Action.DROP))
+    values = np.where(eligible, t_late, NEG)
+    before, _ = running_max_by_partition(
+        lines.timeline, values, np.full(lines.timelines, NEG, dtype=np.int64)
+    )
+    behind = before - t_late
+    disorder = np.sort(behind[eligible & ~late & (before > NEG) & (behind > 0)])[::-1]
+    return Counts(late_ns=late_ns, late=int(late.sum()), disorder=disorder)
+
+
+def late_candidates_s(lines: Timelines, *, full_scan_s: int, most: int) -> list[int]:
+    """Whole-second late tolerances worth trying: every second up to the largest lateness
+    (of those a finite tolerance can cover) when that is at most ``full_scan_s``; beyond, every second up to ``full_scan_s`` and the
+    capture's own lateness values above it (rounded up; at most ``most`` of them, spread by
+    quantile) and the largest."""
+    lateness = lines.lateness_ns()
+    positive = lateness[(lateness > 0) & (lateness <= MAX_TOLERANCE_NS)]
+    top = int(-(-int(positive.max()) // SECOND)) if positive.size else 0
+    if top <= full_scan_s:
+        return list(range(top + 1))
+    values = np.unique(-(-positive[positive > full_scan_s * SECOND] // SECOND))
+    if values.size > most:
+        values = np.unique(np.quantile(values, np.linspace(0, 1, most), method="higher"))
+    return sorted({*range(full_scan_s + 1), *(int(v) for v in values), top})
+
+
+def staircase(
+    lines: Timelines, late_values_s: list[int], allowed: int, action: Action
+) -> list[tuple[int | None, int]]:
+    """The (late, out-of-order) tolerances in seconds that keep adjusted + dropped at most
+    ``allowed``, each with the least out-of-order tolerance, and none dominated (another with
+    both tolerances no larger): the settings the least output delay is among, since a larger
+    tolerance holds every timeline's watermark back (it can only make output later, except
+    for the late events it no longer adjusts)."""
+    points: list[tuple[int | None, int]] = []
+    best_ooo: int | None = None
+    for late_s in sorted(late_values_s):
+        c = counts(lines, late_s * SECOND, action)
+        ooo = c.least_ooo_s(allowed - lines.unavoidable - c.late)
+        if ooo is None or ooo > late_s:  # the tolerance in force is min(late, out-of-order)
+            continue
+        if best_ooo is None or ooo < best_ooo:
+            points.append((late_s, ooo))
+            best_ooo = ooo
+    top = max(late_values_s, default=0)
+    c = counts(lines, top * SECOND, action)
+    ooo = c.least_ooo_s(allowed - lines.unavoidable - c.late)
+    if c.late == 0 and ooo is not None and ooo > top and (best_ooo is None or ooo < best_ooo):
+        points.append((ooo, ooo))  # no event late: the late tolerance only has to allow it
+        best_ooo = ooo
+    if lines.lateness_ns().max(initial=0) > MAX_TOLERANCE_NS:
+        c = counts(lines, None, action)  # later than any finite tolerance: unlimited
+        ooo = c.least_ooo_s(allowed - lines.unavoidable)
+        if ooo is not None and (best_ooo is None or ooo < best_ooo):
+            points.append((None, ooo))
+    return points

@@ -1,0 +1,190 @@
+"""The one recommender: the search guide counts what the engine counts, and the recommended
+setting is within 5 % (+1 s) of the least p95 delay any whole-second setting reaches under
+the rule, on random small captures, every bundled scenario and the capture of issue 25."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diagnostics.captures.reader import read_capture
+from diagnostics.durations import SECOND
+from diagnostics.engine.policy import Action, OrderingPolicy
+from diagnostics.whatif.evaluate import evaluate, prepare
+from diagnostics.whatif.recommend import CURRENT, RecommendConfig, recommend
+from diagnostics.whatif.rule import Rule
+from diagnostics.whatif.senders import sender_columns
+from diagnostics.whatif.staircase import counts, timelines_of
+
+from .brute import brute_best, fewest
+from .conftest import SCENARIOS
+from .usercapture import user_capture
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+POLICY = OrderingPolicy(timestamp_by="event_time")
+
+
+def within(found: float, best: float) -> bool:
+    """The issue's bound: within 5 % of the best, plus 1 s."""
+    return found <= best * 1.05 + 1.0 + 1e-9
+
+
+@st.composite
+def small_captures(draw: st.DrawFn) -> pl.DataFrame:
+    """12-40 events from 2-4 devices on 1-2 partitions over two minutes, some late by up to
+    8 s, arrival order."""
+    n = draw(st.integers(12, 30))
+    devices = draw(st.integers(2, 4))
+    parts = draw(st.integers(1, 2))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    device = rng.integers(0, devices, n)
+    sent = np.sort(rng.uniform(0, 120, n))
+    lag = rng.uniform(0.05, 0.5, n)
+    late_device = device == 0
+    lag[late_device] += rng.uniform(0, 5, int(late_device.sum()))
+    arrival = sent + lag
+    order = np.argsort(arrival, kind="stable")
+    return pl.DataFrame(
+        {
+            "device_id": [f"d{d}" for d in device[order]],
+            "partition_id": (device[order] % parts).astype(np.int64),
+            "event_time": [START + timedelta(seconds=float(s)) for s in sent[order]],
+            "arrival_time": [START + timedelta(seconds=float(a)) for a in arrival[order]],
+        }
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    small_captures(),
+    st.integers(0, 9),
+    st.integers(0, 9),
+    st.booleans(),
+    st.sampled_from(list(Action)),
+)
+def test_the_search_guide_counts_what_the_engine_counts(frame, late, ooo, over, action) -> None:
+    keys = ("device_id",) if over else ()
+    prepared = prepare(frame, "event_time", keys)
+    policy = replace(
+        POLICY,
+        late_arrival_ns=late * SECOND,
+        out_of_order_ns=ooo * SECOND,
+        over=keys,
+        partition_by=True,
+        action=action,
+    )
+    result = evaluate(prepared, policy)
+    lines = timelines_of(prepared, "event_time", keys)
+    c = counts(lines, late * SECOND, action)
+    guide = lines.unavoidable + c.late + c.out_of_order(policy.effective_ooo_ns)
+    assert guide == result.adjusted + result.dropped
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_captures())
+def test_the_recommendation_is_within_5_percent_of_a_brute_force_on_random_captures(
+    frame,
+) -> None:
+    rec = recommend(frame, POLICY, config=RecommendConfig(rule=Rule(budget_pct=5.0)))
+    lateness = (frame["arrival_time"] - frame["event_time"]).dt.total_seconds(fractional=True)
+    top = int(np.ceil(lateness.max())) + 1
+    best = _brute_rule(frame, top, Rule(budget_pct=5.0))
+    row = rec.row
+    assert row["adjusted"] + row["dropped"] <= Rule(budget_pct=5.0).allowed(frame.height)
+    assert within(row["delay_p95_s"], best)
+
+
+def _brute_rule(frame: pl.DataFrame, top: int, rule: Rule) -> float:
+    """Every whole-second setting (late 0..top, out-of-order 0..late, OVER device_id or
+    not, PARTITION BY off and on): the least p95 delay within ``rule``'s budget."""
+    from diagnostics.whatif.sweep import sweep
+
+    result = sweep(
+        frame,
+        POLICY,
+        late_values=[s * SECOND for s in range(top + 1)],
+        ooo_values=[s * SECOND for s in range(top + 1)],
+        partition_by_values=[False, True],
+        over_values=[(), ("device_id",)],
+        rule=rule,
+    )
+    t = result.table
+    ok = t.filter(
+        (pl.col("adjusted") + pl.col("dropped") <= rule.allowed(frame.height))
+        & (pl.col("never_released") == 0)
+    )
+    return float(ok["delay_p95_s"].min())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", sorted(p.parent.name for p in SCENARIOS.glob("*/capture.csv")))
+def test_the_recommendation_is_within_5_percent_of_a_brute_force_on_every_scenario(
+    captures, name
+) -> None:
+    frame = captures[name]
+    parts = (0, 1, 2, 3)
+    rec = recommend(frame, POLICY, partitions=parts)
+    row = rec.row
+    lateness = (
+        frame["arrival_time"].str.to_datetime(time_zone="UTC")
+        - frame["event_time"].str.to_datetime(time_zone="UTC")
+    ).dt.total_seconds()
+    top = int(lateness.max()) + 1
+    if top * SECOND > 20 * 86_400 * SECOND:  # later than any finite tolerance
+        assert row["late_arrival_s"] is None
+        assert row["adjusted"] + row["dropped"] == 0
+        return
+    over_sets: list[tuple[str, ...]] = [(), ("device_id",)]
+    best = brute_best(frame, POLICY, over_sets, late_max_s=top, partitions=parts)
+    allowed = fewest(frame, POLICY, over_sets, top, partitions=parts)
+    assert row["adjusted"] + row["dropped"] <= allowed
+    assert within(row["delay_p95_s"], best), (rec.policy.describe(), row["delay_p95_s"], best)
+
+
+def test_the_users_capture_of_issue_25_gets_the_best_setting_it_allows() -> None:
+    frame = user_capture()
+    policy = OrderingPolicy(timestamp_by="eventTime", late_arrival_ns=5 * SECOND)
+    cap = read_capture_frame(frame)
+    events, mapped = cap.apply(policy)
+    rec = recommend(events, mapped, columns=cap.columns)
+    row = rec.row
+    assert rec.keys == ("deviceId",)
+    assert row["adjusted"] + row["dropped"] <= rec.rule.allowed(frame.height)
+    best = brute_best(events, mapped, [(), ("deviceId",)], late_max_s=91, columns=cap.columns)
+    assert within(row["delay_p95_s"], best), (rec.policy.describe(), row["delay_p95_s"], best)
+    # better than every answer of the issue's table (89.9 s, and the grids' 15 % / 6.9 %)
+    assert row["delay_p95_s"] < 89.9
+    job = rec.table.filter(pl.col("tried_as") == CURRENT).row(0, named=True)
+    assert job["late_arrival_s"] == 5
+    assert job["out_of_order_s"] == 0
+
+
+def read_capture_frame(frame: pl.DataFrame, tmp: str = "/dev/null"):
+    """The frame read as a capture file is (its ASA passthrough columns detected)."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "capture.csv"
+        frame.write_csv(path)
+        return read_capture(path)
+
+
+def test_sender_columns_are_found_by_their_names() -> None:
+    frame = pl.DataFrame(
+        {
+            "DeviceName": ["a", "b", "a", "b"],
+            "temperature": [1.0, 2.0, 3.0, 4.0],
+            "site": ["x", "y", "x", "y"],
+            "device_id": [1, 2, 1, 2],
+            "PartitionId": [0, 1, 0, 1],
+        }
+    )
+    assert sender_columns(frame, ("PartitionId",)) == ["DeviceName", "device_id"]
+    assert sender_columns(frame.drop("DeviceName", "device_id")) == []
