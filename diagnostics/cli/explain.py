@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from diagnostics.cli.impact_args import add_query_argument
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column_arguments(parser)
     add_policy_arguments(parser)
     add_job_arguments(parser)
+    add_query_argument(parser)
     parser.add_argument(
         "--write-fix",
         metavar="DIR",
@@ -46,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=["text", "json", "markdown"], default="text", help="default text"
     )
     parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, batch_size=1_000_000)
 
 
 #: Flags that describe a replay of the capture: without ``--events`` nothing uses them.
@@ -103,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             "--capture-path-format": args.capture_path_format,
         }
         stray = [flag for flag, value in capture_flags.items() if value is not None]
+        if args.query:
+            stray.append("--query")
         if stray:
             msg = f"{', '.join(stray)}: read the capture, so they need --events CAPTURE"
             raise UsageError(msg)
@@ -145,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
         findings = name_the_input(report.findings, resolved.job.input.name)
         report = replace(report, findings=findings, policy=resolved.describe())
     text = render(with_flags(report), args.format)
+    if capture is not None and (args.query or resolved.job is not None):
+        from diagnostics.cli.impact import explain_section
+
+        text = explain_section(args, resolved, capture, text, args.format)
     sys.stdout.write(text)
     if args.write_fix:
         from diagnostics.cli.fix_output import write_and_check

@@ -134,3 +134,32 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(format_summary(summary))
         sys.stdout.write(f"wrote {out / IMPACT_FILE}\n")
     return 0
+
+
+def explain_section(
+    args: argparse.Namespace, resolved: Resolved, capture: object, text: str, fmt: str
+) -> str:
+    """``explain --events`` output with the results section added: a section of text or
+    Markdown after the findings, or a ``results`` member of the JSON report. A query the
+    section cannot read is said there, never an error of explain."""
+    from diagnostics.impact import format_summary, summarize
+
+    try:
+        query = query_of(args, resolved)
+        summary: dict[str, object] = summarize(measure(args, resolved, query, capture))
+        said = format_summary(summary)
+    except (InputError, UsageError) as exc:
+        summary = {"error": str(exc)}
+        said = f"not compared: {exc}\n"
+    if fmt == "json":
+        report = json.loads(text)
+        report["results"] = summary
+        return json.dumps(report, indent=2, default=str) + "\n"
+    if fmt == "markdown":
+        return f"{text.rstrip()}\n\n## {RESULTS_TITLE}\n\n```text\n{said}```\n"
+    body = "".join(f"  {line}\n" for line in said.splitlines())
+    return f"{text}\n{RESULTS_TITLE}:\n{body}"
+
+
+#: The heading of the results section of ``explain --events``.
+RESULTS_TITLE = "What the ordering did to the job's windowed results"

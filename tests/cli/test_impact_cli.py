@@ -97,3 +97,38 @@ def test_errors_are_one_line(tmp_path, capsys):
     )
     assert main(["impact", str(LATE), "--query", str(missing), "--out", str(tmp_path)]) == 2
     assert "column 'nope' is not in the capture" in capsys.readouterr().err
+
+
+def test_explain_events_adds_the_results_section(capsys):
+    args = [
+        "explain", "--events", str(LATE), "--partitions", "4",
+        "--job-definition", str(JOBS / "late_senders.arm.json"),
+        "--parameters", str(JOBS / "late_senders.parameters.json"),
+        "--query", str(JOBS / "late_senders.counts.asaql"),
+    ]  # fmt: skip
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "What the ordering did to the job's windowed results:" in text
+    assert "  windows compared: 241; changed by the ordering: 60 (25%)" in text
+    assert main([*args, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["results"]["windows_changed"] == 60
+    assert report["findings"]
+    assert main([*args, "--format", "markdown"]) == 0
+    assert "## What the ordering did to the job's windowed results" in capsys.readouterr().out
+
+
+def test_explain_says_when_the_results_cannot_be_compared(tmp_path, capsys):
+    bad = tmp_path / "bad.asaql"
+    bad.write_text(
+        "SELECT COUNT(*) INTO o FROM telemetry TIMESTAMP BY event_time GROUP BY TumblingWindow(week, 1)"
+    )
+    code = main(
+        ["explain", "--events", str(LATE), "--partitions", "4", "--query", str(bad),
+         "--job-definition", str(JOBS / "late_senders.arm.json"),
+         "--parameters", str(JOBS / "late_senders.parameters.json")]
+    )  # fmt: skip
+    assert code == 0
+    assert "not compared: " in capsys.readouterr().out
+    assert main(["explain", str(tmp_path), "--query", str(bad)]) == 2
+    assert "--query: read the capture, so they need --events CAPTURE" in capsys.readouterr().err

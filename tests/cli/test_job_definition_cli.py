@@ -66,7 +66,7 @@ def test_json_format_stays_json_on_stdout(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    assert set(report) == {"findings", "sources", "policy"}
+    assert set(report) == {"findings", "sources", "policy", "results"}
     assert "wrote" in captured.err
 
 
