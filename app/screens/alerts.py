@@ -7,6 +7,7 @@ from typing import Protocol
 
 import streamlit as st
 
+from diagnostics.appdata import tables
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
 from diagnostics.appdata.store import Aggregate
 from diagnostics.appdata.watching import WAITING, runbook_sections, waiting, watch_alerts
@@ -47,8 +48,11 @@ def _alerts(agg: Aggregate) -> None:
         st.success("No alert fired on this data.")
         return
     st.dataframe(
-        firing_first(view.alerts).select(
-            "state", "severity", "title", "group", "starts_at", "ends_at", "value", "summary"
+        tables.shown(
+            firing_first(view.alerts).select(
+                "state", "severity", "title", "group", "starts_at", "ends_at", "value", "summary"
+            ),
+            {"ends_at": "not ended"},
         ),
         hide_index=True,
         width="stretch",
@@ -111,7 +115,11 @@ def _history(state: str) -> None:
     if view.history.is_empty():
         st.success("The watcher has recorded no alert yet.")
         return
-    st.dataframe(view.history.drop("runbook"), hide_index=True, width="stretch")
+    st.dataframe(
+        tables.shown(view.history.drop("runbook"), {"resolved": "not yet"}),
+        hide_index=True,
+        width="stretch",
+    )
 
 
 def render() -> None:

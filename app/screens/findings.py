@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from diagnostics.appdata import figures, insight, lateness
+from diagnostics.appdata import figures, insight, lateness, tables
 from diagnostics.appdata.store import Aggregate
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Finding
@@ -82,6 +82,11 @@ def _change(what: str, diff: str, now: str, corrected: str, language: str) -> No
         right.code(corrected, language=language)
 
 
+def _cell(value: object) -> str:
+    """A before/after value as the table shows it (``—`` when the replay has none)."""
+    return tables.MISSING if value is None else str(value)
+
+
 def _job_fix(agg: Aggregate) -> None:
     """The corrected job definition: before/after, the diffs of query and definition, the
     texts side by side, downloads."""
@@ -96,7 +101,7 @@ def _job_fix(agg: Aggregate) -> None:
     st.caption(f"Now: {view.policy_before} · corrected: {view.policy_after}")
     st.caption(f"The fix is {view.basis}.")
     if view.before is not None and view.after is not None:
-        rows = [(k, str(v), str(view.after[k])) for k, v in view.before.items()]
+        rows = [(k, _cell(v), _cell(view.after[k])) for k, v in view.before.items()]
         st.dataframe(
             pl.DataFrame(
                 rows, schema=["replayed on the capture", "now", "corrected"], orient="row"

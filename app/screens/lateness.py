@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, lateness
+from diagnostics.appdata import figures, lateness, tables
 from diagnostics.kinds import ErrorKind
 from screens import cache
 from screens.common import chart
@@ -73,7 +73,7 @@ def render() -> None:
         )
     table = lateness.by_group(frame, tolerance if tolerance is not None else float("inf"))
     st.dataframe(
-        table,
+        tables.shown(table),
         hide_index=True,
         width="stretch",
         column_config={

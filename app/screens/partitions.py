@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures
-from diagnostics.appdata.partitions import MERGE_RULE
+from diagnostics.appdata import figures, tables
+from diagnostics.appdata.partitions import MERGE_RULE, METRIC_COLUMNS, METRICS_NOTE
 from screens import cache
 from screens.common import chart
 
@@ -43,4 +43,6 @@ def render() -> None:
         st.caption("No watermark-delay metrics in this folder (the metrics table is absent).")
     table = cache.partition_table(*key, job)
     if table.height:
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(tables.shown(table), hide_index=True, width="stretch")
+        if not set(METRIC_COLUMNS) <= set(table.columns):
+            st.caption(METRICS_NOTE)

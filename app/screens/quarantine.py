@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures
+from diagnostics.appdata import figures, tables
 from diagnostics.appdata.quarantine import reason_counts
 from screens import cache
 from screens.common import chart
@@ -22,4 +22,4 @@ def render() -> None:
         return
     chart(figures.reason_bars(reason_counts(table)), "quarantine_reasons")
     st.caption("Each record as read (at most 500 characters shown; raw_bytes is its full size).")
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(tables.shown(table), hide_index=True, width="stretch")

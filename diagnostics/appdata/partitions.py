@@ -100,9 +100,20 @@ def watermark_delay(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
     )
 
 
+#: The partition table's columns that come from the job's metrics (absent without them).
+METRIC_COLUMNS = ("max_delay_s", "input_events")
+#: What fills :data:`METRIC_COLUMNS`, for a page whose folder has no metrics.
+METRICS_NOTE = (
+    "Watermark delay and input events per partition come from the job's metrics, which "
+    "this folder does not have: upload an event capture (replayed here, it gives both) or "
+    "the job's metrics with its logs."
+)
+
+
 def partition_table(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
-    """Per partition: ``idle_episodes``, ``idle_minutes`` (sum of episode lengths),
-    ``max_delay_s`` and ``input_events`` (from metrics, when present); by partition."""
+    """Per partition: ``idle_episodes``, ``idle_minutes`` (sum of episode lengths), and
+    with a metrics table ``max_delay_s`` and ``input_events`` (left out without one: see
+    :data:`METRICS_NOTE`); by partition."""
     idle = (
         idle_episodes(agg, job)
         .group_by("partition_id")
@@ -127,14 +138,13 @@ def partition_table(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
         )
         table = metrics.join(idle, on="partition_id", how="full", coalesce=True)
     else:
-        table = idle.with_columns(
-            pl.lit(None, dtype=pl.Float64).alias("max_delay_s"),
-            pl.lit(None, dtype=pl.Int64).alias("input_events"),
-        )
+        table = idle
+    columns = ["partition_id", "idle_episodes", "idle_minutes"]
+    columns += [c for c in METRIC_COLUMNS if c in table.columns]
     return (
         table.with_columns(
             pl.col("idle_episodes").fill_null(0), pl.col("idle_minutes").fill_null(0.0)
         )
-        .select("partition_id", "idle_episodes", "idle_minutes", "max_delay_s", "input_events")
+        .select(columns)
         .sort("partition_id", nulls_last=True)
     )
