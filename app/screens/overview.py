@@ -8,6 +8,7 @@ import streamlit as st
 
 from diagnostics.appdata import figures, loaded
 from diagnostics.appdata.alerts import alert_markers
+from diagnostics.appdata.overview import watermark_text
 from diagnostics.appdata.watching import WAITING, overview_alerts, waiting
 from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
@@ -55,15 +56,14 @@ def render() -> None:
     )
     alerts_slot = top[2].empty()
     alerts_slot.metric("Alerts firing", "…", help="evaluating the rules")
+    delay = k.watermark
     top[3].metric(
         "Worst watermark delay",
-        seconds(k.worst_watermark_delay_s),
-        help=(
-            f"job {k.worst_watermark_job}, minute {k.worst_watermark_minute:%Y-%m-%d %H:%M} UTC"
-            if k.worst_watermark_minute
-            else "no metrics in this folder"
-        ),
+        seconds(None if delay is None else delay.worst_s),
+        help="The output watermark delay metric: how far the job's output lags behind "
+        "the input, per minute; the worst minute, and the others beside it.",
     )
+    top[3].caption(watermark_text(delay, seconds))
     kinds = sorted(k.events_by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
     if kinds:
         row = st.columns(len(kinds))

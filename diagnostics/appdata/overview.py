@@ -6,6 +6,7 @@ most), so that the page stays fast on millions of aggregate rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -14,6 +15,7 @@ import polars as pl
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan, utc
 from diagnostics.kinds import ErrorKind
+from diagnostics.words import plural
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
 
@@ -33,7 +35,7 @@ BUCKETS: tuple[tuple[str, timedelta], ...] = (
 
 @dataclass(frozen=True)
 class Kpis:
-    """The KPI row. ``worst_watermark_delay_s`` is ``None`` without a metrics table."""
+    """The KPI row. ``watermark`` is ``None`` without a metrics table."""
 
     records_total: int
     records_parsed: int
@@ -41,9 +43,8 @@ class Kpis:
     events_by_kind: dict[str, int] = field(default_factory=dict)
     idle_partitions: tuple[int, ...] = ()
     jobs: tuple[str, ...] = ()
-    worst_watermark_delay_s: float | None = None
-    worst_watermark_job: str | None = None
-    worst_watermark_minute: datetime | None = None
+    #: the worst minute's watermark delay (``None`` without a metrics table)
+    watermark: WatermarkDelay | None = None
     time_from: str | None = None
     time_to: str | None = None
     #: per kind, the records that named no count (their events are at least one each)
@@ -71,22 +72,73 @@ def _at_least(events: int, unknown: int) -> str:
     return f"at least {events:,}" if unknown else f"{events:,}"
 
 
-def _worst_delay(agg: Aggregate) -> tuple[float | None, str | None, datetime | None]:
+@dataclass(frozen=True)
+class WatermarkDelay:
+    """The worst minute's output watermark delay, where it was, and the delay of the other
+    minutes of that job (their median: the steady state beside the worst)."""
+
+    worst_s: float
+    job: str | None
+    minute: datetime
+    #: the worst minute is the job's first (its start: the watermark has not settled yet)
+    at_start: bool
+    #: median delay of the job's other minutes (``None``: it has one minute only)
+    others_median_s: float | None
+    #: how many other minutes that median is over
+    others: int
+
+
+def _worst_delay(agg: Aggregate) -> WatermarkDelay | None:
     frame = scan(agg, TableName.METRICS)
     if frame is None:
-        return None, None, None
-    top = collect(
-        frame.select("job", "minute", "output_watermark_delay_seconds")
-        .drop_nulls("output_watermark_delay_seconds")
-        .sort("output_watermark_delay_seconds", descending=True)
-        .head(1),
+        return None
+    minutes = collect(
+        frame.drop_nulls("output_watermark_delay_seconds")
+        .group_by("job", utc(pl.col("minute")).alias("minute"))
+        .agg(pl.col("output_watermark_delay_seconds").max().cast(pl.Float64).alias("delay")),
         agg,
         TableName.METRICS,
+    ).sort("delay", "minute", descending=[True, False], nulls_last=True)
+    if minutes.is_empty():
+        return None
+    worst = minutes.row(0, named=True)
+    same_job = minutes.filter(
+        pl.col("job").is_null() if worst["job"] is None else pl.col("job") == worst["job"]
     )
-    if top.is_empty():
-        return None, None, None
-    row = top.row(0, named=True)
-    return float(row["output_watermark_delay_seconds"]), row["job"], row["minute"]
+    others = same_job.filter(pl.col("minute") != worst["minute"])
+    median = others["delay"].median() if others.height else None
+    return WatermarkDelay(
+        worst_s=float(worst["delay"]),
+        job=worst["job"],
+        minute=worst["minute"],
+        at_start=worst["minute"] == same_job["minute"].min(),
+        others_median_s=None if median is None else float(median),  # type: ignore[arg-type]
+        others=others.height,
+    )
+
+
+def _clock(minute: datetime) -> str:
+    return f"{minute:%Y-%m-%d %H:%M} UTC"
+
+
+def watermark_text(delay: WatermarkDelay | None, seconds: Callable[[float], str]) -> str:
+    """What the worst watermark delay measures, in words: which minute, and the other
+    minutes' median beside it (``seconds`` formats a duration)."""
+    if delay is None:
+        return "No metrics in this folder (a capture or the job's metrics give them)."
+    where = (
+        f"in the job's first minute ({_clock(delay.minute)}, its start)"
+        if delay.at_start
+        else f"in the minute {_clock(delay.minute)}"
+    )
+    where = where[0].upper() + where[1:]
+    if delay.others_median_s is None:
+        return f"{where}, the only minute measured."
+    others = "later" if delay.at_start else "other"
+    return (
+        f"{where}; the {plural(delay.others, f'{others} minute')}: "
+        f"median {seconds(delay.others_median_s)}."
+    )
 
 
 def _from_tables(agg: Aggregate) -> dict:
@@ -129,7 +181,7 @@ def kpis(agg: Aggregate) -> Kpis:
     summary = (
         agg.summary if "events_by_kind" in agg.summary else {**agg.summary, **_from_tables(agg)}
     )
-    delay, job, minute = _worst_delay(agg)
+    delay = _worst_delay(agg)
     time_range = summary.get("time_range") or {}
     return Kpis(
         records_total=int(summary.get("records_total", 0)),
@@ -138,9 +190,7 @@ def kpis(agg: Aggregate) -> Kpis:
         events_by_kind={str(k): int(v) for k, v in summary.get("events_by_kind", {}).items()},
         idle_partitions=tuple(int(p) for p in summary.get("idle_partitions", ())),
         jobs=tuple(str(j) for j in summary.get("jobs", ())),
-        worst_watermark_delay_s=delay,
-        worst_watermark_job=job,
-        worst_watermark_minute=minute,
+        watermark=delay,
         time_from=time_range.get("from"),
         time_to=time_range.get("to"),
         records_without_count={

@@ -183,6 +183,25 @@ def test_uploads_keep_their_names_and_cannot_escape(tmp_path):
 # --- overview ------------------------------------------------------------------------------
 
 
+def test_the_worst_watermark_delay_says_its_minute_and_the_steady_state(agg_late):
+    # late_senders under 5 s: the first minute (the job's start) waits 10 s, the 30 later
+    # minutes 5 s but for the last one (4.13 s)
+    delay = overview.kpis(store.open_aggregate(agg_late)).watermark
+    assert delay is not None
+    assert (delay.worst_s, delay.at_start, delay.others) == (10.0, True, 30)
+    assert delay.others_median_s == 5.0
+    text = overview.watermark_text(delay, lambda s: f"{s:.1f} s")
+    assert text == (
+        "In the job's first minute (2024-01-01 00:00 UTC, its start); the 30 later minutes: "
+        "median 5.0 s."
+    )
+    later = overview.WatermarkDelay(12.0, "J", delay.minute, False, 5.0, 1)
+    assert overview.watermark_text(later, str) == (
+        "In the minute 2024-01-01 00:00 UTC; the 1 other minute: median 5.0."
+    )
+    assert overview.watermark_text(None, str).startswith("No metrics in this folder")
+
+
 def test_kpis_from_tables_equal_the_summary(agg_asa, tmp_path):
     with_summary = overview.kpis(store.open_aggregate(agg_asa))
     bare = tmp_path / "bare"
@@ -193,7 +212,9 @@ def test_kpis_from_tables_equal_the_summary(agg_asa, tmp_path):
     without = overview.kpis(store.open_aggregate(bare))
     assert without.events_by_kind == with_summary.events_by_kind
     assert (without.records_parsed, without.records_quarantined) == (23, 5)
-    assert without.worst_watermark_delay_s == with_summary.worst_watermark_delay_s == 15.0
+    assert without.watermark == with_summary.watermark
+    assert with_summary.watermark is not None
+    assert with_summary.watermark.worst_s == 15.0
     assert with_summary.data_errors == 82 + 5 + 18 + 5
 
 

@@ -97,6 +97,11 @@ def test_overview_of_a_capture_has_alert_markers_on_the_late_batches(open_app, a
     assert minutes
     assert all(m % 2 == 1 for m in minutes)
     assert metrics(at)["Worst watermark delay"] == "10.0 s"  # README: max delay 10.0 s
+    # ... in the job's first minute; the tile says so, with the later minutes beside it
+    assert (
+        "In the job's first minute (2024-01-01 00:00 UTC, its start); the 30 later minutes: "
+        "median 5.0 s." in [c.value for c in at.caption]
+    )
 
 
 def test_findings_show_titles_evidence_and_fixes(open_app, agg_late):
