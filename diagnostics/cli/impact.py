@@ -101,7 +101,13 @@ def measure(
         raise UsageError(msg, Setting.TIMESTAMP_BY)
     result = run_replay(args, capture, resolved)  # type: ignore[arg-type]
     try:
-        return measure_impact(result.outcomes, query.text, query.input_name)
+        policy = resolved.policy
+        return measure_impact(
+            result.outcomes,
+            query.text,
+            query.input_name,
+            per_timeline=policy.partition_by or bool(policy.over),
+        )
     except InputError as exc:
         msg = f"{query.source}: {exc}"
         raise InputError(msg) from exc

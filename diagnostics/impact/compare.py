@@ -16,6 +16,7 @@ import polars as pl
 
 from diagnostics.errors import InputError
 from diagnostics.impact.aggregate import APP, SYS, evaluate, key_names, prepare, value_columns
+from diagnostics.impact.emitted import emitted_at
 from diagnostics.impact.model import AggregateStep
 from diagnostics.impact.windows import END, ID
 from diagnostics.timestamps import UTC_NS
@@ -91,22 +92,9 @@ def _keys_text(step: AggregateStep) -> pl.Expr:
     return pl.concat_str(parts)
 
 
-def _emitted_at(outcomes: pl.DataFrame) -> pl.LazyFrame:
-    """For a window end: the release time of the first event at or after it (the watermark
-    has passed the end by then, so the window is out), by System.Timestamp."""
-    released = (
-        outcomes.lazy()
-        .filter(pl.col("system_timestamp").is_not_null() & pl.col("release_time").is_not_null())
-        .select(
-            pl.col("system_timestamp").dt.epoch("ns").alias("__at_sys"),
-            pl.col("release_time").dt.epoch("ns").alias("__release"),
-        )
-        .sort("__at_sys")
-    )
-    return released.with_columns(pl.col("__release").reverse().cum_min().reverse())
-
-
-def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFrame, pl.DataFrame]:
+def compare_step(
+    outcomes: pl.DataFrame, step: AggregateStep, *, per_timeline: bool = False
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The step's windows compared (:data:`IMPACT_COLUMNS`) and its displaced
     (event, window) rows with their cause (``window_end``, ``keys``, ``cause``)."""
     frame = prepare(outcomes, step).cache()
@@ -178,7 +166,7 @@ def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFr
         (pl.col("value_as_emitted").is_null() != pl.col("value_on_time").is_null())
         | (diff > TOLERANCE * pl.max_horizontal(pl.lit(1.0), pl.col("value_on_time").abs()))
     ).fill_null(False)
-    release = _emitted_at(outcomes)
+    release = emitted_at(outcomes, emitted.pairs, on, per_timeline=per_timeline)
     table = (
         table.with_columns(
             pl.when(both).then(diff).alias("absolute_difference"),
@@ -186,8 +174,7 @@ def compare_step(outcomes: pl.DataFrame, step: AggregateStep) -> tuple[pl.DataFr
             changed.alias("changed"),
         )
         .join(counts, on=on, how="left", nulls_equal=True)
-        .sort(END)
-        .join_asof(release, left_on=END, right_on="__at_sys", strategy="forward")
+        .join(release, on=on, how="left", nulls_equal=True)
         .with_columns(
             pl.lit(step.name).alias("step"),
             _keys_text(step).alias("keys"),
@@ -258,12 +245,14 @@ def _start(step: AggregateStep) -> pl.Expr:
 
 
 def compare(
-    outcomes: pl.DataFrame, steps: Sequence[AggregateStep]
+    outcomes: pl.DataFrame, steps: Sequence[AggregateStep], *, per_timeline: bool = False
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Every step's comparison (impact.parquet) and displaced events, concatenated."""
+    """Every step's comparison (impact.parquet) and displaced events, concatenated
+    (``per_timeline``: each timeline is released on its own watermark, see
+    :mod:`diagnostics.impact.emitted`)."""
     tables, moves = [], []
     for step in steps:
-        table, moved = compare_step(outcomes, step)
+        table, moved = compare_step(outcomes, step, per_timeline=per_timeline)
         tables.append(table)
         moves.append(moved)
     if not tables:

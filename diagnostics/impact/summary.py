@@ -33,11 +33,14 @@ class Impact:
     query: QuerySteps
 
 
-def measure_impact(outcomes: pl.DataFrame, query: str, input_name: str) -> Impact:
+def measure_impact(
+    outcomes: pl.DataFrame, query: str, input_name: str, *, per_timeline: bool = False
+) -> Impact:
     """The impact of the replay ``outcomes`` on the aggregating steps of ``query`` that read
-    ``input_name``."""
+    ``input_name`` (``per_timeline``: the policy has PARTITION BY PartitionId or OVER keys,
+    so each timeline is released on its own watermark)."""
     steps = read_steps(query, input_name)
-    table, moves = compare(outcomes, steps.steps)
+    table, moves = compare(outcomes, steps.steps, per_timeline=per_timeline)
     return Impact(table, moves, steps)
 
 

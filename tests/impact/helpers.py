@@ -39,6 +39,7 @@ def outcomes(rows: list[dict]) -> pl.DataFrame:
                 "dropped": sys_ is None,
                 "invalid_timestamp": row.get("invalid_timestamp", app is None),
                 "invalid_key": False,
+                "timeline": row.get("timeline", 0),
             }
         )
     frame = pl.DataFrame(built)

@@ -182,3 +182,24 @@ def test_without_late_early_or_out_of_order_events_emitted_equals_on_time(spec):
         assert not frame["changed"].any(), group
         assert (frame["output"] == "both").all()
         assert frame["events_moved_in"].sum() == frame["events_moved_out"].sum() == 0
+
+
+def test_emitted_at_per_timeline_waits_for_every_timeline_of_the_window():
+    rows = [
+        {"app": 5, "timeline": 0, "release": 6},
+        {"app": 6, "timeline": 1, "release": 7},
+        {"app": 11, "timeline": 0, "release": 12},  # timeline 0 passes 10 s at 12 s
+        {"app": 30, "timeline": 1, "release": 31},  # timeline 1 passes 10 s at 31 s
+    ]
+    query = "SELECT COUNT(*) AS n INTO o FROM input GROUP BY TumblingWindow(second, 10)"
+    merged = by_end(measure_impact(outcomes(rows), query, "input").table)
+    assert merged[10.0]["emitted_at"] == at(12)
+    split = by_end(measure_impact(outcomes(rows), query, "input", per_timeline=True).table)
+    assert split[10.0]["emitted_at"] == at(31)
+    # (20, 30] holds timeline 1's event at its end: out when that event is released
+    assert split[30.0]["emitted_at"] == at(31)
+    # a window not emitted at all has no emitted-at time
+    late = [{"app": 5, "sys": 15, "late": True}, {"app": 25}]
+    got = by_end(measure_impact(outcomes(late), query, "input").table)
+    assert got[10.0]["output"] == "on time only"
+    assert got[10.0]["emitted_at"] is None
