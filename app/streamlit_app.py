@@ -26,6 +26,7 @@ from screens import (  # noqa: E402
     overview,
     partitions,
     quarantine,
+    results,
     whatif,
 )
 from screens.common import plain  # noqa: E402
@@ -37,6 +38,7 @@ PAGES = {
     "Lateness": lateness,
     "Partitions": partitions,
     "What-if": whatif,
+    "Results": results,
     "Alerts": alerts,
     "Quarantine": quarantine,
 }

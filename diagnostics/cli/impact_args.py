@@ -46,21 +46,21 @@ def read_query_file(path: str) -> str:
 def query_input(text: str, source: str) -> str:
     """The one input a query reads when no job definition names it: the source that is not
     one of its WITH steps."""
-    from diagnostics.jobdef.query import parse_query
+    from diagnostics.impact.source import inputs_read
 
-    parsed = parse_query(text)
-    steps = {s.lower() for s in parsed.steps}
-    names = sorted({r.name for r in parsed.sources if r.name.lower() not in steps}, key=str.lower)
+    names = inputs_read(text)
     if len(names) != 1:
         shown = ", ".join(names) or "none"
-        msg = f"{source}: the query reads {len(names)} inputs ({shown}); give --job-definition FILE (and --input NAME) to say which one the capture holds"
+        msg = (
+            f"{source}: the query reads {len(names)} inputs ({shown}); give --job-definition "
+            "FILE (and --input NAME) to say which one the capture holds"
+        )
         raise UsageError(msg)
     return names[0]
 
 
 def query_timestamp(text: str, input_name: str) -> str | None:
     """The query's TIMESTAMP BY column for ``input_name`` when every read says the same."""
-    from diagnostics.jobdef.query import parse_query
+    from diagnostics.impact.source import timestamp_column
 
-    columns = {r.timestamp_by for r in parse_query(text).reads(input_name)}
-    return columns.pop() if len(columns) == 1 else None
+    return timestamp_column(text, input_name)

@@ -1,0 +1,197 @@
+"""The app's Results page: the query's windowed aggregates as emitted beside on time.
+
+Data only (the page renders): the query to start from, the comparison of a folder's
+capture, the series of one aggregate and key, the worst windows, the change per cause, a
+figure and the Parquet download.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import polars as pl
+
+from diagnostics.appdata import jobfix
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import InputError, OrderdocError
+from diagnostics.impact import Impact, measure_impact, summarize
+from diagnostics.impact.source import inputs_read
+from diagnostics.jobdef.rewrite import identifier
+
+#: Colours of the two series and of the changed windows.
+EMITTED, ON_TIME, CHANGED = "#d62728", "#1f77b4", "#ff7f0e"
+
+
+@dataclass(frozen=True)
+class StartingQuery:
+    """The query the page starts from, the input it reads and where it came from."""
+
+    text: str
+    input_name: str
+    source: str
+
+
+def starting_query(agg_dir: Path, policy: OrderingPolicy, device: str | None) -> StartingQuery:
+    """The saved job definition's query; without one, events (per device when the capture
+    has a device column) counted per minute."""
+    try:
+        kept = jobfix.saved(agg_dir)
+        job = None if kept is None else kept.policy()
+    except OrderdocError:
+        kept = job = None
+    if kept is not None and job is not None and job.definition.query:
+        return StartingQuery(
+            job.definition.query, job.input.name, f"the job definition {kept.label}"
+        )
+    ts = identifier(policy.timestamp_by or "event_time")
+    keys = f"{identifier(device)}, " if device else ""
+    text = (
+        f"SELECT {keys}System.Timestamp() AS window_end, COUNT(*) AS events\n"
+        "INTO [counts]\n"
+        f"FROM [input] TIMESTAMP BY {ts}\n"
+        f"GROUP BY {keys}TumblingWindow(minute, 1)\n"
+    )
+    return StartingQuery(text, "input", "a starting query: events per minute")
+
+
+def input_of(text: str, default: str) -> str:
+    """The input the query reads: ``default`` when it reads it, else its only input."""
+    try:
+        names = inputs_read(text)
+    except InputError:
+        return default
+    if any(n.lower() == default.lower() for n in names) or len(names) != 1:
+        return default
+    return names[0]
+
+
+def compare(outcomes: pl.DataFrame, text: str, input_name: str, policy: OrderingPolicy) -> Impact:
+    """The capture's results as emitted beside on time, for query ``text``."""
+    return measure_impact(
+        outcomes, text, input_name, per_timeline=policy.partition_by or bool(policy.over)
+    )
+
+
+def summary(result: Impact) -> dict[str, Any]:
+    """The summary (windows compared and changed, largest differences, causes)."""
+    return summarize(result)
+
+
+def choices(table: pl.DataFrame) -> list[tuple[str, str]]:
+    """The (step, aggregate) pairs of the comparison, in order."""
+    return list(table.select("step", "aggregate").unique(maintain_order=True).iter_rows())
+
+
+def keys_by_change(table: pl.DataFrame, step: str, aggregate: str) -> list[str]:
+    """The group keys of one aggregate, the most changed first."""
+    rows = table.filter((pl.col("step") == step) & (pl.col("aggregate") == aggregate))
+    ranked = rows.group_by("keys").agg(
+        pl.col("changed").sum().alias("n"), pl.col("relative_difference").max().alias("worst")
+    )
+    return ranked.sort(["n", "worst", "keys"], descending=[True, True, False], nulls_last=True)[
+        "keys"
+    ].to_list()
+
+
+def series(table: pl.DataFrame, step: str, aggregate: str, keys: str) -> pl.DataFrame:
+    """One aggregate of one key over time: window end, both values, changed."""
+    return (
+        table.filter(
+            (pl.col("step") == step) & (pl.col("aggregate") == aggregate) & (pl.col("keys") == keys)
+        )
+        .select("window_end", "value_as_emitted", "value_on_time", "changed")
+        .sort("window_end")
+    )
+
+
+def figure(frame: pl.DataFrame, title: str) -> go.Figure:
+    """Traces ``as emitted`` and ``on time`` over window end, the changed windows marked in
+    trace ``changed`` (at the on-time value, or the emitted one when only that exists)."""
+    fig = go.Figure()
+    x = frame["window_end"].to_list()
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=frame["value_on_time"].to_list(),
+            name="on time",
+            mode="lines+markers",
+            line={"color": ON_TIME},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=frame["value_as_emitted"].to_list(),
+            name="as emitted",
+            mode="lines+markers",
+            line={"color": EMITTED, "dash": "dot"},
+        )
+    )
+    changed = frame.filter(pl.col("changed"))
+    marked = changed.select(
+        "window_end", pl.coalesce("value_on_time", "value_as_emitted").alias("y")
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=marked["window_end"].to_list(),
+            y=marked["y"].to_list(),
+            name="changed",
+            mode="markers",
+            marker={"color": CHANGED, "size": 12, "symbol": "circle-open", "line": {"width": 2}},
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="window end (System.Timestamp)",
+        yaxis_title="value",
+        margin={"l": 40, "r": 20, "t": 50, "b": 60},
+        legend={"orientation": "h", "y": -0.3},
+        height=380,
+    )
+    return fig
+
+
+def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
+    """The changed windows with the largest relative difference, in the page's words."""
+    return (
+        table.filter(pl.col("changed"))
+        .sort(["relative_difference", "absolute_difference"], descending=True, nulls_last=True)
+        .head(n)
+        .select(
+            pl.col("step").alias("Step"),
+            pl.col("window_end").dt.strftime("%Y-%m-%d %H:%M:%S%.3f").alias("Window end"),
+            pl.col("keys").alias("Keys"),
+            pl.col("aggregate").alias("Aggregate"),
+            pl.col("value_as_emitted").alias("As emitted"),
+            pl.col("value_on_time").alias("On time"),
+            (pl.col("relative_difference") * 100).round(1).alias("Off by (%)"),
+            pl.col("events_moved_in").alias("Moved in"),
+            pl.col("events_moved_out").alias("Moved out"),
+            pl.col("events_missing").alias("Missing"),
+            pl.col("output").alias("Output"),
+        )
+    )
+
+
+def causes(result_summary: dict[str, Any]) -> pl.DataFrame:
+    """Events per cause and their share of the change."""
+    rows = [c for c in result_summary["causes"] if c["events"]]
+    return pl.DataFrame(
+        {
+            "Cause": [c["cause"] for c in rows],
+            "Events": [c["events"] for c in rows],
+            "Share (%)": [round(100 * c["share"], 1) for c in rows],
+        },
+        schema={"Cause": pl.String, "Events": pl.Int64, "Share (%)": pl.Float64},
+    )
+
+
+def parquet_bytes(table: pl.DataFrame) -> bytes:
+    """impact.parquet as bytes, for the download button."""
+    buffer = io.BytesIO()
+    table.write_parquet(buffer, compression="snappy")
+    return buffer.getvalue()

@@ -1,0 +1,64 @@
+"""The Results page and its data: the late senders' per-minute counts as emitted beside on
+time, the changed windows marked, the worst windows, the causes and the download."""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+
+from diagnostics.appdata import impact
+from diagnostics.appdata.build import capture_context
+from tests.app.conftest import figures, metrics, traces
+
+
+def test_the_starting_query_counts_events_per_device_and_minute(agg_late, late_outcomes):
+    ctx = capture_context(agg_late)
+    assert ctx is not None
+    start = impact.starting_query(agg_late, ctx.settings.policy, "device_id")
+    assert "GROUP BY device_id, TumblingWindow(minute, 1)" in start.text
+    result = impact.compare(late_outcomes, start.text, start.input_name, ctx.settings.policy)
+    summary = impact.summary(result)
+    # the same counts as the scenario README states for the one-minute counts
+    assert (summary["windows_compared"], summary["windows_changed"]) == (241, 60)
+    frame = impact.series(result.table, "counts", "events", "device_id=dev-00005")
+    fig = impact.figure(frame, "events")
+    names = [t.name for t in fig.data]
+    assert names == ["on time", "as emitted", "changed"]
+    assert len(fig.data[2].x) == int(frame["changed"].sum()) == 30
+    worst = impact.worst(result.table, 5)
+    assert worst["Off by (%)"].to_list()[0] == 350.0
+    causes = impact.causes(summary)
+    assert causes.rows() == [("late adjustments", 259, 100.0)]
+    back = pl.read_parquet(io.BytesIO(impact.parquet_bytes(result.table)))
+    assert back.equals(result.table)
+
+
+def test_input_of_follows_the_query():
+    query = "SELECT COUNT(*) INTO o FROM telemetry GROUP BY TumblingWindow(minute, 1)"
+    assert impact.input_of(query, "input") == "telemetry"
+    assert impact.input_of(query, "TELEMETRY") == "TELEMETRY"
+
+
+def test_results_page_plots_emitted_against_on_time(open_app, agg_late):
+    at = open_app("Results", agg_late)
+    shown = metrics(at)
+    assert shown["Windows compared"] == "241"
+    assert shown["Windows changed"] == "60"
+    assert shown["Largest relative error"] == "350%"
+    (fig,) = figures(at)
+    assert set(traces(fig)) == {"on time", "as emitted", "changed"}
+    # the keys with the most changed windows come first: a batching device
+    assert at.selectbox(key="results_keys").value in ("device_id=dev-00000", "device_id=dev-00005")
+    assert len(at.dataframe) == 2
+    at.text_area(key="results_query").set_value(
+        "SELECT COUNT(*) AS n INTO o FROM input a JOIN b ON a.x = b.x "
+        "GROUP BY TumblingWindow(minute, 1)"
+    ).run()
+    assert not at.exception
+    assert "Not replayed: step `o`: JOIN is not replayed; events only" in at.warning[0].value
+
+
+def test_results_page_without_a_capture_says_what_to_do(open_app, agg_asa):
+    at = open_app("Results", agg_asa)
+    assert "need an event capture" in at.info[0].value
