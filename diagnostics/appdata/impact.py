@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 import polars as pl
 
-from diagnostics.appdata import jobfix
+from diagnostics.appdata import jobfix, tables
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.impact import Impact, measure_impact, summarize
@@ -155,9 +155,18 @@ def figure(frame: pl.DataFrame, title: str) -> go.Figure:
     return fig
 
 
+#: What a missing value of the worst-windows table means.
+NOT_THERE = {
+    "As emitted": "not emitted",
+    "On time": "no such result",
+    "Off by (%)": "no on-time value",
+}
+
+
 def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
-    """The changed windows with the largest relative difference, in the page's words."""
-    return (
+    """The changed windows with the largest relative difference, in the page's words (a
+    missing value said: :data:`NOT_THERE`)."""
+    frame = (
         table.filter(pl.col("changed"))
         .sort(["relative_difference", "absolute_difference"], descending=True, nulls_last=True)
         .head(n)
@@ -175,6 +184,7 @@ def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
             pl.col("output").alias("Output"),
         )
     )
+    return tables.shown(frame, NOT_THERE)
 
 
 def causes(result_summary: dict[str, Any]) -> pl.DataFrame:

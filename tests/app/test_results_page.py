@@ -26,8 +26,12 @@ def test_the_starting_query_counts_events_per_device_and_minute(agg_late, late_o
     names = [t.name for t in fig.data]
     assert names == ["on time", "as emitted", "changed"]
     assert len(fig.data[2].x) == int(frame["changed"].sum()) == 30
-    worst = impact.worst(result.table, 5)
+    worst = impact.worst(result.table, 60)
     assert worst["Off by (%)"].to_list()[0] == 350.0
+    # the minutes the job never emitted are said so
+    assert worst.filter(pl.col("Output") == "on time only")["As emitted"].unique().to_list() == [
+        "not emitted"
+    ]
     causes = impact.causes(summary)
     assert causes.rows() == [("late adjustments", 259, 100.0)]
     back = pl.read_parquet(io.BytesIO(impact.parquet_bytes(result.table)))

@@ -16,7 +16,16 @@ from tests.app.conftest import SCENARIOS
 
 pytestmark = pytest.mark.timeout(600)
 
-PAGES = ("Overview", "Findings", "Lateness", "Partitions", "What-if", "Alerts", "Quarantine")
+PAGES = (
+    "Overview",
+    "Findings",
+    "Lateness",
+    "Partitions",
+    "What-if",
+    "Results",
+    "Alerts",
+    "Quarantine",
+)
 
 
 def test_shown_fills_missing_values_and_keeps_full_columns_typed():
