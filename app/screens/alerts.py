@@ -7,7 +7,6 @@ from typing import Protocol
 
 import streamlit as st
 
-from diagnostics.appdata import tables
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
 from diagnostics.appdata.store import Aggregate
 from diagnostics.appdata.watching import WAITING, runbook_sections, waiting, watch_alerts
@@ -15,6 +14,7 @@ from diagnostics.errors import OrderdocError
 from diagnostics.rules import AlertState
 from diagnostics.words import plural
 from screens import cache
+from screens.common import table
 
 
 class _Counted(Protocol):
@@ -47,15 +47,11 @@ def _alerts(agg: Aggregate) -> None:
     if view.alerts.is_empty():
         st.success("No alert fired on this data.")
         return
-    st.dataframe(
-        tables.shown(
-            firing_first(view.alerts).select(
-                "state", "severity", "title", "group", "starts_at", "ends_at", "value", "summary"
-            ),
-            {"ends_at": "not ended"},
+    table(
+        firing_first(view.alerts).select(
+            "state", "severity", "title", "group", "starts_at", "ends_at", "value", "summary"
         ),
-        hide_index=True,
-        width="stretch",
+        {"ends_at": "not ended"},
     )
 
 
@@ -63,14 +59,15 @@ def _rules() -> None:
     pack = cache.pack()
     st.subheader("Rules")
     st.caption(
-        f"{len(pack.rules)} valid rule(s) from {', '.join(cache.rules_paths())} "
+        f"{plural(len(pack.rules), 'valid rule')} from {cache.rules_source()} "
         "(set ORDERDOC_RULES or `orderdoc app --rules` to use others)."
     )
     if pack.problems:
         st.error(
-            f"{len(pack.problems)} problem(s) in the rule files: those rules are not evaluated."
+            f"{plural(len(pack.problems), 'problem')} in the rule files: those rules are not "
+            "evaluated."
         )
-        st.dataframe(problems_frame(pack.problems), hide_index=True, width="stretch")
+        table(problems_frame(pack.problems))
     for f in pack.files:
         mark = "problems:" if f.problems else "valid:"
         with st.expander(f"{mark} {f.path} · {', '.join(f.rule_ids) or 'no valid rule'}"):
@@ -115,11 +112,7 @@ def _history(state: str) -> None:
     if view.history.is_empty():
         st.success("The watcher has recorded no alert yet.")
         return
-    st.dataframe(
-        tables.shown(view.history.drop("runbook"), {"resolved": "not yet"}),
-        hide_index=True,
-        width="stretch",
-    )
+    table(view.history.drop("runbook"), {"resolved": "not yet"})
 
 
 def render() -> None:

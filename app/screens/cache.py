@@ -38,6 +38,17 @@ def rules_paths() -> list[str]:
     return [str(p) for p in default_rule_paths()]
 
 
+def rules_source() -> str:
+    """Where the rules come from, in words: orderdoc's built-in pack (never the installed
+    package's folder) or the files and folders named in ORDERDOC_RULES."""
+    from diagnostics.resources import packaged_rules
+
+    paths = rules_paths()
+    if paths == [str(packaged_rules())]:
+        return "orderdoc's built-in rule pack"
+    return ", ".join(paths)
+
+
 def set_source(agg_dir: Path, label: str) -> None:
     """Make ``agg_dir`` the folder every page shows, named in the page's URL (so that a
     reload or a shared link shows it again) with ``label`` kept beside it."""

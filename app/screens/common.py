@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import plotly.graph_objects as go
+import polars as pl
 import streamlit as st
 
+from diagnostics.appdata import tables
 from diagnostics.explain.model import SnippetForm, Suggestion
 
 SEVERITY_COLOURS = {"critical": "red", "warning": "orange", "info": "blue"}
@@ -59,3 +63,18 @@ def seconds(value: float | None) -> str:
 def severity(name: str) -> str:
     """The severity name as coloured, bold markdown (no emoji: fonts may lack them)."""
     return f":{SEVERITY_COLOURS.get(name, 'gray')}[**{name}**]"
+
+
+def table(
+    frame: pl.DataFrame,
+    words: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> None:
+    """A table across the page: headings in words, no ``None`` cell (``words``: what a
+    column's missing values mean; see :func:`diagnostics.appdata.tables.shown`);
+    ``config``: column settings beyond the heading (formats)."""
+    config = dict(config or {})
+    columns = {c: config.pop(c, None) or tables.heading(c) for c in frame.columns}
+    st.dataframe(
+        tables.shown(frame, words), hide_index=True, width="stretch", column_config=columns
+    )

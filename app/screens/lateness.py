@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, lateness, tables
+from diagnostics.appdata import figures, lateness
 from diagnostics.kinds import ErrorKind
 from screens import cache
-from screens.common import chart
+from screens.common import chart, table
 
 KINDS = (ErrorKind.LATE.value, ErrorKind.OUT_OF_ORDER.value, ErrorKind.EARLY.value)
 
@@ -71,12 +71,10 @@ def render() -> None:
         chart(
             figures.lateness_histogram(lateness.top_groups(frame, 8), tolerance), "lateness_chart"
         )
-    table = lateness.by_group(frame, tolerance if tolerance is not None else float("inf"))
-    st.dataframe(
-        tables.shown(table),
-        hide_index=True,
-        width="stretch",
-        column_config={
+    groups = lateness.by_group(frame, tolerance if tolerance is not None else float("inf"))
+    table(
+        groups,
+        config={
             "share_beyond": st.column_config.NumberColumn(
                 "share beyond tolerance", format="percent"
             )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, tables
+from diagnostics.appdata import figures
 from diagnostics.appdata.partitions import MERGE_RULE, METRIC_COLUMNS, METRICS_NOTE
 from screens import cache
-from screens.common import chart
+from screens.common import chart, table
 
 
 def render() -> None:
@@ -40,9 +40,12 @@ def render() -> None:
     if delay.height:
         chart(figures.watermark_delay(delay, tolerance), "watermark_delay")
     else:
-        st.caption("No watermark-delay metrics in this folder (the metrics table is absent).")
-    table = cache.partition_table(*key, job)
-    if table.height:
-        st.dataframe(tables.shown(table), hide_index=True, width="stretch")
-        if not set(METRIC_COLUMNS) <= set(table.columns):
+        st.caption(
+            "No watermark delay in this folder: it has no metrics (a capture, or the job's "
+            "metrics uploaded with its logs, give them)."
+        )
+    per_partition = cache.partition_table(*key, job)
+    if per_partition.height:
+        table(per_partition)
+        if not set(METRIC_COLUMNS) <= set(per_partition.columns):
             st.caption(METRICS_NOTE)

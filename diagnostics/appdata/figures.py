@@ -120,11 +120,13 @@ def lateness_histogram(frame: pl.DataFrame, tolerance_s: float | None, bins: int
 
 
 def idle_timeline(episodes: pl.DataFrame) -> go.Figure:
-    """Idle episodes as horizontal bars from start to end, one row per partition."""
+    """Idle episodes as horizontal bars from start to end, one row per partition (named
+    ``JOB / partition N`` when the episodes are of several jobs)."""
     fig = go.Figure()
     if episodes.height:
+        several = episodes["job"].n_unique() > 1
         labels = [
-            f"{job or '?'} / partition {p}"
+            f"{job or '?'} / partition {p}" if several else f"partition {p}"
             for job, p in zip(episodes["job"], episodes["partition_id"], strict=True)
         ]
         durations_ms = [

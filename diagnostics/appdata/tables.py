@@ -41,3 +41,27 @@ def shown(frame: pl.DataFrame, words: Mapping[str, str] | None = None) -> pl.Dat
         for c in frame.columns
         if frame[c].null_count()
     )
+
+
+#: Column headings that the general rule of :func:`heading` would not say well.
+HEADINGS = {
+    "max_delay_s": "max watermark delay (s)",
+    "share_beyond": "share beyond tolerance",
+    "beyond_tolerance": "events beyond tolerance",
+    "raw_bytes": "size (bytes)",
+}
+
+
+def heading(column: str) -> str:
+    """A column's heading in words: ``idle_minutes`` → ``idle minutes``, ``p95_s`` →
+    ``p95 (s)``, ``pct_adjusted`` → ``% adjusted``, ``partition_id`` → ``partition``."""
+    if column in HEADINGS:
+        return HEADINGS[column]
+    name, unit = column, ""
+    if name.endswith("_s"):
+        name, unit = name[:-2], " (s)"
+    if name.endswith("_id"):
+        name = name[:-3]
+    if name.startswith("pct_"):
+        name = "% " + name[4:]
+    return name.replace("_", " ") + unit

@@ -124,10 +124,15 @@ USER_QUERY = (
 
 def user_capture(folder: Path) -> Path:
     """``readings.csv``: the late_senders capture with a user's column names (deviceId,
-    temperature, eventTime, EventEnqueuedUtcTime, PartitionId), in ``folder``."""
+    temperature, eventTime, EventEnqueuedUtcTime, PartitionId) and partition 3 silent from
+    minute 10 to minute 20, in ``folder``."""
     events = pl.read_csv(SCENARIOS / "late_senders" / "capture.csv")
+    arrival = pl.col("arrival_time").str.slice(11, 5)
+    silent = (pl.col("partition_id") == 3) & (arrival >= "00:10") & (arrival < "00:20")
     out = folder / "readings.csv"
-    events.drop("message_id").rename(USER_COLUMNS).select(*USER_COLUMNS.values()).write_csv(out)
+    events.filter(~silent).drop("message_id").rename(USER_COLUMNS).select(
+        *USER_COLUMNS.values()
+    ).write_csv(out)
     return out
 
 

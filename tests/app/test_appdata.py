@@ -419,9 +419,11 @@ def test_figures_carry_their_reference_lines(agg_idle):
     tol = next(t for t in fig.data if t.name == "tolerance")
     assert list(tol.y) == [5.0, 5.0]
     timeline = figures.idle_timeline(partitions.idle_episodes(agg))
-    assert list(timeline.data[0].y) == ["SAMPLE-IDLE_PARTITION / partition 3"] * len(
-        timeline.data[0].y
-    )
+    assert list(timeline.data[0].y) == ["partition 3"] * len(timeline.data[0].y)
+    two = partitions.idle_episodes(agg)
+    two = pl.concat([two, two.with_columns(pl.lit("OTHER").alias("job"))])
+    labels = set(figures.idle_timeline(two).data[0].y)
+    assert labels == {"SAMPLE-IDLE_PARTITION / partition 3", "OTHER / partition 3"}
 
 
 def test_samples_are_offered(tmp_path: Path):

@@ -71,3 +71,12 @@ def test_no_table_on_any_page_has_a_missing_cell(open_app, folder, request):
             missing = [c for c in value.columns if value[c].isna().any()]
             assert missing == [], (page, missing)
             assert not (value.astype(str) == "None").any().any(), page
+
+
+def test_headings_are_words():
+    assert tables.heading("idle_minutes") == "idle minutes"
+    assert tables.heading("p95_s") == "p95 (s)"
+    assert tables.heading("partition_id") == "partition"
+    assert tables.heading("pct_adjusted") == "% adjusted"
+    assert tables.heading("max_delay_s") == "max watermark delay (s)"
+    assert tables.heading("state") == "state"
