@@ -36,8 +36,9 @@ _AVRO_BLOCKS = 8  # blocks of the first Avro file sampled for the record size
 
 #: What the refusal suggests instead of the local replay.
 INSTEAD = (
-    "replay a part of it (fewer files or partitions) or on a machine with more memory, or "
-    "pass --skip-memory-check to try anyway"
+    "replay it on Spark with --spark (so far for Parquet captures of PARTITION BY jobs or of "
+    "one partition, with --outcomes-only), or a part of it, or pass --skip-memory-check to "
+    "try anyway"
 )
 
 

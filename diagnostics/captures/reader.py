@@ -50,6 +50,8 @@ class Capture:
     renames: tuple[Rename, ...] = ()
     choices: tuple[ColumnChoice, ...] = ()
     notes: tuple[str, ...] = ()
+    #: events in the capture when :attr:`events` holds only its schema (read elsewhere)
+    height: int | None = None
 
     def column(self, name: str) -> str:
         """The name input column ``name`` has in :attr:`events` (renamed or not)."""
@@ -84,7 +86,7 @@ class Capture:
 
     def describe(self) -> list[str]:
         """The same as lines of text."""
-        n = self.events.height
+        n = self.events.height if self.height is None else self.height
         lines = [f"input       {self.source} ({self.kind}, {n:,} {noun(n, 'event')})"]
         lines += [f"  {c.describe()}" for c in self.choices]
         lines += [f"  renamed {r.describe()}" for r in self.renames]
@@ -126,6 +128,28 @@ def _finish(
     columns = EventColumns(arrival=chose_arrival.column, partition=chose_partition.column)
     choices = (chose_arrival, chose_partition)
     return Capture(frame, columns, source, kind, renames, choices, (*notes, *stored))
+
+
+def table_capture(
+    frame: pl.DataFrame,
+    *,
+    source: str,
+    kind: str,
+    renames: tuple[Rename, ...],
+    arrival: str | None,
+    partition: str | None,
+) -> Capture:
+    """A table read as :func:`read_capture` reads it, from the frame ``read_table`` gave (or
+    any slice of it, or its schema alone: the choices depend on the columns only)."""
+    return _finish(
+        frame,
+        source=source,
+        kind=kind,
+        renames=renames,
+        notes=(),
+        arrival=arrival,
+        partition=partition,
+    )
 
 
 def _capture_choices(table: AvroTable) -> tuple[ColumnChoice, ColumnChoice]:

@@ -23,6 +23,8 @@ from diagnostics.cli.policy_args import (
     positive_int,
 )
 from diagnostics.cli.progress import ProgressLine
+from diagnostics.cli.replay_spark import add_arguments as add_spark_arguments
+from diagnostics.cli.replay_spark import check_spark_flags, run_spark
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
@@ -73,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_spark_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -148,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
     resolved = resolve_policy(args)
     check_flags(args, resolved)
+    check_spark_flags(args)
+    if args.spark:
+        return run_spark(args, resolved)
     check_memory(args)
     out = out_folder(args.out, create=True)
     capture = capture_from_args(args)

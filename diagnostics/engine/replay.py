@@ -41,8 +41,11 @@ class ReplayResult:
     renames: tuple[Rename, ...] = ()
 
 
-def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...]:
-    """The partition values present in ``events`` (``(0,)`` without a partition column)."""
+def partitions_in(
+    events: pl.DataFrame, columns: EventColumns, first_row: int = 0
+) -> tuple[int, ...]:
+    """The partition values present in ``events`` (``(0,)`` without a partition column);
+    ``first_row``: the input row of ``events``' first row (error messages count from it)."""
     name = columns.partition
     if name is None or name not in events.columns:
         return (0,)
@@ -51,7 +54,8 @@ def partitions_in(events: pl.DataFrame, columns: EventColumns) -> tuple[int, ...
     if bad.any():
         i = int(bad.arg_true()[0])
         msg = (
-            f"partition column '{name}', row {i + 1}: '{events[name][i]}' is not a partition number"
+            f"partition column '{name}', row {first_row + i + 1}: '{events[name][i]}' is not a "
+            "partition number"
         )
         raise InputError(msg)
     low, high = as_int(values.min()), as_int(values.max())
@@ -69,9 +73,10 @@ def declared_partitions(count: int) -> tuple[int, ...]:
     return tuple(range(count))
 
 
-def arrival_times(events: pl.DataFrame, columns: EventColumns) -> pl.Series:
+def arrival_times(events: pl.DataFrame, columns: EventColumns, first_row: int = 0) -> pl.Series:
     """The capture's arrival times as ``Datetime("ns", "UTC")``; an :class:`InputError` names
-    the missing column, an empty capture, or the first row whose arrival is not a time."""
+    the missing column, an empty capture, or the first row whose arrival is not a time
+    (``first_row``: the input row of ``events``' first row)."""
     if columns.arrival not in events.columns:
         msg = (
             f"arrival column '{columns.arrival}' is missing (columns: {', '.join(events.columns)})"
@@ -84,7 +89,8 @@ def arrival_times(events: pl.DataFrame, columns: EventColumns) -> pl.Series:
     bad = arrival.is_null()
     if bad.any():
         i = int(bad.arg_true()[0])
-        msg = f"arrival column '{columns.arrival}', row {i + 1}: '{events[columns.arrival][i]}' is not a timestamp"
+        value = events[columns.arrival][i]
+        msg = f"arrival column '{columns.arrival}', row {first_row + i + 1}: '{value}' is not a timestamp"
         raise InputError(msg)
     return arrival
 

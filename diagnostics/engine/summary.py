@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from diagnostics.durations import format_duration
+from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult
 from diagnostics.scalars import as_datetime, as_int
 from diagnostics.words import noun
@@ -15,10 +17,8 @@ from diagnostics.words import noun
 _PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))
 
 
-def summarize(result: ReplayResult) -> dict[str, Any]:
-    """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
-    out = result.outcomes
-    policy = result.policy
+def count_columns(out: pl.DataFrame) -> dict[str, int]:
+    """The summary's counts of an outcomes frame (or of any slice of one: they add up)."""
     counts = out.select(
         pl.len().alias("events"),
         (pl.col("status") == "accepted").sum().alias("accepted"),
@@ -37,6 +37,53 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         pl.col("release_time").is_not_null().sum().alias("released"),
         (~pl.col("dropped") & pl.col("release_time").is_null()).sum().alias("never_released"),
     ).row(0, named=True)
+    return {k: int(v) for k, v in counts.items()}
+
+
+def percentile_ranks(n: int) -> list[int]:
+    """For ``n`` sorted output delays, the position of each summary percentile (numpy's
+    ``quantile(..., method="higher")``, so that it can be picked from a sorted table)."""
+    if n <= 0:
+        return []
+    return [min(int(np.ceil((n - 1) * q)), n - 1) for _, q in _PERCENTILES]
+
+
+def delay_seconds(values: list[int]) -> dict[str, float | None]:
+    """The percentiles' delays (ns, as :func:`percentile_ranks` picked them) in seconds."""
+    return {
+        name: (None if not values else round(float(values[i]) / 1e9, 3))
+        for i, (name, _) in enumerate(_PERCENTILES)
+    }
+
+
+def summary_of(
+    policy: OrderingPolicy,
+    partitions: Sequence[int],
+    *,
+    timelines: int,
+    counts: dict[str, int],
+    delays: dict[str, float | None],
+    arrival_from: str | None,
+    arrival_to: str | None,
+) -> dict[str, Any]:
+    """The summary from its parts (the local replay's and the Spark replay's)."""
+    return {
+        "policy": policy.describe(),
+        "late_arrival": format_duration(policy.late_arrival_ns),
+        "out_of_order": format_duration(policy.out_of_order_ns),
+        "action": policy.action.value,
+        "partitions": list(partitions),
+        "timelines": timelines,
+        "counts": counts,
+        "output_delay_seconds": delays,
+        "arrival_from": arrival_from,
+        "arrival_to": arrival_to,
+    }
+
+
+def summarize(result: ReplayResult) -> dict[str, Any]:
+    """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
+    out = result.outcomes
     # Series arithmetic: a frame-level select over columns chunked differently would
     # re-chunk the whole outcomes frame first.
     delay = (
@@ -45,24 +92,18 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         .drop_nulls()
         .to_numpy()
     )
-    points = np.quantile(delay, [q for _, q in _PERCENTILES], method="higher") if len(delay) else []
-    delays = {
-        name: (None if not len(delay) else round(float(points[i]) / 1e9, 3))
-        for i, (name, _) in enumerate(_PERCENTILES)
-    }
+    ranks = percentile_ranks(len(delay))
+    picked = np.partition(delay, ranks)[ranks].tolist() if ranks else []
     arrival = out["arrival"]
-    return {
-        "policy": policy.describe(),
-        "late_arrival": format_duration(policy.late_arrival_ns),
-        "out_of_order": format_duration(policy.out_of_order_ns),
-        "action": policy.action.value,
-        "partitions": list(result.partitions),
-        "timelines": _distinct(out["timeline"]),
-        "counts": {k: int(v) for k, v in counts.items()},
-        "output_delay_seconds": delays,
-        "arrival_from": None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
-        "arrival_to": None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
-    }
+    return summary_of(
+        result.policy,
+        result.partitions,
+        timelines=_distinct(out["timeline"]),
+        counts=count_columns(out),
+        delays=delay_seconds(picked),
+        arrival_from=None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
+        arrival_to=None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
+    )
 
 
 def _distinct(ids: pl.Series) -> int:

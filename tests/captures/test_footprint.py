@@ -91,6 +91,7 @@ def test_check_fits_refuses_with_the_estimate():
     assert "7.2 GB" in text  # 20M x 284 B + 1.5 GB of text
     assert "4.0 GB" in text
     assert "--skip-memory-check" in text
+    assert "replay it on Spark with --spark" in text
 
 
 def test_available_memory_reads_meminfo_and_cgroup(tmp_path):

@@ -1,0 +1,338 @@
+"""The replay as a Spark job (docs/spark-replay.md): stages S0, S1, S3, S6, S7 and S9 for
+the jobs whose partitions release on their own (PARTITION BY PartitionId, or one partition).
+
+Small pure DataFrame -> DataFrame steps around the task functions of
+:mod:`diagnostics.spark.replay_tasks`; the driver receives O(slices + partitions) rows. What
+this path does not replay yet is refused before any task runs (:func:`unsupported`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from diagnostics.captures.names import rename_empty
+from diagnostics.captures.reader import Capture, table_capture
+from diagnostics.captures.tables import table_kind
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.engine import OrderingEngine
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import arrival_times, partitions_in
+from diagnostics.engine.summary import delay_seconds, percentile_ranks, summary_of
+from diagnostics.errors import InputError, UsageError
+from diagnostics.scalars import as_datetime
+from diagnostics.spark.replay_tasks import (
+    COUNT_NAMES,
+    NARROW,
+    REPLAYED,
+    WRITTEN,
+    ReplayPlan,
+    Slice,
+    narrow_batches,
+    replay_batches,
+    write_batches,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: The folder ``--spark`` writes the outcomes to (a Parquet dataset; docs/schemas.md).
+OUTCOMES_FOLDER = "outcomes"
+#: Rows per Arrow batch handed to the tasks (their memory, not the result, depends on it).
+BATCH_ROWS = 65_536
+_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+@dataclass(frozen=True, slots=True)
+class SparkReplay:
+    """A finished Spark replay: the capture as read (schema only), the summary, the folder."""
+
+    capture: Capture
+    summary: dict[str, Any]
+    outcomes: Path
+
+
+_DDL = {"int64": "long", "int8": "byte", "bool": "boolean", "string": "string"}
+
+
+def ddl(schema: pa.Schema) -> str:
+    """An Arrow schema of the task functions as Spark's DDL text."""
+    return ", ".join(f"{field.name} {_DDL[str(field.type)]}" for field in schema)
+
+
+def unsupported(path: str, policy: OrderingPolicy, partitions: int | None) -> str | None:
+    """Why ``--spark`` cannot replay this yet (one line), or ``None``."""
+    source = Path(path)
+    if source.is_dir():
+        return (
+            f"{path}: --spark reads a Parquet capture file so far; replay an Event Hubs "
+            "Capture folder without --spark"
+        )
+    kind, gz = table_kind(source.name)
+    if kind != "parquet" or gz:
+        return (
+            f"{path}: --spark reads Parquet capture files (not .gz) so far; replay this "
+            f"{kind}{' (gzip)' if gz else ''} file without --spark, or convert it to Parquet"
+        )
+    if policy.over:
+        return "--spark: TIMESTAMP BY ... OVER is not replayed on Spark yet; replay without --spark"
+    if not policy.partition_by and partitions is not None and partitions > 1:
+        return (
+            f"--spark: without PARTITION BY PartitionId the {partitions} partitions share one "
+            "watermark, which the Spark replay does not compute yet; replay without --spark"
+        )
+    return None
+
+
+def plan_replay(
+    path: str, source: str, arrival: str | None, partition: str | None, policy: OrderingPolicy
+) -> tuple[ReplayPlan, Capture]:
+    """S0: the capture's schema read as the local reader reads it, and its slices (whole
+    row groups of the Parquet file, from its footer)."""
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (OSError, ValueError) as exc:
+        msg = f"{source}: cannot be read as parquet: {exc}"
+        raise InputError(msg) from exc
+    schema = pl.read_parquet_schema(path)
+    frame, renames = rename_empty(pl.DataFrame(schema=schema))
+    capture = table_capture(
+        frame, source=source, kind="parquet", renames=renames, arrival=arrival, partition=partition
+    )
+    capture.apply(policy)  # a column the policy names and the capture lacks: the local error
+    slices, offset = [], 0
+    for i in range(meta.num_row_groups):
+        rows = meta.row_group(i).num_rows
+        if rows:
+            slices.append(Slice(offset, rows))
+        offset += rows
+    if offset == 0:
+        arrival_times(capture.events, capture.columns)  # raises: the capture holds no events
+    plan = ReplayPlan(path, source, "parquet", arrival, partition, policy, tuple(slices))
+    return plan, Capture(
+        capture.events,
+        capture.columns,
+        capture.source,
+        capture.kind,
+        capture.renames,
+        capture.choices,
+        capture.notes,
+        height=offset,
+    )
+
+
+def read_narrow(spark: SparkSession, plan: ReplayPlan) -> DataFrame:
+    """S1: one task per slice, the narrow columns of its events."""
+    count = len(plan.slices)
+    ids = spark.range(0, count, 1, max(count, 1))
+    return ids.mapInArrow(partial(narrow_batches, plan), ddl(NARROW))
+
+
+def first_error(
+    narrow: DataFrame, plan: ReplayPlan, columns: EventColumns, declared: bool
+) -> str | None:
+    """The error the local replay stops at, if any: the first bad arrival (input order), else
+    the first value that is not a partition number (input order; arrival order when the
+    partitions are declared, as the engine meets them)."""
+    from pyspark.sql import functions as F
+
+    row = narrow.filter(F.col("error").isNotNull()).orderBy("eid").limit(1).collect()
+    if row:
+        return str(row[0]["error"])
+    bad = narrow.filter(F.col("bad_partition").isNotNull())
+    bad = bad.orderBy("arr", "eid") if declared else bad.orderBy("eid")
+    row = bad.limit(1).collect()
+    if not row:
+        return None
+    name = columns.partition or ""
+    one = pl.DataFrame({name: [row[0]["bad_partition"]]})
+    try:
+        partitions_in(one, columns, first_row=int(row[0]["eid"]))
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def undeclared(
+    narrow: DataFrame, plan: ReplayPlan, columns: EventColumns, partitions: Sequence[int]
+) -> str | None:
+    """The engine's error for the first event (arrival order) of a partition that is not
+    among the declared ones, if any."""
+    from pyspark.sql import functions as F
+
+    row = (
+        narrow.filter(~F.col("part").isin(list(partitions)))
+        .orderBy("arr", "eid")
+        .limit(1)
+        .collect()
+    )
+    if not row:
+        return None
+    name = columns.partition or "partition"
+    one = pl.DataFrame(
+        {
+            name: [int(row[0]["part"])],
+            columns.row: [int(row[0]["eid"])],
+            columns.parsed_arrival: pl.Series([int(row[0]["arr"])])
+            .cast(pl.Datetime("ns"))
+            .dt.replace_time_zone("UTC"),
+        }
+    )
+    engine = OrderingEngine(OrderingPolicy(), tuple(partitions), columns)
+    try:
+        engine.process(one)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
+    """S3: each partition's events in processing order through its own engine."""
+    ordered = narrow.select(*NARROW.names).repartition(tasks, "part")
+    ordered = ordered.sortWithinPartitions("part", "arr", "eid")
+    return ordered.mapInArrow(partial(replay_batches, plan), ddl(REPLAYED))
+
+
+def with_releases(rows: DataFrame) -> DataFrame:
+    """Outcome rows with their release times (a join on partition and feed position)."""
+    from pyspark.sql import functions as F
+
+    events = rows.filter(F.col("kind") == 0).drop("release_time")
+    releases = rows.filter(F.col("kind") == 1).select("part", "pos", "release_time")
+    return events.join(releases, ["part", "pos"], "left")
+
+
+def with_output_rank(spark: SparkSession, events: DataFrame) -> DataFrame:
+    """S6: ``output_rank``, the position by (release time, System.Timestamp, event) of the
+    released events (a global sort and an index, both distributed)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    released = events.filter(F.col("release_time").isNotNull())
+    ordered = released.select("eid", "release_time", "system_timestamp").orderBy(
+        "release_time", "system_timestamp", "eid"
+    )
+    ranked = ordered.rdd.zipWithIndex().map(lambda pair: (pair[0]["eid"], pair[1]))
+    schema = StructType([StructField("eid", LongType()), StructField("output_rank", LongType())])
+    ranks = spark.createDataFrame(ranked, schema)
+    return events.join(ranks, "eid", "left")
+
+
+def write_outcomes(events: DataFrame, plan: ReplayPlan, folder: Path, tasks: int) -> DataFrame:
+    """S7: each slice's rows together, in event order, written by one task."""
+    ordered = events.repartition(tasks, "split").sortWithinPartitions("split", "eid")
+    return ordered.mapInArrow(partial(write_batches, plan, str(folder)), ddl(WRITTEN))
+
+
+def delay_percentiles(events: DataFrame, released: int) -> list[int]:
+    """S9: the output delays at the summary's percentile ranks (a distributed sort; only
+    the picked values reach the driver)."""
+    from pyspark.sql import functions as F
+
+    ranks = percentile_ranks(released)
+    if not ranks:
+        return []
+    delays = events.filter(F.col("release_time").isNotNull()).select(
+        (F.col("release_time") - F.col("arrival")).alias("d")
+    )
+    wanted = set(ranks)
+    picked = (
+        delays.orderBy("d")
+        .rdd.zipWithIndex()
+        .filter(lambda pair: pair[1] in wanted)
+        .map(lambda pair: (pair[1], pair[0]["d"]))
+        .collect()
+    )
+    by_rank = dict(picked)
+    return [int(by_rank[r]) for r in ranks]
+
+
+def run_spark_replay(
+    spark: SparkSession,
+    *,
+    path: str,
+    arrival: str | None,
+    partition: str | None,
+    policy: OrderingPolicy,
+    declared: Sequence[int] | None,
+    out: Path,
+    progress: Callable[[str], None] = lambda _message: None,
+) -> SparkReplay:
+    """Replay the Parquet capture at ``path`` on ``spark`` and write ``out/outcomes/``."""
+    from pyspark.sql import functions as F
+
+    plan, capture = plan_replay(path, path, arrival, partition, policy)
+    _, applied = capture.apply(policy)
+    previous = spark.conf.get(_BATCH_CONF)
+    spark.conf.set(_BATCH_CONF, str(BATCH_ROWS))
+    try:
+        tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        progress(f"reading {len(plan.slices)} slices")
+        narrow = read_narrow(spark, plan).persist()
+        try:
+            error = first_error(narrow, plan, capture.columns, declared is not None)
+            if error is not None:
+                raise InputError(error)
+            present = tuple(
+                sorted(int(r["part"]) for r in narrow.select("part").distinct().collect())
+            )
+            partitions = tuple(declared) if declared is not None else present
+            if declared is not None:
+                error = undeclared(narrow, plan, capture.columns, partitions)
+                if error is not None:
+                    raise InputError(error)
+            problem = unsupported(path, applied, len(partitions))
+            if problem is not None:
+                raise UsageError(problem)
+            plan = plan.with_partitions(partitions)
+            progress(f"replaying {len(present)} partitions")
+            events = with_releases(replayed(narrow, plan, tasks))
+            events = with_output_rank(spark, events).persist()
+            try:
+                folder = out / OUTCOMES_FOLDER
+                if folder.exists():
+                    shutil.rmtree(folder)
+                folder.mkdir(parents=True)
+                progress("writing outcomes")
+                written = write_outcomes(events, plan, folder, tasks).collect()
+                counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
+                stats = events.agg(
+                    F.min("arrival").alias("lo"),
+                    F.max("arrival").alias("hi"),
+                    F.countDistinct("timeline").alias("timelines"),
+                ).collect()[0]
+                delays = delay_percentiles(events, counts["released"])
+            finally:
+                events.unpersist()
+        finally:
+            narrow.unpersist()
+    finally:
+        if previous is None:
+            spark.conf.unset(_BATCH_CONF)
+        else:
+            spark.conf.set(_BATCH_CONF, previous)
+    summary = summary_of(
+        applied,
+        partitions,
+        timelines=int(stats["timelines"]),
+        counts=counts,
+        delays=delay_seconds(delays),
+        arrival_from=_iso(stats["lo"]),
+        arrival_to=_iso(stats["hi"]),
+    )
+    return SparkReplay(capture, summary, folder)
+
+
+def _iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    value = pl.Series([int(ns)]).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")[0]
+    return as_datetime(value).isoformat()

@@ -1,0 +1,334 @@
+"""What the Spark replay's tasks run (docs/spark-replay.md, stages S1, S3 and S7): plain
+functions from Arrow batches to Arrow batches, no pyspark, testable on their own.
+
+The semantics are the engine's: S1 reads a slice of the capture with the local reader's
+functions; S3 feeds one partition's events, sorted by arrival then input order, to the
+engine (:class:`~diagnostics.engine.engine.OrderingEngine`) batch by batch; S7 puts each
+slice's outcome columns next to its input columns and writes one part file. Every time
+travels between stages as int64 nanoseconds (Spark's timestamps are microseconds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from diagnostics.captures.names import rename_empty
+from diagnostics.captures.reader import table_capture
+from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
+from diagnostics.engine.engine import OrderingEngine
+from diagnostics.engine.outcomes import STATUS_DTYPE
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import arrival_times
+from diagnostics.engine.summary import count_columns
+from diagnostics.errors import InputError
+from diagnostics.timestamps import UTC_NS, to_utc
+
+#: S1's narrow columns (``bad_partition``: the raw value where it is not a partition number;
+#: ``error``: an arrival error, its message).
+NARROW = pa.schema(
+    [
+        ("eid", pa.int64()),
+        ("split", pa.int64()),
+        ("part", pa.int64()),
+        ("arr", pa.int64()),
+        ("app", pa.int64()),
+        ("bad_partition", pa.string()),
+        ("error", pa.string()),
+    ]
+)
+_FLAGS = ("late", "early", "out_of_order", "reordered", "invalid_timestamp", "invalid_key")
+_TIMES = ("application_time", "arrival", "system_timestamp", "watermark", "release_time")
+#: S3's rows: an event's outcome columns (``kind`` 0) or a release (``kind`` 1, ``pos`` and
+#: ``release_time`` only); ``pos`` numbers a partition's events as its engine was fed them.
+REPLAYED = pa.schema(
+    [
+        ("kind", pa.int8()),
+        ("part", pa.int64()),
+        ("pos", pa.int64()),
+        ("eid", pa.int64()),
+        ("split", pa.int64()),
+        ("timeline", pa.int64()),
+        *((name, pa.int64()) for name in _TIMES),
+        *((name, pa.bool_()) for name in (*_FLAGS, "dropped")),
+        ("status", pa.string()),
+    ]
+)
+#: S7's rows: one per slice written, its counts (``diagnostics.engine.summary``).
+COUNT_NAMES = (
+    "events",
+    "accepted",
+    "reordered_within_tolerance",
+    "adjusted",
+    "adjusted_late",
+    "adjusted_out_of_order",
+    "dropped",
+    "dropped_early",
+    "dropped_late",
+    "dropped_out_of_order",
+    "dropped_invalid_timestamp",
+    "dropped_invalid_key",
+    "released",
+    "never_released",
+)
+WRITTEN = pa.schema([("split", pa.int64()), *((n, pa.int64()) for n in COUNT_NAMES)])
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """Rows ``offset .. offset + length`` of the capture file (whole row groups)."""
+
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPlan:
+    """Everything a task needs, sent to it with the function (frozen, picklable).
+
+    ``arrival``/``partition`` are the column settings as given; ``policy`` names columns as
+    given too (the tasks apply the capture's renames as the local reader does);
+    ``partitions`` is the fixed partition set (empty until the driver knows it).
+    """
+
+    path: str
+    source: str
+    kind: str
+    arrival: str | None
+    partition: str | None
+    policy: OrderingPolicy
+    slices: tuple[Slice, ...]
+    partitions: tuple[int, ...] = ()
+
+    def with_partitions(self, partitions: tuple[int, ...]) -> ReplayPlan:
+        """The plan once the partition set is known."""
+        return dataclasses.replace(self, partitions=partitions)
+
+
+def read_slice(plan: ReplayPlan, split: int) -> tuple[pl.DataFrame, OrderingPolicy, EventColumns]:
+    """Slice ``split`` of the capture as the local replay sees it: the input columns (renamed
+    and nested columns added as ``read_capture`` and ``Capture.apply`` do), the policy and
+    the event columns naming them."""
+    part = plan.slices[split]
+    frame = pl.scan_parquet(plan.path).slice(part.offset, part.length).collect()
+    frame, renames = rename_empty(frame)
+    capture = table_capture(
+        frame,
+        source=plan.source,
+        kind=plan.kind,
+        renames=renames,
+        arrival=plan.arrival,
+        partition=plan.partition,
+    )
+    events, policy = capture.apply(plan.policy)
+    return events, policy, capture.columns
+
+
+def narrow_batches(plan: ReplayPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """S1: for each split id in ``batches`` (column ``id``), its events' narrow columns."""
+    for batch in batches:
+        for split in batch.column("id").to_pylist():
+            yield _narrow(plan, int(split))
+
+
+def _narrow(plan: ReplayPlan, split: int) -> pa.RecordBatch:
+    events, policy, columns = read_slice(plan, split)
+    first = plan.slices[split].offset
+    n = events.height
+    eid = pl.int_range(first, first + n, dtype=pl.Int64, eager=True)
+    if n == 0:
+        return pa.RecordBatch.from_pylist([], schema=NARROW)
+    try:
+        arrival = arrival_times(events, columns, first_row=first)
+    except InputError as exc:
+        return pa.RecordBatch.from_pylist([{"eid": first, "error": str(exc)}], schema=NARROW)
+    name = columns.partition
+    if name is None or name not in events.columns:
+        part = pl.repeat(0, n, dtype=pl.Int64, eager=True)
+        bad = pl.repeat(None, n, dtype=pl.String, eager=True)
+    else:
+        part = events[name].cast(pl.Int64, strict=False)
+        bad = events[name].cast(pl.String).set(part.is_not_null(), None)
+    if policy.timestamp_by is None:
+        app = pl.repeat(None, n, dtype=pl.Int64, eager=True)
+    else:
+        app = to_utc(events[policy.timestamp_by]).dt.epoch("ns")
+    frame = pl.DataFrame(
+        {
+            "eid": eid,
+            "split": pl.repeat(split, n, dtype=pl.Int64, eager=True),
+            "part": part,
+            "arr": arrival.dt.epoch("ns"),
+            "app": app,
+            "bad_partition": bad,
+            "error": pl.repeat(None, n, dtype=pl.String, eager=True),
+        }
+    )
+    return pa.RecordBatch.from_arrays([frame[c].to_arrow() for c in NARROW.names], schema=NARROW)
+
+
+_ENGINE_COLUMNS = EventColumns(
+    arrival="arrival", partition="partition", row="__row", parsed_arrival="__arrival"
+)
+
+
+def _engine_policy(plan: ReplayPlan) -> OrderingPolicy:
+    """The policy the engine of one partition runs: application time in column ``app``."""
+    ts = "app" if plan.policy.timestamp_by is not None else None
+    return dataclasses.replace(plan.policy, timestamp_by=ts, over=())
+
+
+class _PartitionRun:
+    """One partition's events fed to one engine, as they come (sorted by arrival, eid)."""
+
+    def __init__(self, plan: ReplayPlan, part: int) -> None:
+        self.part = part
+        self.timeline = plan.partitions.index(part)
+        self.engine = OrderingEngine(_engine_policy(plan), (part,), _ENGINE_COLUMNS)
+
+    def feed(self, rows: pl.DataFrame) -> list[pa.RecordBatch]:
+        batch = pl.DataFrame(
+            {
+                "__row": rows["eid"],
+                "__arrival": rows["arr"].cast(pl.Datetime("ns")).dt.replace_time_zone("UTC"),
+                "arrival": rows["arr"],
+                "partition": rows["part"],
+                "app": rows["app"].cast(pl.Datetime("ns")).dt.replace_time_zone("UTC"),
+            }
+        )
+        result = self.engine.process(batch)
+        out = result.outcomes
+        outcome = pl.DataFrame(
+            {
+                "kind": pl.repeat(0, rows.height, dtype=pl.Int8, eager=True),
+                "part": rows["part"],
+                "pos": out["event_id"],
+                "eid": rows["eid"],
+                "split": rows["split"],
+                "timeline": pl.repeat(self.timeline, rows.height, dtype=pl.Int64, eager=True),
+                **{name: _ns(out[name]) for name in _TIMES},
+                **{name: out[name] for name in (*_FLAGS, "dropped")},
+                "status": out["status"].cast(pl.String),
+            }
+        )
+        return [_arrow(outcome), self._releases(result.releases)]
+
+    def close(self) -> pa.RecordBatch:
+        return self._releases(self.engine.close())
+
+    def _releases(self, releases: pl.DataFrame) -> pa.RecordBatch:
+        n = releases.height
+        frame = pl.DataFrame(
+            {
+                "kind": pl.repeat(1, n, dtype=pl.Int8, eager=True),
+                "part": pl.repeat(self.part, n, dtype=pl.Int64, eager=True),
+                "pos": releases["event_id"],
+                "release_time": _ns(releases["release_time"]),
+            }
+        )
+        return _arrow(frame)
+
+
+def _ns(series: pl.Series) -> pl.Series:
+    return series.dt.epoch("ns").cast(pl.Int64)
+
+
+def _arrow(frame: pl.DataFrame) -> pa.RecordBatch:
+    """``frame`` as a batch of :data:`REPLAYED` (absent columns null)."""
+    arrays = []
+    for field in REPLAYED:
+        if field.name in frame.columns:
+            arrays.append(frame[field.name].to_arrow().cast(field.type))
+        else:
+            arrays.append(pa.nulls(frame.height, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=REPLAYED)
+
+
+def replay_batches(plan: ReplayPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """S3: narrow rows sorted by (part, arr, eid) in, outcome and release rows out.
+
+    One engine per run of a partition; state: that engine (its timelines and its pending
+    events, bounded by the tolerances), never the partition's events."""
+    run: _PartitionRun | None = None
+    for batch in batches:
+        rows = pl.from_arrow(batch)
+        assert isinstance(rows, pl.DataFrame)
+        if rows.is_empty():
+            continue
+        part = rows["part"].to_numpy()
+        cuts = np.flatnonzero(part[1:] != part[:-1]) + 1
+        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(part)], strict=True):
+            value = int(part[start])
+            if run is None or run.part != value:
+                if run is not None:
+                    yield run.close()
+                run = _PartitionRun(plan, value)
+            yield from run.feed(rows.slice(int(start), int(stop - start)))
+    if run is not None:
+        yield run.close()
+
+
+def outcome_columns(rows: pl.DataFrame) -> pl.DataFrame:
+    """The outcome columns (docs/schemas.md), typed as the local replay types them, from S7's
+    rows of one slice sorted by ``eid``."""
+    times = {
+        name: rows[name].cast(pl.Datetime("ns")).dt.replace_time_zone("UTC") for name in _TIMES
+    }
+    columns = {
+        "event_id": rows["eid"],
+        "partition": rows["part"],
+        "timeline": rows["timeline"],
+        **times,
+        **{name: rows[name] for name in (*_FLAGS, "dropped")},
+        "status": rows["status"].cast(STATUS_DTYPE),
+        "output_rank": rows["output_rank"],
+    }
+    frame = pl.DataFrame(columns)
+    assert all(frame.schema[name] == UTC_NS for name in _TIMES)
+    return frame.select(OUTCOME_COLUMNS)
+
+
+def write_batches(
+    plan: ReplayPlan, folder: str, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """S7: rows sorted by (split, eid) in; each slice's input columns and outcome columns
+    written as ``part-NNNNN.parquet`` (its eids consecutive); its counts out."""
+    pending: list[pl.DataFrame] = []
+    current: int | None = None
+    for batch in batches:
+        rows = pl.from_arrow(batch)
+        assert isinstance(rows, pl.DataFrame)
+        if rows.is_empty():
+            continue
+        split = rows["split"].to_numpy()
+        cuts = np.flatnonzero(split[1:] != split[:-1]) + 1
+        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(split)], strict=True):
+            value = int(split[start])
+            if current is not None and value != current:
+                yield _write_slice(plan, folder, current, pl.concat(pending))
+                pending = []
+            current = value
+            pending.append(rows.slice(int(start), int(stop - start)))
+    if current is not None:
+        yield _write_slice(plan, folder, current, pl.concat(pending))
+
+
+def _write_slice(plan: ReplayPlan, folder: str, split: int, rows: pl.DataFrame) -> pa.RecordBatch:
+    events, _, _ = read_slice(plan, split)
+    outcomes = outcome_columns(rows)
+    if outcomes.height != events.height:
+        msg = f"slice {split}: {outcomes.height} outcome rows for {events.height} events"
+        raise AssertionError(msg)
+    frame = pl.concat([events, outcomes], how="horizontal")
+    path = Path(folder) / f"part-{split:05d}.parquet"
+    tmp = path.with_name(f".{path.name}.tmp")
+    frame.write_parquet(tmp, compression="snappy")
+    tmp.replace(path)
+    counts = count_columns(frame)
+    return pa.RecordBatch.from_pylist([{"split": split, **counts}], schema=WRITTEN)
