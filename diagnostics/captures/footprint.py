@@ -34,14 +34,6 @@ _SAMPLE = 1 << 20  # bytes of text sampled for the line count
 _AVRO_BLOCKS = 8  # blocks of the first Avro file sampled for the record size
 
 
-#: What the refusal suggests instead of the local replay.
-INSTEAD = (
-    "replay it on Spark with --spark (so far for Parquet captures of PARTITION BY jobs or of "
-    "one partition, with --outcomes-only), or a part of it, or pass --skip-memory-check to "
-    "try anyway"
-)
-
-
 class CaptureTooLargeError(OrderdocError):
     """The capture needs more memory than the machine has (exit code 2)."""
 
@@ -163,7 +155,7 @@ def check_fits(footprint: Footprint, available: int | None) -> None:
         f"{footprint.source}: replaying about {plural(footprint.events, 'event')} in this "
         f"process needs about {memory_size(footprint.needed)} of memory, more than the "
         f"{memory_size(available)} this machine has available; stopped before reading rather "
-        f"than be killed for lack of memory: {INSTEAD}"
+        "than be killed for lack of memory"
     )
     raise CaptureTooLargeError(msg)
 

@@ -9,7 +9,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from diagnostics.captures.footprint import available_memory, check_fits, estimate
+from diagnostics.captures.footprint import (
+    CaptureTooLargeError,
+    available_memory,
+    check_fits,
+    estimate,
+)
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.capture_args import capture_from_args
 from diagnostics.cli.diagnostics_args import add_arguments as add_diagnostics_arguments
@@ -79,13 +84,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+#: What the memory check suggests instead of the local replay.
+INSTEAD = (
+    "replay it on Spark with --spark (so far for Parquet captures of PARTITION BY jobs or of "
+    "one partition, with --outcomes-only), or a part of it, or pass --skip-memory-check to "
+    "try anyway"
+)
+
+
 def check_memory(args: argparse.Namespace) -> None:
     """Stop before reading a capture that the machine's available memory cannot hold (one
     line with the estimate), unless ``--skip-memory-check``."""
     if args.skip_memory_check:
         return
     footprint = estimate(args.events, getattr(args, "capture_path_format", None))
-    check_fits(footprint, available_memory())
+    try:
+        check_fits(footprint, available_memory())
+    except CaptureTooLargeError as exc:
+        msg = f"{exc}: {INSTEAD}"
+        raise CaptureTooLargeError(msg) from exc
 
 
 def run_replay(
