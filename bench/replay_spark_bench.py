@@ -1,0 +1,191 @@
+"""Scale benchmark of ``orderdoc replay --spark`` (issue 21, point 6; docs/spark-replay.md).
+
+Generates captures of the given sizes in chunks (never the whole capture in memory: each
+chunk covers the next stretch of arrival time, so the file is in arrival order as Event Hubs
+hands it over), then times whole ``orderdoc replay --spark`` processes on ``local[1]`` and
+``local[2]`` with the driver's memory capped, and the local replay where it fits. Prints one
+line per run (wall s, CPU s of the process tree, peak RSS of its largest process), the
+log-log slope of wall time over the sizes, the ``local[1]``/``local[2]`` speed-up, and, with
+``--check``, whether the Spark outcomes equal the local replay's on the smallest size.
+
+    .venv/bin/python bench/replay_spark_bench.py --sizes 10M,50M,200M --check   # hours
+    .venv/bin/python bench/replay_spark_bench.py --sizes 20k --check            # smoke
+
+The job replayed: TIMESTAMP BY event_time, late 5 s, out of order 1 s, Adjust, PARTITION BY
+PartitionId (the jobs ``--spark`` replays so far), ``--outcomes-only``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+
+S = 1_000_000_000
+BASE = 1_767_225_600 * S  # 2026-01-01T00:00:00Z
+RATE = 2_000  # events per second over all partitions
+CHUNK = 2_000_000
+ROOT = Path(__file__).resolve().parents[1]
+ORDERDOC = [sys.executable, "-m", "diagnostics"]
+FLAGS = [
+    "--timestamp-by", "event_time", "--late-arrival", "5s", "--out-of-order", "1s",
+    "--partition-by", "--outcomes-only",
+]  # fmt: skip
+
+
+def size(text: str) -> int:
+    """``10M``, ``200M``, ``20k`` or a plain number."""
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1].lower(), 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
+def chunk(start: int, n: int, partitions: int, rng: np.random.Generator) -> pl.DataFrame:
+    """Events ``start .. start + n``: arrivals over their own stretch of time, sorted."""
+    first = BASE + start * S // RATE
+    arrival = first + np.sort(rng.integers(0, max(n * S // RATE, 1), n, dtype=np.int64))
+    delay = (rng.lognormal(mean=-0.2, sigma=0.8, size=n) * S).astype(np.int64)
+    odd = rng.random(n)
+    delay = np.where(odd < 0.002, rng.integers(10, 900, n) * S, delay)  # late outliers
+    delay = np.where(odd > 0.9995, -rng.integers(301, 900, n) * S, delay)  # early outliers
+    frame = pl.DataFrame(
+        {
+            "device_id": rng.integers(0, 5_000, n, dtype=np.int64),
+            "partition_id": rng.integers(0, partitions, n, dtype=np.int64),
+            "event_time": arrival - delay,
+            "arrival_time": arrival,
+            "value": rng.normal(20, 5, n),
+        }
+    )
+    return frame.with_columns(
+        pl.col("event_time", "arrival_time").cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    )
+
+
+def generate(path: Path, events: int, partitions: int, seed: int) -> Path:
+    """The capture at ``path`` (kept between runs), written chunk by chunk."""
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    tmp = path.with_name(f".{path.name}.tmp")
+    writer = None
+    for start in range(0, events, CHUNK):
+        table = chunk(start, min(CHUNK, events - start), partitions, rng).to_arrow()
+        writer = writer or pq.ParquetWriter(tmp, table.schema, compression="snappy")
+        writer.write_table(table, row_group_size=1_000_000)
+    assert writer is not None
+    writer.close()
+    tmp.replace(path)
+    return path
+
+
+_PEAK = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def timed(command: list[str]) -> dict[str, float]:
+    """Run ``command``: wall s, CPU s of its process tree, peak RSS (MB) of its largest
+    process (the JVM, in local mode driver and executors in one)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, *command],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    peak_kb = int(done.stderr.strip().splitlines()[-1])
+    return {"wall": wall, "cpu": cpu, "peak_mb": peak_kb / 1024}
+
+
+def spark_run(capture: Path, out: Path, master: str, driver_memory: str) -> dict[str, float]:
+    return timed(
+        [*ORDERDOC, "replay", str(capture), "--out", str(out), *FLAGS, "--spark",
+         "--master", master, "--conf", f"spark.driver.memory={driver_memory}",
+         "--conf", "spark.ui.enabled=false"]
+    )  # fmt: skip
+
+
+def local_run(capture: Path, out: Path) -> dict[str, float]:
+    return timed([*ORDERDOC, "replay", str(capture), "--out", str(out), *FLAGS])
+
+
+def slope(points: list[tuple[int, float]]) -> float | None:
+    """Least-squares slope of log(time) over log(events)."""
+    if len(points) < 2:
+        return None
+    x = np.log([p[0] for p in points])
+    y = np.log([p[1] for p in points])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def same_outcomes(local: Path, spark: Path) -> bool:
+    """Every outcome column equal, event for event (read lazily, column by column)."""
+    columns = pl.read_parquet_schema(local)
+    for name in columns:
+        a = pl.scan_parquet(local).select(name).collect()
+        b = pl.scan_parquet(spark / "*.parquet").select(name).collect()
+        if not a.equals(b):
+            print(f"column {name} differs")
+            return False
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="10M,50M,200M")
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--driver-memory", default="4g")
+    parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data")
+    parser.add_argument("--check", action="store_true", help="compare with the local replay")
+    args = parser.parse_args()
+    sizes = [size(s) for s in args.sizes.split(",")]
+    walls: dict[str, list[tuple[int, float]]] = {"local[1]": [], "local[2]": []}
+    for n in sizes:
+        capture = generate(args.data / f"spark_events_{n}.parquet", n, args.partitions, args.seed)
+        for master in ("local[2]", "local[1]"):
+            out = args.data / f"spark_out_{n}_{master[6]}"
+            figures = spark_run(capture, out, master, args.driver_memory)
+            walls[master].append((n, figures["wall"]))
+            print(
+                f"{n:>12,} events  --spark {master}: wall {figures['wall']:8.1f} s  "
+                f"CPU {figures['cpu']:8.1f} s  peak {figures['peak_mb']:8.0f} MB"
+            )
+        if n == sizes[0] and args.check:
+            out = args.data / f"local_out_{n}"
+            figures = local_run(capture, out)
+            print(
+                f"{n:>12,} events  local replay: wall {figures['wall']:8.1f} s  "
+                f"CPU {figures['cpu']:8.1f} s  peak {figures['peak_mb']:8.0f} MB"
+            )
+            equal = same_outcomes(
+                out / "outcomes.parquet", args.data / f"spark_out_{n}_2" / "outcomes"
+            )
+            print(f"outcomes equal to the local replay's: {equal}")
+    for master, points in walls.items():
+        fitted = slope(points)
+        if fitted is not None:
+            print(f"log-log slope of wall time, {master}: {fitted:.2f}")
+    for (n, one), (_, two) in zip(walls["local[1]"], walls["local[2]"], strict=True):
+        print(f"{n:>12,} events  local[1] / local[2]: {one / two:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
