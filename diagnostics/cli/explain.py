@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from diagnostics.cli.impact_args import add_query_argument
+from diagnostics.cli.impact_args import add_optimise_argument, add_query_argument
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -38,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_policy_arguments(parser)
     add_job_arguments(parser)
     add_query_argument(parser)
+    add_optimise_argument(parser)
     parser.add_argument(
         "--write-fix",
         metavar="DIR",
@@ -110,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         if stray:
             msg = f"{', '.join(stray)}: read the capture, so they need --events CAPTURE"
             raise UsageError(msg)
+    if args.optimise != "events" and not args.write_fix:
+        msg = "--optimise chooses the setting --write-fix DIR writes; give --write-fix DIR"
+        raise UsageError(msg)
     if args.write_fix and not args.job_definition:
         msg = "--write-fix DIR needs --job-definition FILE (the job to correct)"
         raise UsageError(msg)

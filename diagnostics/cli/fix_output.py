@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 from diagnostics.captures.reader import Capture
 from diagnostics.cli.job_args import Resolved
+from diagnostics.errors import UsageError
 from diagnostics.explain.model import Report
+from diagnostics.words import plural
 
 #: FIX.md's words, on the command line, for measuring a fix made from logs.
 MEASURE_HINT = "run `orderdoc explain --events CAPTURE --job-definition ... --write-fix DIR`"
@@ -25,10 +27,20 @@ def write_and_check(
     capture: Capture | None,
     partitions: Sequence[int] | None,
 ) -> str:
-    """Write the fix into ``--write-fix`` and return the summary to print."""
+    """Write the fix into ``--write-fix`` and return the summary to print; with a capture
+    and a query whose windows are replayed (``--query`` or the definition's), also the
+    windows of the job's results the written fix makes right (FIX.md says it too)."""
+    from diagnostics.cli.impact_args import results_query
+    from diagnostics.cli.whatif import rule_of
     from diagnostics.jobdef.roundtrip import fix_and_verify, summary
+    from diagnostics.whatif.recommend import RecommendConfig
 
     assert resolved.job is not None
+    results = results_query(args, resolved) if capture is not None else None
+    if results is None and args.optimise == "results":
+        msg = "--optimise results needs --events CAPTURE and a query whose windows are replayed"
+        raise UsageError(msg)
+    config = RecommendConfig(rule=rule_of(args), results=results)
     trip = fix_and_verify(
         resolved.job,
         report.findings,
@@ -39,5 +51,48 @@ def write_and_check(
         parameters=args.parameters,
         say=_say,
         measure_hint=MEASURE_HINT,
+        config=config,
     )
-    return summary(trip)
+    text = summary(trip)
+    if capture is not None and results is not None and trip.replayed.policy.application_time:
+        text += _results_made_right(trip, resolved, capture, partitions, results)
+    return text
+
+
+def _results_made_right(trip, resolved, capture, partitions, results) -> str:  # type: ignore[no-untyped-def]
+    """The windows changed by the ordering under the job as it is and under the written
+    definition (replayed), in a line for the terminal and a section of FIX.md."""
+    from dataclasses import replace
+
+    from diagnostics.whatif.results import LARGEST_ERROR, WINDOWS_CHANGED, results_of
+
+    _say("fix: replaying the query's windows under the job as it is and as written")
+    measured = []
+    for policy in (
+        resolved.policy,
+        replace(trip.replayed.policy, early_policy=resolved.policy.early_policy),
+    ):
+        frame, mapped = capture.apply(policy)
+        measured.append(
+            results_of(frame, mapped, results, columns=capture.columns, partitions=partitions)
+        )
+    before, after = measured
+    right = max(0, int(before[WINDOWS_CHANGED]) - int(after[WINDOWS_CHANGED]))
+    line = (
+        f"windows of the query's results changed by the ordering: {before[WINDOWS_CHANGED]} "
+        f"-> {after[WINDOWS_CHANGED]} (the fix makes {plural(right, 'window')} right); largest "
+        f"relative error {100 * before[LARGEST_ERROR]:.1f}% -> {100 * after[LARGEST_ERROR]:.1f}%"
+    )
+    fix_md = trip.written.get("fix")
+    if fix_md is not None:
+        with fix_md.open("a", encoding="utf-8") as out:
+            out.write(
+                "\n## The job's results\n\n"
+                "The query's windowed aggregates replayed on the capture as the job emits them "
+                "and as they would be had every event arrived on time (`orderdoc impact`, "
+                "docs/impact.md), under the job as it is and under the written definition:\n\n"
+                "| | as it is | as written |\n|---|---|---|\n"
+                f"| windows changed by the ordering | {before[WINDOWS_CHANGED]} | {after[WINDOWS_CHANGED]} |\n"
+                f"| largest relative error | {100 * before[LARGEST_ERROR]:.1f}% | {100 * after[LARGEST_ERROR]:.1f}% |\n"
+            )
+    return f"  {line}\n"

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
+from diagnostics.cli.impact_args import add_optimise_argument, add_query_argument
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -93,6 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "names senders (deviceId, DeviceName, device_id, ...)",
     )
     add_job_arguments(parser)
+    add_query_argument(parser)
+    add_optimise_argument(parser)
     parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
     parser.add_argument(
         "--no-verify",
@@ -103,7 +106,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _searched(args, events, base, over_values, columns, partitions):  # type: ignore[no-untyped-def]
+def rule_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The recommendation rule ``--optimise`` asks for."""
+    from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule
+
+    return Rule(optimise=Optimise.RESULTS) if args.optimise == "results" else DEFAULT_RULE
+
+
+def _searched(args, events, base, over_values, columns, partitions, results):  # type: ignore[no-untyped-def]
     """The recommender's search (no grid given): its measured rows and the grid it printed."""
     from diagnostics.whatif.recommend import RecommendConfig, recommend
     from diagnostics.whatif.report import searched_grid
@@ -111,12 +121,14 @@ def _searched(args, events, base, over_values, columns, partitions):  # type: ig
     config = RecommendConfig(
         over=tuple(over_values) if over_values else None,
         partition_by=tuple(dict.fromkeys(args.partition_by_values or (False, True))),
+        rule=rule_of(args),
+        results=results,
     )
     rec = recommend(events, base, columns=columns, partitions=partitions, config=config)
     return rec.as_sweep(), searched_grid(rec)
 
 
-def _grid(args, events, base, over_values, columns, partitions):  # type: ignore[no-untyped-def]
+def _grid(args, events, base, over_values, columns, partitions, results):  # type: ignore[no-untyped-def]
     """The user's grid (the job's own setting added), every combination replayed."""
     from dataclasses import replace
 
@@ -139,6 +151,8 @@ def _grid(args, events, base, over_values, columns, partitions):  # type: ignore
         over_values=over_sets,
         columns=columns,
         partitions=partitions,
+        rule=rule_of(args),
+        results=results,
     )
 
 
@@ -174,11 +188,17 @@ def run(args: argparse.Namespace) -> int:
     events, base = capture.apply(replace(job, over=every_key))
     base = replace(base, over=tuple(capture.column(c) for c in job.over))
     over_values = [tuple(capture.column(c) for c in over) for over in over_sets]
+    from diagnostics.cli.impact_args import results_query
+
+    results = results_query(args, resolved)
     try:
         if searched:
-            result, grid = _searched(args, events, base, over_values, capture.columns, declared)
+            result, grid = _searched(
+                args, events, base, over_values, capture.columns, declared, results
+            )
         else:
-            result, grid = _grid(args, events, base, over_values, capture.columns, declared), None
+            grid = None
+            result = _grid(args, events, base, over_values, capture.columns, declared, results)
     except InputError as exc:
         msg = f"{args.events}: {exc}"
         raise InputError(msg) from exc

@@ -133,6 +133,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(
         f"windows compared: {number(compared)}; changed by the ordering: {number(changed)}"
         + (f" ({changed / compared:.0%})" if compared else "")
+        + (f"; largest relative error {summary['largest_relative_error']:.0%}" if changed else "")
     )
     if summary["largest"]:
         lines.append("largest differences:")

@@ -26,7 +26,13 @@ from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.query import parse_query
 from diagnostics.whatif.choices import Proposed, close_lines, explain_choice
 from diagnostics.whatif.evaluate import delay_points
-from diagnostics.whatif.recommend import PROPOSED, Recommendation, policy_of, recommend
+from diagnostics.whatif.recommend import (
+    PROPOSED,
+    Recommendation,
+    RecommendConfig,
+    policy_of,
+    recommend,
+)
 
 _SETTINGS = {
     SuggestionKind.LATE_ARRIVAL_TOLERANCE,
@@ -231,8 +237,10 @@ def _recommend(
     candidates: Sequence[OrderingPolicy],
     columns: EventColumns | None,
     partitions: Sequence[int] | None,
+    config: RecommendConfig | None = None,
 ) -> Recommendation:
-    """The recommender on the capture, with the findings' own proposals measured beside."""
+    """The recommender on the capture, with the findings' own proposals measured beside
+    (``config``: the recommender's; default its own)."""
     frame, mapped, cols = _frame(events, current, columns)
     also = []
     for candidate in candidates:
@@ -240,7 +248,7 @@ def _recommend(
             also.append((_frame(events, candidate, columns)[1], PROPOSED))
         except OrderdocError:
             continue  # a proposal naming a column the capture lacks is not measured
-    rec = recommend(frame, mapped, columns=cols, partitions=partitions, also=also)
+    rec = recommend(frame, mapped, columns=cols, partitions=partitions, also=also, config=config)
     return rec
 
 
@@ -269,10 +277,12 @@ def plan_fix(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     say: Callable[[str], None] | None = None,
+    config: RecommendConfig | None = None,
 ) -> Fix:
     """The corrected job for ``findings`` (``current``: the policy in force, default the
     definition's). With ``events``, candidates are replayed and the best one is kept, with
-    the before/after counts; ``say`` hears which replay runs."""
+    the before/after counts; ``say`` hears which replay runs; ``config``: the recommender's
+    (its rule, and a query to weigh settings by results)."""
     current = current or job.policy
     wanted, reasons, advice, withheld = _wanted(findings)
     candidates = _candidates(current, wanted) if current.application_time else []
@@ -303,7 +313,7 @@ def plan_fix(
         if wanted:
             if say:
                 say("fix: searching the best setting the capture allows")
-            recommendation = _recommend(events, current, candidates, columns, partitions)
+            recommendation = _recommend(events, current, candidates, columns, partitions, config)
             chosen = _live(recommendation, current, withheld)
             if chosen != current:
                 after = measure(events, chosen, columns=columns, partitions=partitions)

@@ -14,6 +14,7 @@ from diagnostics.jobdef.definition import read_job_definition
 from diagnostics.jobdef.fix import MEASURE_HINT, Fix, Outcome, write_fix
 from diagnostics.jobdef.job import JobPolicy, job_policy
 from diagnostics.jobdef.plan import Events, measure, plan_fix
+from diagnostics.whatif.recommend import RecommendConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +39,11 @@ def fix_and_verify(
     parameters: Path | str | None = None,
     say: Callable[[str], None] | None = None,
     measure_hint: str = MEASURE_HINT,
+    config: RecommendConfig | None = None,
 ) -> RoundTrip:
     """Plan, write into ``out_dir``, read back, replay (with ``events``); ``say`` hears
-    which replay runs; ``measure_hint``: FIX.md's words for measuring without a capture."""
+    which replay runs; ``measure_hint``: FIX.md's words for measuring without a capture;
+    ``config``: the recommender's."""
     current = current or job.policy
     fix = plan_fix(
         job,
@@ -50,6 +53,7 @@ def fix_and_verify(
         columns=columns,
         partitions=partitions,
         say=say,
+        config=config,
     )
     written = write_fix(fix, out_dir, measure_hint=measure_hint)
     back = read_job_definition(written["definition"], parameters)

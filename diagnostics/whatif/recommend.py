@@ -28,7 +28,8 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import MAX_TOLERANCE_NS, Action, OrderingPolicy
 from diagnostics.errors import Setting, UsageError
 from diagnostics.whatif.evaluate import Prepared, prepare
-from diagnostics.whatif.rule import DEFAULT_RULE, Rule, delays
+from diagnostics.whatif.results import ResultsQuery, with_results
+from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 from diagnostics.whatif.senders import sender_columns
 from diagnostics.whatif.staircase import late_candidates_s, staircase, timelines_of
 from diagnostics.whatif.sweep import SCHEMA, SweepResult, measure_row, pareto_mask
@@ -54,6 +55,9 @@ class RecommendConfig:
     full_scan_s: int = 900
     most_late_values: int = 300
     coarse: int = 8
+    #: with a query, every measured setting is also weighed by the job's results (windows
+    #: changed, largest relative error: :mod:`diagnostics.whatif.results`)
+    results: ResultsQuery | None = None
 
     def __post_init__(self) -> None:
         if self.coarse < 3:
@@ -138,9 +142,9 @@ def _mark(table: pl.DataFrame, rule: Rule) -> pl.DataFrame:
     index = rule.choose(table, current.index(CURRENT) if CURRENT in current else None)
     if index is not None:
         chosen[index] = True
-    affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+    weighed = measures(table, rule)
     return table.with_columns(
-        pl.Series("pareto", pareto_mask(affected, delays(table)) if table.height else []),
+        pl.Series("pareto", pareto_mask(weighed, delays(table)) if table.height else []),
         pl.Series("recommended", chosen),
     )
 
@@ -264,6 +268,18 @@ def recommend(
             measured.measure(extra, tried_as)
     schema = {**SCHEMA, "action": pl.String, "tried_as": pl.String}
     table = pl.DataFrame(list(measured.rows.values()), schema=schema, orient="row")
+    if config.results is not None:
+        table = with_results(
+            table,
+            list(measured.rows),
+            events,
+            config.results,
+            columns=columns,
+            partitions=partitions,
+        )
+    elif config.rule.optimise is Optimise.RESULTS:
+        msg = "weighing settings by results needs the job's query"
+        raise UsageError(msg)
     table = _mark(table, config.rule)
     chosen = table.filter(pl.col("recommended")).row(0, named=True)
     return Recommendation(

@@ -16,10 +16,11 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 def format_table(result: SweepResult) -> str:
     """One line per setting (``*`` recommended, ``P`` on the Pareto front) and the rule."""
+    weighed = "windows_changed" in result.table.columns
     head = (
         f"{'':2} {'late':>10} {'ooo':>7} {'PART BY':>7} {'OVER':>12} {'adjusted%':>10} "
         f"{'dropped%':>9} {'p50 s':>8} {'p95 s':>8} {'max s':>8}"
-    )
+    ) + (f" {'windows changed':>15} {'max error%':>10}" if weighed else "")
     lines = [f"what-if: {result.table.height} settings on {result.policy.describe()}", head]
     for row in result.table.iter_rows(named=True):
         mark = ("*" if row["recommended"] else " ") + ("P" if row["pareto"] else " ")
@@ -28,6 +29,11 @@ def format_table(result: SweepResult) -> str:
             f"{mark} {late:>10} {row['out_of_order_s']:>6g}s {('on' if row['partition_by'] else 'off'):>7} "
             f"{row['over'] or '-':>12} {row['pct_adjusted']:>10.3f} {row['pct_dropped']:>9.3f} "
             f"{_num(row['delay_p50_s']):>8} {_num(row['delay_p95_s']):>8} {_num(row['delay_max_s']):>8}"
+            + (
+                f" {row['windows_changed']:>15} {100 * row['largest_relative_error']:>10.1f}"
+                if weighed
+                else ""
+            )
         )
     lines.append(f"rule: {result.rule}")
     line = recommendation(result)
@@ -45,10 +51,17 @@ def recommendation(result: SweepResult) -> str | None:
     if best is None:
         return None
     late = "unlimited" if best["late_arrival_s"] is None else f"{best['late_arrival_s']:g}s"
+    weighed = (
+        f" (windows changed {best['windows_changed']}, largest relative error "
+        f"{100 * best['largest_relative_error']:.1f}%)"
+        if best.get("windows_changed") is not None
+        else ""
+    )
     return (
         f"recommended: late {late}, out-of-order {best['out_of_order_s']:g}s"
         + (", PARTITION BY PartitionId" if best["partition_by"] else "")
         + (f", TIMESTAMP BY ... OVER {best['over']}" if best["over"] else "")
+        + weighed
     )
 
 

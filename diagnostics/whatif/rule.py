@@ -16,9 +16,12 @@ import polars as pl
 
 
 class Optimise(StrEnum):
-    """What the recommendation minimises among the settings within the budget."""
+    """What the recommendation minimises: the p95 output delay among the settings within
+    the events budget (``events``), or the job's results: the windows of the query's
+    aggregates the ordering changes, then the largest relative error (``results``)."""
 
     P95_DELAY = "p95-delay"
+    RESULTS = "results"
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,15 @@ class Rule:
     @property
     def text(self) -> str:
         """The rule in words, as every output states it."""
+        if self.optimise is Optimise.RESULTS:
+            return (
+                "fewest windows of the query's aggregates changed by the ordering, then the "
+                "smallest largest relative error, then the least p95 output delay (ties: fewer "
+                "adjusted + dropped events, smaller late then out-of-order tolerance, no OVER, "
+                "no PARTITION BY); OVER and PARTITION BY only when they change fewer windows or "
+                f"lower that delay by more than {self.no_difference_s:g} s, and the job as it "
+                "is when it changes no more windows and its delay is that close to the best"
+            )
         return (
             f"least p95 output delay among the settings that leave adjusted + dropped <= "
             f"{self.budget_pct:g}% of the events (ties: fewer affected, smaller late then "
@@ -65,6 +77,8 @@ class Rule:
         best (a change that measures no difference is not made)."""
         if table.is_empty():
             return None
+        if self.optimise is Optimise.RESULTS:
+            return self._by_results(table, keep)
         affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
         delay = delays(table)
         late = table["late_arrival_s"].fill_null(np.inf).to_numpy()
@@ -87,6 +101,41 @@ class Rule:
             if same is not None and delay[same] <= delay[best] + self.no_difference_s:
                 return same
         return best
+
+    def _by_results(self, table: pl.DataFrame, keep: int | None) -> int:
+        """:meth:`choose` by the results (the table has ``windows_changed`` and
+        ``largest_relative_error``, see :mod:`diagnostics.whatif.results`)."""
+        if "windows_changed" not in table.columns:
+            msg = "the rule weighs results, but the settings were measured without a query"
+            raise ValueError(msg)
+        changed = table["windows_changed"].to_numpy()
+        error = table["largest_relative_error"].to_numpy()
+        affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+        delay = delays(table)
+        late = table["late_arrival_s"].fill_null(np.inf).to_numpy()
+        ooo = table["out_of_order_s"].to_numpy()
+        over = (table["over"] != "").to_numpy()
+        pby = table["partition_by"].to_numpy()
+        order = np.lexsort((pby, over, ooo, late, affected, delay, error, changed))
+        best = int(order[0])
+        fewest = changed <= changed[best]
+        close = delay <= delay[best] + self.no_difference_s
+        if keep is not None and fewest[keep] and close[keep]:
+            return keep
+        clauses = over.astype(int) + pby.astype(int)
+        for count in range(int(clauses[best])):  # the simplest that measures no worse
+            same = next((int(i) for i in order if clauses[i] == count), None)
+            if same is not None and fewest[same] and close[same]:
+                return same
+        return best
+
+
+def measures(table: pl.DataFrame, rule: Rule) -> np.ndarray:
+    """What the Pareto front weighs against the delay: the windows changed (results) or the
+    adjusted + dropped share (events)."""
+    if rule.optimise is Optimise.RESULTS:
+        return table["windows_changed"].to_numpy().astype(float)
+    return (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
 
 
 def delays(table: pl.DataFrame) -> np.ndarray:

@@ -21,7 +21,8 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import PolicyError, Setting, UsageError
 from diagnostics.whatif.evaluate import Prepared, delay_points, evaluate, prepare
-from diagnostics.whatif.rule import DEFAULT_RULE, Rule, delays
+from diagnostics.whatif.results import ResultsQuery, with_results
+from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 
 #: The affected share (adjusted + dropped) a recommended setting may leave, in percent.
 BUDGET_PCT = DEFAULT_RULE.budget_pct
@@ -108,8 +109,7 @@ def _mark(table: pl.DataFrame, rule: Rule) -> pl.DataFrame:
         return table.with_columns(
             pl.lit(None, pl.Boolean).alias("pareto"), pl.lit(None, pl.Boolean).alias("recommended")
         )
-    affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
-    pareto = pareto_mask(affected, delays(table))
+    pareto = pareto_mask(measures(table, rule), delays(table))
     chosen = np.zeros(table.height, dtype=bool)
     index = rule.choose(table)
     assert index is not None
@@ -128,8 +128,10 @@ def sweep(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     rule: Rule = DEFAULT_RULE,
+    results: ResultsQuery | None = None,
 ) -> SweepResult:
-    """Evaluate every combination of the given values on ``events`` (tolerances in ns).
+    """Evaluate every combination of the given values on ``events`` (tolerances in ns);
+    with ``results``, each is also weighed by the query's windowed results.
 
     ``policy`` supplies everything else (``timestamp_by``, action, early policy). Settings
     ASA rejects (OVER on a multi-partition input without PARTITION BY) are skipped and listed
@@ -142,6 +144,7 @@ def sweep(
         msg = "a sweep needs at least one late-arrival and one out-of-order value"
         raise UsageError(msg)
     rows: list[dict] = []
+    measured: list[OrderingPolicy] = []
     skipped: list[str] = []
     for over in dict.fromkeys(tuple(o) for o in over_values):
         prepared = prepare(
@@ -160,9 +163,17 @@ def sweep(
                     try:
                         _check(setting, prepared)
                         rows.append(measure_row(prepared, setting))
+                        measured.append(setting)
                     except PolicyError as exc:
                         skipped.append(f"{setting.describe()}: {exc}")
     table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
+    if results is not None:
+        table = with_results(
+            table, measured, events, results, columns=columns, partitions=partitions
+        )
+    elif rule.optimise is Optimise.RESULTS:
+        msg = "weighing settings by results needs the job's query"
+        raise UsageError(msg)
     return SweepResult(
         table=_mark(table, rule), rule=rule.text, policy=policy, skipped=tuple(skipped)
     )

@@ -132,3 +132,61 @@ def test_explain_says_when_the_results_cannot_be_compared(tmp_path, capsys):
     assert "not compared: " in capsys.readouterr().out
     assert main(["explain", str(tmp_path), "--query", str(bad)]) == 2
     assert "--query: read the capture, so they need --events CAPTURE" in capsys.readouterr().err
+
+
+def test_whatif_weighs_settings_by_results(tmp_path, capsys):
+    args = [
+        "whatif", str(LATE), "--partitions", "4", "--timestamp-by", "event_time",
+        "--query", str(JOBS / "late_senders.counts.asaql"), "--no-png", "--no-verify",
+        "--late-arrival", "5s,2m1s", "--out-of-order", "0s,2m1s", "--out", str(tmp_path),
+    ]  # fmt: skip
+    assert main([*args, "--optimise", "results"]) == 0
+    text = capsys.readouterr().out
+    assert "windows changed" in text
+    assert "rule: fewest windows of the query's aggregates changed" in text
+    assert "(windows changed 0, largest relative error 0.0%)" in text
+    table = pl.read_csv(tmp_path / "whatif.csv")
+    # the job's own setting (late 5 s, out of order 0 s) gets the late senders' 60 windows
+    own = table.filter((pl.col("late_arrival_s") == 5) & (pl.col("out_of_order_s") == 0))
+    assert own["windows_changed"].to_list() == [60]
+    # a 2-minute late tolerance alone still leaves them wrong (out-of-order adjustments)
+    late_only = table.filter((pl.col("late_arrival_s") == 121) & (pl.col("out_of_order_s") == 0))
+    assert late_only["windows_changed"].to_list() == [60]
+    both = table.filter((pl.col("late_arrival_s") == 121) & (pl.col("out_of_order_s") == 121))
+    assert both["windows_changed"].to_list() == [0]
+    assert both["recommended"].to_list() == [True]
+
+
+def test_optimise_results_needs_a_query(tmp_path, capsys):
+    code = main(
+        ["whatif", str(LATE), "--timestamp-by", "event_time", "--optimise", "results",
+         "--out", str(tmp_path), "--no-png"]
+    )  # fmt: skip
+    assert code == 2
+    assert "--optimise results needs the job's query" in capsys.readouterr().err
+    code = main(
+        ["explain", "--events", str(LATE), "--timestamp-by", "event_time", "--optimise", "results"]
+    )
+    assert code == 2
+    assert "give --write-fix DIR" in capsys.readouterr().err
+
+
+def test_write_fix_reports_the_windows_it_makes_right(tmp_path, capsys):
+    out = tmp_path / "fix"
+    code = main(
+        [
+            "explain", "--events", str(LATE), "--partitions", "4",
+            "--job-definition", str(JOBS / "late_senders.arm.json"),
+            "--parameters", str(JOBS / "late_senders.parameters.json"),
+            "--query", str(JOBS / "late_senders.counts.asaql"),
+            "--optimise", "results", "--write-fix", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert (
+        "windows of the query's results changed by the ordering: 60 -> 0 (the fix makes 60 "
+        "windows right); largest relative error 350.0% -> 0.0%"
+    ) in text
+    fix_md = (out / "FIX.md").read_text()
+    assert "| windows changed by the ordering | 60 | 0 |" in fix_md
