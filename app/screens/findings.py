@@ -131,6 +131,9 @@ def render() -> None:
         return
     sources = ", ".join(report.sources) or "the aggregate tables"
     st.caption(f"From {sources}" + (f" · policy: {report.policy}" if report.policy else ""))
+    if report.recommended is not None:
+        r = report.recommended
+        st.info(f"**Recommended setting for this capture:** {r.setting} ({r.numbers}).")
     if not report.findings:
         st.success("No finding: nothing in this data points to an ordering problem.")
         return
@@ -145,8 +148,8 @@ def render() -> None:
             cols[2].metric(
                 "Events affected", "–" if affected is None else f"{minimum}{int(affected):,}"
             )
-            delay = f.impact.get("delay_seconds")
-            cols[3].metric("Delay added", "–" if delay is None else f"{float(delay):,.1f} s")
+            label, value = insight.delay_metric(f)
+            cols[3].metric(label, value)
             st.write(f.explanation)
             _evidence_chart(agg, f, i)
             if f.suggestions:
@@ -154,6 +157,8 @@ def render() -> None:
                 for s in f.suggestions:
                     st.caption(insight.suggestion_heading(s))
                     suggestion(s)
+                for why in f.left_out:
+                    st.caption(f"Left out: {why}.")
             st.caption(f"Impact: {insight.impact_text(f.impact)}")
             values = insight.readable_evidence(f.evidence)
             if values.height:

@@ -59,16 +59,41 @@ def render() -> None:
     for note in result.skipped[:3]:
         st.warning(f"Skipped (ASA rejects it): {note}")
     chart(figures.with_selected(result.figure, point), "whatif_chart")
-    if result.recommended is not None:
-        r = result.recommended
-        late_text = "unlimited" if r["late_arrival_s"] is None else f"{r['late_arrival_s']:g} s"
-        st.markdown(
-            f"**Recommended:** late-arrival tolerance {late_text}, out-of-order tolerance "
-            f"{r['out_of_order_s']:g} s ({r['pct_adjusted'] + r['pct_dropped']:.2f} % adjusted or "
-            f"dropped, p95 output delay {seconds(r['delay_p95_s'])})."
-        )
-    st.caption(f"Recommendation rule: {result.rule}")
-    st.dataframe(result.table, hide_index=True, width="stretch")
+    try:
+        best = recommended(*key)
+    except OrderdocError as exc:
+        st.error(str(exc))
+        return
+    r = best.row
+    st.markdown(
+        f"**Recommended:** {best.setting} ({r['adjusted']:,} adjusted, {r['dropped']:,} "
+        f"dropped, {r['pct_adjusted'] + r['pct_dropped']:.2f} % of the events; p95 output "
+        f"delay {seconds(r['delay_p95_s'])}). The same setting as the Findings page's fix and "
+        "`orderdoc whatif`: the best the capture allows under the rule."
+    )
+    for note in best.notes:
+        st.caption(note)
+    if best.close:
+        with st.expander("Settings that came close"):
+            for line in best.close:
+                st.markdown(f"- {line}")
+    st.caption(f"Recommendation rule: {best.rule}")
+    with st.expander("The grid the sliders pick from"):
+        st.dataframe(result.table, hide_index=True, width="stretch")
+    with st.expander("Every setting the search measured"):
+        st.dataframe(best.table, hide_index=True, width="stretch")
+
+
+@st.cache_data(show_spinner="Searching the best setting the capture allows…", max_entries=8)
+def recommended(path: str, sig: str) -> insight.RecommendView:
+    ctx = cache.capture(path, sig)
+    assert ctx is not None
+    return insight.recommendation(
+        cache.events(path, sig),
+        ctx.settings.policy,
+        columns=ctx.settings.columns,
+        partitions=ctx.partitions,
+    )
 
 
 @st.cache_data(show_spinner="Replaying the capture under each setting…", max_entries=8)

@@ -143,6 +143,44 @@ def sweep(
     )
 
 
+@dataclass(frozen=True)
+class RecommendView:
+    """The one recommendation for the What-if page: the setting in words, its row (the
+    engine's numbers), the rule, why its clauses, what came close, and the measured rows."""
+
+    setting: str
+    row: dict[str, Any]
+    rule: str
+    notes: tuple[str, ...]
+    close: tuple[str, ...]
+    table: pl.DataFrame
+
+
+def recommendation(
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    *,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> RecommendView:
+    """The recommender (:func:`diagnostics.whatif.recommend.recommend`) on the capture, as
+    ``whatif``, ``explain --write-fix`` and the Findings page run it."""
+    from diagnostics.engine.replay import partitions_in
+    from diagnostics.whatif.choices import clauses, close_lines, setting_words
+    from diagnostics.whatif.recommend import recommend
+
+    rec = recommend(events, policy, columns=columns, partitions=partitions)
+    count = len(partitions) if partitions else len(partitions_in(events, columns or EventColumns()))
+    return RecommendView(
+        setting=setting_words(rec.row),
+        row=rec.row,
+        rule=rec.rule.text,
+        notes=tuple(clauses(rec, count)),
+        close=tuple(close_lines(rec)),
+        table=rec.table,
+    )
+
+
 def select_point(table: pl.DataFrame, late_s: float, ooo_s: float) -> dict[str, Any] | None:
     """The sweep row nearest to (``late_s``, ``ooo_s``), or ``None`` for an empty table."""
     if table.is_empty():
@@ -150,3 +188,17 @@ def select_point(table: pl.DataFrame, late_s: float, ooo_s: float) -> dict[str, 
     late = pl.col("late_arrival_s").cast(pl.Float64).fill_null(float("inf"))
     distance = (late - late_s).abs() + (pl.col("out_of_order_s").cast(pl.Float64) - ooo_s).abs()
     return table.with_columns(distance.alias("_d")).sort("_d").drop("_d").row(0, named=True)
+
+
+def delay_metric(finding: Any) -> tuple[str, str]:
+    """The delay shown beside a finding, labelled for what it is: with a capture, the p95
+    output delay the fix (the one recommended setting) measures; otherwise the delay the
+    cause adds now."""
+    impact = finding.impact
+    if "fix_output_delay_p95_seconds" in impact:
+        value = impact["fix_output_delay_p95_seconds"]
+        return "Output delay p95 with the fix", (
+            "never released" if value is None else f"{float(value):,.1f} s"
+        )
+    delay = impact.get("delay_seconds")
+    return "Delay added now", "–" if delay is None else f"{float(delay):,.1f} s"

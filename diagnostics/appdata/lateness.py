@@ -18,6 +18,7 @@ import polars as pl
 
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
+from diagnostics.whatif.senders import sender_columns, sender_names
 
 OTHER = "other"
 SCHEMA = {"group": pl.String, "lateness_seconds": pl.Float64, "weight": pl.Int64}
@@ -45,11 +46,15 @@ def from_aggregate(agg: Aggregate, kinds: tuple[str, ...] | None = None) -> pl.D
 
 
 def device_column(outcomes: pl.DataFrame, over: tuple[str, ...] = ()) -> str | None:
-    """The column naming devices: the first OVER key, else ``device_id`` when present."""
-    for name in (*over, "device_id"):
+    """The column naming devices: the first OVER key, else the first column that names
+    senders (``deviceId``, ``DeviceName``, ``device_id``, ...), found as the recommender
+    finds the OVER keys it tries (:func:`diagnostics.whatif.senders.sender_columns`)."""
+    for name in over:
         if name in outcomes.columns:
             return name
-    return None
+    found = sender_columns(outcomes, ("partition", "timeline"))
+    found = found or sender_names(outcomes.columns, ("partition", "timeline"))
+    return found[0] if found else None
 
 
 def from_outcomes(outcomes: pl.DataFrame, by: str) -> pl.DataFrame:

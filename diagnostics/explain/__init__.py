@@ -83,10 +83,19 @@ def explain(
         )
         evidence = captured if evidence is None else merge(evidence, captured)
     assert evidence is not None
+    findings = diagnose(evidence)
+    recommended = None
+    if events is not None and policy is not None and policy.timestamp_by is not None:
+        from diagnostics.explain.recommended import with_recommendation
+
+        findings, recommended = with_recommendation(
+            findings, events, policy, columns=columns, partitions=partitions
+        )
     return Report(
-        findings=diagnose(evidence),
+        findings=findings,
         sources=evidence.sources,
         policy=describe(policy),
+        recommended=recommended,
     )
 
 

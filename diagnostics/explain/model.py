@@ -100,6 +100,8 @@ class Impact(TypedDict):
     output delay it adds (0 when none); ``dropped``: how many of the affected were dropped;
     ``effect``: what happens to the events, in words; ``fix_adds_output_delay_seconds``: the
     output delay the suggested fix adds (``None``: it can hold output back indefinitely);
+    ``fix_output_delay_p95_seconds`` / ``output_delay_p95_now_seconds``: with a capture, the
+    p95 output delay measured under the one recommended setting and under the job as it is;
     ``consequence_of``: the cause (value of :class:`Cause`) this finding follows from;
     ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
     affected events are lost (data errors), not moved by a time rule; ``minimum``:
@@ -113,6 +115,8 @@ class Impact(TypedDict):
     dropped: NotRequired[int]
     effect: NotRequired[str]
     fix_adds_output_delay_seconds: NotRequired[float | None]
+    fix_output_delay_p95_seconds: NotRequired[float | None]
+    output_delay_p95_now_seconds: NotRequired[float | None]
     consequence_of: NotRequired[str]
     events_on_hot_partition: NotRequired[int]
     events_caught: NotRequired[int]
@@ -149,6 +153,8 @@ class Finding:
     confidence: float = 0.5
     #: the job the finding is about (``None``: one unnamed job, or a capture)
     job: str | None = None
+    #: what the finding proposed that the one recommendation leaves out, and why (numbers)
+    left_out: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -173,6 +179,7 @@ class Finding:
                 self.suggestions,
                 self.confidence,
                 self.job,
+                self.left_out,
             ),
         )
 
@@ -195,6 +202,7 @@ class Finding:
             "suggestions": [s.to_dict() for s in self.suggestions],
             "confidence": round(self.confidence, 2),
             "job": self.job,
+            **({"left_out": list(self.left_out)} if self.left_out else {}),
         }
 
 
@@ -208,19 +216,57 @@ def _plain(value: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class Recommended:
+    """The one recommended setting for a capture (``diagnostics.whatif.recommend``) with the
+    engine's numbers, the rule, what its clauses are for and the settings that came close."""
+
+    setting: str
+    numbers: str
+    adjusted: int
+    dropped: int
+    delay_p95_s: float | None
+    late_seconds: int | None
+    ooo_seconds: int
+    over: tuple[str, ...] = ()
+    partition_by: bool = False
+    rule: str = ""
+    notes: tuple[str, ...] = ()
+    close: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "setting": self.setting,
+            "adjusted": self.adjusted,
+            "dropped": self.dropped,
+            "delay_p95_s": self.delay_p95_s,
+            "late_arrival_seconds": self.late_seconds,
+            "out_of_order_seconds": self.ooo_seconds,
+            "over": list(self.over),
+            "partition_by": self.partition_by,
+            "rule": self.rule,
+            "notes": list(self.notes),
+            "came_close": list(self.close),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
-    """Findings, most important first, and where the evidence came from."""
+    """Findings, most important first, and where the evidence came from; with a capture,
+    the one recommended setting."""
 
     findings: list[Finding]
     sources: tuple[str, ...] = ()
     policy: str | None = None
+    recommended: Recommended | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"findings": [...], "sources": [...], "policy": ...}``."""
+        """``{"findings": [...], "sources": [...], "policy": ..., "recommended": ...}``."""
         return {
             "findings": [f.to_dict() for f in self.findings],
             "sources": list(self.sources),
             "policy": self.policy,
+            "recommended": None if self.recommended is None else self.recommended.to_dict(),
         }
 
     @property

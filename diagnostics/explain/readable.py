@@ -243,6 +243,17 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
                 f" The suggested tolerance adds up to {_seconds(fix_cost)} of output delay "
                 "(none with OVER)."
             )
+    if "fix_output_delay_p95_seconds" in impact:
+        fixed, now = (
+            impact["fix_output_delay_p95_seconds"],
+            impact.get("output_delay_p95_now_seconds"),
+        )
+        text += (
+            " Measured on the capture, the recommended setting gives a p95 output delay of "
+            + ("never released" if fixed is None else _seconds(fixed))
+            + ("" if now is None else f" (now {_seconds(now)})")
+            + "."
+        )
     if impact.get("consequence_of"):
         text += f" A consequence of the {str(impact['consequence_of']).replace('_', ' ')}."
     if impact.get("effect"):
@@ -256,6 +267,8 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         "fate_unknown",
         "minimum",
         "fix_adds_output_delay_seconds",
+        "fix_output_delay_p95_seconds",
+        "output_delay_p95_now_seconds",
         "consequence_of",
         "effect",
     }

@@ -6,7 +6,7 @@ import json
 import textwrap
 from enum import StrEnum
 
-from diagnostics.explain.model import Finding, Report, SnippetForm, Suggestion
+from diagnostics.explain.model import Finding, Recommended, Report, SnippetForm, Suggestion
 from diagnostics.explain.readable import (
     cause_label,
     evidence_lines,
@@ -56,7 +56,19 @@ def text_finding(number: int, finding: Finding) -> list[str]:
         lines += [
             f"     - {suggestion_label(s.kind.value)}: {s.snippet}" for s in finding.suggestions
         ]
+    lines += [f"   left out: {why}" for why in finding.left_out]
     return lines
+
+
+def recommended_lines(rec: Recommended) -> list[str]:
+    """The one recommended setting, its numbers, why its clauses, what came close."""
+    return [
+        f"recommended setting for this capture: {rec.setting}",
+        f"  measured: {rec.numbers}",
+        *[f"  {n}" for n in rec.notes],
+        *[f"  came close: {c}" for c in rec.close],
+        f"  rule: {rec.rule}",
+    ]
 
 
 def to_text(report: Report) -> str:
@@ -68,6 +80,8 @@ def to_text(report: Report) -> str:
     if report.policy:
         head += f"\npolicy: {report.policy}"
     body: list[str] = [head, ""]
+    if report.recommended is not None:
+        body += [*recommended_lines(report.recommended), ""]
     for i, finding in enumerate(report.findings, start=1):
         body += [*text_finding(i, finding), ""]
     return "\n".join(body).rstrip() + "\n"
@@ -80,6 +94,11 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
     if report.policy:
         out.append(f"Policy: `{report.policy}`.")
     out.append("")
+    if report.recommended is not None:
+        r = report.recommended
+        out += [f"**Recommended setting for this capture:** {r.setting} ({r.numbers}).", ""]
+        out += [f"- {n}." for n in r.notes] + [f"- Came close: {c}." for c in r.close]
+        out += ["", f"Rule: {r.rule}.", ""]
     for i, finding in enumerate(report.findings, start=1):
         data = finding.to_dict()
         out += [
@@ -104,6 +123,7 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
                 f"- **{suggestion_label(s.kind.value)}**: {_snippet_markdown(s)}"
                 for s in finding.suggestions
             ]
+            out += [f"- Left out: {why}." for why in finding.left_out]
             out.append("")
     return "\n".join(out)
 

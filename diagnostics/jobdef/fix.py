@@ -74,6 +74,8 @@ class Fix:
     close: tuple[str, ...] = ()
     #: the recommendation rule, when the setting was searched on a capture
     rule: str | None = None
+    #: the recommended setting and its measured numbers, in words
+    recommended: str | None = None
 
     @property
     def before_policy(self) -> OrderingPolicy:
@@ -329,6 +331,7 @@ def fix_markdown(fix: Fix, definition_file: str, measure_hint: str = MEASURE_HIN
             "within the budget, OVER each sender column, PARTITION BY on and off), each "
             "replayed by the engine. Rule: " + fix.rule + ".",
             "",
+            *([f"Recommended: {fix.recommended}.", ""] if fix.recommended else []),
             *[f"- {c.rstrip('.')}." for c in fix.choice],
             "",
         ]

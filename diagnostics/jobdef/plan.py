@@ -24,7 +24,13 @@ from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.jobdef.fix import Fix, Outcome, build_query
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.query import parse_query
-from diagnostics.whatif.choices import Proposed, close_lines, explain_choice
+from diagnostics.whatif.choices import (
+    Proposed,
+    close_lines,
+    explain_choice,
+    numbers_words,
+    setting_words,
+)
 from diagnostics.whatif.evaluate import delay_points
 from diagnostics.whatif.recommend import (
     PROPOSED,
@@ -363,6 +369,9 @@ def plan_fix(
         choice=tuple(choice),
         close=tuple(close),
         rule=None if recommendation is None else recommendation.rule.text,
+        recommended=None
+        if recommendation is None
+        else f"{setting_words(recommendation.row)}: {numbers_words(recommendation.row)}",
         query=query,
         reasons=tuple(reasons),
         advice=tuple(advice),

@@ -2,7 +2,7 @@
 
 Everything goes through the library functions the commands use (the generator, the capture
 reader, the engine's replay and the instrumented outputs, the aggregation,
-:func:`diagnostics.explain.explain`, the rules pack, :func:`diagnostics.whatif.sweep`), with
+:func:`diagnostics.explain.explain`, the rules pack, :func:`diagnostics.whatif.recommend.recommend`), with
 the settings of the bundled samples
 (``sample_logs/scenarios``: 2000 events, 4 partitions, 30 minutes, seed 7, ASA's default
 policy), so the demo's captures equal the bundled ones byte for byte.
@@ -26,7 +26,7 @@ import polars as pl
 
 from diagnostics.aggregates import write_tables
 from diagnostics.captures.reader import Capture, read_capture
-from diagnostics.durations import MS, SECOND, parse_duration
+from diagnostics.durations import MS, parse_duration
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.explain import Report, explain
@@ -39,20 +39,11 @@ from diagnostics.jobdef.roundtrip import RoundTrip, fix_and_verify
 from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.logs.inputs import InputFiles, expand_inputs
 from diagnostics.resources import samples_dir
-from diagnostics.whatif import SweepResult, sweep, write_outputs
+from diagnostics.whatif import SweepResult, write_outputs
+from diagnostics.whatif.recommend import recommend
 
 EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
 POLICY = OrderingPolicy(timestamp_by="event_time")
-LATE_GRID: tuple[int | None, ...] = (
-    0,
-    5 * SECOND,
-    30 * SECOND,
-    2 * 60 * SECOND,
-    5 * 60 * SECOND,
-    None,
-)
-OOO_GRID: tuple[int, ...] = (0, 1 * SECOND, 5 * SECOND, 2 * 60 * SECOND)
-
 Say = Callable[[str], None]
 
 
@@ -178,12 +169,8 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         handle.writelines(json.dumps(a, default=str) + "\n" for a in alerts)
     whatif = None
     if report.top is not None and report.top.cause.value in ("late_arrivals", "out_of_order"):
-        say(f"[{scenario}] what-if sweep")
-        whatif = sweep(
-            events, policy, late_values=LATE_GRID, ooo_values=OOO_GRID,
-            partition_by_values=(False, True), over_values=((), (read.column("device_id"),)),
-            columns=read.columns, partitions=partitions,
-        )  # fmt: skip
+        say(f"[{scenario}] what-if: the recommender's search")
+        whatif = recommend(events, policy, columns=read.columns, partitions=partitions).as_sweep()
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
     fix = None

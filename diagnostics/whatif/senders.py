@@ -44,6 +44,20 @@ def _names_a_sender(name: str) -> bool:
     return any(word in squashed for word in SENDER_WORDS)
 
 
+def sender_names(names: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:
+    """The names among ``names`` that say they name senders, best first (exactly
+    ``<word>id``, ``<word>name`` or ``<word>`` first), whatever their values."""
+    skip = {_squashed(c) for c in exclude if c}
+    found = []
+    for name in names:
+        squashed = _squashed(name)
+        if name.startswith("__") or squashed in skip or not _names_a_sender(name):
+            continue
+        exact = any(squashed in (f"{w}id", f"{w}name", w) for w in SENDER_WORDS)
+        found.append((0 if exact else 1, name))
+    return [name for _, name in sorted(found)]
+
+
 def sender_columns(frame: pl.DataFrame, exclude: Iterable[str] = ()) -> list[str]:
     """The columns of ``frame`` that identify senders, best first (a name that is exactly
     ``<word>id`` or ``<word>name`` first, then by fewer distinct values); ``exclude``: the

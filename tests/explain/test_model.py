@@ -33,10 +33,11 @@ def test_impact_keys_keep_the_order_each_cause_gives_them() -> None:
     report = explain(None, events=events, policy=POLICY, partitions=PARTITIONS)
     doc = json.loads(render(report, "json"))
     disorder = next(f for f in doc["findings"] if f["cause"] == "out_of_order")
-    assert list(disorder["impact"])[:3] == [
+    assert list(disorder["impact"])[:4] == [
         "events_affected",
         "delay_seconds",
-        "fix_adds_output_delay_seconds",
+        "fix_output_delay_p95_seconds",  # measured under the one recommendation
+        "output_delay_p95_now_seconds",
     ]
 
 

@@ -53,7 +53,11 @@ def test_demo_prints_the_report_and_how_to_open_the_app(demo) -> None:
     assert "late_senders" in printed
     assert "late arrivals" in printed  # causes in words, not identifiers
     assert "late_arrivals" not in printed
-    assert "Events that arrive late: 00:02:01" in printed
+    # the one recommendation, as explain.json carries it, is what the report prints
+    rec = json.loads((out / "late_senders" / "explain.json").read_text())["recommended"]
+    late = rec["late_arrival_seconds"]
+    assert f"Events that arrive late: 00:{late // 60:02d}:{late % 60:02d}" in printed
+    assert f"what-if recommended: late {late}s" in printed
     assert f"orderdoc app {out / 'late_senders' / 'agg'}" in printed
 
 
@@ -73,7 +77,13 @@ def test_demo_fixes_the_bundled_job_definition_and_shows_the_diff(demo) -> None:
     assert {p.name for p in fix.iterdir()} == {
         "late_senders.arm.fixed.json", "query.asaql", "query.diff", "apply.sh", "FIX.md",
     }  # fmt: skip
-    assert "replayed: late 513 -> 0, out of order 270 -> 0" in printed
+    rec = json.loads((out / "late_senders" / "explain.json").read_text())["recommended"]
+    # the fix is the one recommendation: at most 1 % of the 2,000 events left adjusted
+    assert rec["adjusted"] + rec["dropped"] <= 20
+    assert f"replayed: late 513 -> {rec['adjusted']}, out of order 270 -> 0" in printed
+    written = json.loads((fix / "late_senders.arm.fixed.json").read_text())
+    props = written["resources"][0]["properties"]
+    assert props["eventsLateArrivalMaxDelayInSeconds"] == rec["late_arrival_seconds"]
     assert "fix: healthy.resource.json needs no change" in printed
     markdown = (out / "report.md").read_text()
     assert "### The corrected job" in markdown

@@ -1,0 +1,136 @@
+"""With a capture, the findings' "do this" is the one recommendation
+(:func:`diagnostics.whatif.recommend.recommend`): its tolerances replace the values each
+finding sized on its own, an OVER or PARTITION BY it leaves out says why with both numbers,
+and the report carries the recommended setting and its numbers, as ``--write-fix``, whatif
+and the app show them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.explain import snippets
+from diagnostics.explain.model import Cause, Finding, Recommended, Suggestion, SuggestionKind
+from diagnostics.whatif.choices import Proposed, clauses, close_lines, left_out, numbers_words
+from diagnostics.whatif.choices import setting_words as words
+from diagnostics.whatif.recommend import CURRENT, Recommendation, recommend
+
+_SETTINGS = (
+    SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+    SuggestionKind.OUT_OF_ORDER_TOLERANCE,
+    SuggestionKind.TIMESTAMP_BY_OVER,
+    SuggestionKind.PARTITION_BY,
+)
+
+
+def summary(rec: Recommendation, partitions: int) -> Recommended:
+    """The recommendation as the report carries it."""
+    row = rec.row
+    return Recommended(
+        setting=words(row),
+        numbers=numbers_words(row),
+        adjusted=int(row["adjusted"]),
+        dropped=int(row["dropped"]),
+        delay_p95_s=row["delay_p95_s"],
+        late_seconds=None if row["late_arrival_s"] is None else int(row["late_arrival_s"]),
+        ooo_seconds=int(row["out_of_order_s"]),
+        over=tuple(k for k in row["over"].split(",") if k),
+        partition_by=bool(row["partition_by"]),
+        rule=rec.rule.text,
+        notes=tuple(clauses(rec, partitions)),
+        close=tuple(close_lines(rec)),
+    )
+
+
+def _proposed(finding: Finding) -> Proposed:
+    over: tuple[str, ...] = ()
+    for s in finding.suggestions:
+        if s.kind is SuggestionKind.TIMESTAMP_BY_OVER and " OVER " in s.snippet:
+            tail = s.snippet.split(" OVER ", 1)[1].split(" PARTITION BY")[0]
+            over = tuple(k.strip() for k in tail.split(","))
+    pby = any(s.kind is SuggestionKind.PARTITION_BY for s in finding.suggestions)
+    return Proposed(over=over, partition_by=pby)
+
+
+def harmonise(
+    findings: Sequence[Finding],
+    rec: Recommendation,
+    timestamp_by: str | None,
+    partitions: int,
+    source: str = "input",
+) -> list[Finding]:
+    """Each finding's setting suggestions as the recommendation has them."""
+    row = rec.row
+    late = None if row["late_arrival_s"] is None else int(row["late_arrival_s"])
+    ooo = int(row["out_of_order_s"])
+    over = tuple(k for k in row["over"].split(",") if k)
+    now = rec.table.filter(pl.col("tried_as") == CURRENT)
+    delay_now = now["delay_p95_s"][0] if now.height else None
+    out = []
+    for finding in findings:
+        if finding.cause is Cause.HISTORICAL_REPLAY or not any(
+            s.kind in _SETTINGS for s in finding.suggestions
+        ):
+            out.append(finding)  # history's tolerance is for a separate backfill job
+            continue
+        why = left_out(rec, _proposed(finding))
+        suggestions: list[Suggestion] = []
+        for s in finding.suggestions:
+            if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE:
+                suggestions.append(replace(snippets.late_tolerance(late), settings=s.settings))
+            elif s.kind is SuggestionKind.OUT_OF_ORDER_TOLERANCE:
+                suggestions.append(replace(snippets.ooo_tolerance(ooo), settings=s.settings))
+            elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER and not over:
+                continue  # said in ``why``
+            elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER:
+                suggestions.append(
+                    snippets.timestamp_by_over(
+                        timestamp_by, over, multi_partition=partitions > 1, source=source
+                    )
+                )
+            elif s.kind is SuggestionKind.PARTITION_BY and not row["partition_by"]:
+                continue
+            else:
+                suggestions.append(s)
+        impact = {k: v for k, v in finding.impact.items() if k != "fix_adds_output_delay_seconds"}
+        impact["fix_output_delay_p95_seconds"] = row["delay_p95_s"]
+        impact["output_delay_p95_now_seconds"] = delay_now
+        out.append(
+            replace(
+                finding,
+                suggestions=tuple(suggestions),
+                left_out=tuple(why),
+                impact=impact,  # type: ignore[arg-type]
+            )
+        )
+    return out
+
+
+def with_recommendation(
+    findings: list[Finding],
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    *,
+    columns: EventColumns | None,
+    partitions: Sequence[int] | None,
+) -> tuple[list[Finding], Recommended | None]:
+    """The findings with the one recommendation's settings, and the recommendation."""
+    if policy.timestamp_by is None or not any(
+        s.kind in _SETTINGS for f in findings for s in f.suggestions
+    ):
+        return findings, None
+    rec = recommend(events, policy, columns=columns, partitions=partitions)
+    count = _partitions(events, columns, partitions)
+    return harmonise(findings, rec, policy.timestamp_by, count), summary(rec, count)
+
+
+def _partitions(
+    events: pl.DataFrame, columns: EventColumns | None, partitions: Sequence[int] | None
+) -> int:
+    from diagnostics.engine.replay import partitions_in
+
+    return len(partitions) if partitions else len(partitions_in(events, columns or EventColumns()))

@@ -1,0 +1,117 @@
+"""One answer (issue 25): on the user's capture of issue 25, ``explain --write-fix``,
+``whatif`` and the app's data functions recommend the same setting with the same numbers;
+every number beside a fix is the fix's (issue 24, point 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagnostics.appdata import insight, jobfix
+from diagnostics.appdata.build import CaptureSettings
+from diagnostics.appdata.capture_input import build_from_reader
+from diagnostics.captures.reader import read_capture
+from diagnostics.cli import main as orderdoc
+from diagnostics.durations import SECOND
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.explain.model import Cause
+from tests.whatif.usercapture import write_user_files
+
+from .conftest import JOBS, scenario_folder
+
+
+@pytest.fixture(scope="module")
+def user(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Issue 25's capture and job: through the command line and through the app."""
+    folder = tmp_path_factory.mktemp("issue25")
+    capture, job = write_user_files(folder)
+    assert orderdoc(["explain", "--events", str(capture), "--job-definition", str(job),
+                     "--write-fix", str(folder / "fix")]) == 0  # fmt: skip
+    assert orderdoc(["whatif", str(capture), "--job-definition", str(job), "--out",
+                     str(folder / "wi"), "--no-png", "--no-verify"]) == 0  # fmt: skip
+    agg = folder / "agg"
+    policy = OrderingPolicy(timestamp_by="eventTime", late_arrival_ns=5 * SECOND)
+    build_from_reader(read_capture(capture), CaptureSettings(policy=policy), agg)
+    jobfix.save(agg, job.name, job.read_bytes())
+    return {"folder": folder, "agg": agg}
+
+
+def _whatif_row(folder: Path) -> dict:
+    return json.loads((folder / "wi" / "whatif.json").read_text())["recommended"]
+
+
+def test_whatif_the_fix_and_the_app_recommend_the_same_setting(user) -> None:
+    cli = _whatif_row(user["folder"])
+    view = jobfix.build_fix(user["agg"])
+    assert view is not None
+    fixed = json.loads((user["folder"] / "fix" / "job.arm.fixed.json").read_text())
+    props = fixed["resources"][0]["properties"]
+    setting = (cli["late_arrival_s"], cli["out_of_order_s"], cli["over"], cli["partition_by"])
+    assert setting == (
+        props["eventsLateArrivalMaxDelayInSeconds"],
+        props["eventsOutOfOrderMaxDelayInSeconds"],
+        "deviceId",
+        True,
+    )
+    query = (user["folder"] / "fix" / "query.asaql").read_text()
+    assert "TIMESTAMP BY eventTime OVER deviceId PARTITION BY PartitionId" in query
+    # the app's Findings page fix and its What-if page
+    assert view.policy_after == (
+        f"TIMESTAMP BY eventTime OVER deviceId, late {int(cli['late_arrival_s']) // 60}m"
+        f"{int(cli['late_arrival_s']) % 60}s, out-of-order {int(cli['out_of_order_s'])}s, adjust, "
+        "PARTITION BY PartitionId"
+    )
+    ctx_events, ctx_policy, ctx_columns = _context(user["agg"])
+    page = insight.recommendation(ctx_events, ctx_policy, columns=ctx_columns)
+    assert page.row["late_arrival_s"] == cli["late_arrival_s"]
+    assert page.row["out_of_order_s"] == cli["out_of_order_s"]
+    assert page.row["over"] == cli["over"]
+    # the same numbers: adjusted, dropped, p95 delay
+    assert (page.row["adjusted"], page.row["dropped"]) == (cli["adjusted"], cli["dropped"])
+    assert page.row["delay_p95_s"] == pytest.approx(cli["delay_p95_s"], abs=1e-3)
+    assert view.after is not None
+    assert view.after["output delay p95 (s)"] == pytest.approx(cli["delay_p95_s"], abs=1e-3)
+    assert view.after["late events"] + view.after["out-of-order events"] == cli["adjusted"]
+    fix_md = dict(view.files)["FIX.md"].decode()
+    assert f"p95 output delay {cli['delay_p95_s']:.1f} s" in fix_md
+    assert "Settings that came close:" in fix_md
+
+
+def test_the_findings_do_this_is_the_one_recommendation(user) -> None:
+    report = jobfix.explain_folder(user["agg"])
+    cli = _whatif_row(user["folder"])
+    assert report.recommended is not None
+    assert report.recommended.late_seconds == cli["late_arrival_s"]
+    assert report.recommended.ooo_seconds == cli["out_of_order_s"]
+    late = next(f for f in report.findings if f.cause is Cause.LATE_ARRIVALS)
+    values = {s.kind.value: s.value_seconds for s in late.suggestions}
+    assert values["late_arrival_tolerance"] == cli["late_arrival_s"]
+    assert values["out_of_order_tolerance"] == cli["out_of_order_s"]
+
+
+def _context(agg: Path):
+    import polars as pl
+
+    from diagnostics.appdata.build import capture_context
+
+    ctx = capture_context(agg)
+    assert ctx is not None
+    return pl.read_parquet(ctx.events_path), ctx.settings.policy, ctx.settings.columns
+
+
+def test_the_findings_delay_beside_a_fix_is_the_fixs_measured_delay(tmp_path) -> None:
+    agg = scenario_folder(tmp_path, "late_senders")
+    jobfix.save(agg, "late_senders.arm.json", (JOBS / "late_senders.arm.json").read_bytes())
+    report = jobfix.explain_folder(agg)
+    late = next(f for f in report.findings if f.cause is Cause.LATE_ARRIVALS)
+    label, value = insight.delay_metric(late)
+    view = jobfix.build_fix(agg)
+    assert view is not None
+    assert view.after is not None
+    assert label == "Output delay p95 with the fix"
+    assert value == f"{view.after['output delay p95 (s)']:,.1f} s"
+    assert "Measured on the capture, the recommended setting gives a p95 output delay of" in (
+        insight.impact_text(late.impact)
+    )
