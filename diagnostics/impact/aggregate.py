@@ -42,6 +42,23 @@ def column_expr(name: str, schema: pl.Schema, step: str) -> pl.Expr:
     raise InputError(msg)
 
 
+def _check_numbers(outcomes: pl.DataFrame, expr: pl.Expr, agg: Aggregate, step: str) -> None:
+    """An :class:`InputError` naming the first value of ``agg``'s column that is not a
+    number (SUM, AVG, MIN and MAX are computed on numbers)."""
+    values = outcomes.select(expr.alias("v"))["v"]
+    if values.dtype.is_numeric() or values.dtype == pl.Boolean:
+        return
+    numbers = values.cast(pl.Float64, strict=False)
+    bad = numbers.is_null() & values.is_not_null()
+    if bad.any():
+        i = int(bad.arg_true()[0])
+        msg = (
+            f"query step {step}: {agg.describe()}: row {i + 1} of the capture has "
+            f"{agg.column} = {values[i]!r}, not a number"
+        )
+        raise InputError(msg)
+
+
 def key_names(step: AggregateStep) -> list[str]:
     """The working names of the step's group keys (``__k0``, ``__k1``, ...)."""
     return [f"__k{i}" for i in range(len(step.keys))]
@@ -72,6 +89,9 @@ def prepare(outcomes: pl.DataFrame, step: AggregateStep) -> pl.LazyFrame:
             return column_expr(o.column, schema, step.name)
         return pl.lit(o.literal)
 
+    for agg in (*step.aggregates, *step.hidden):
+        if agg.column is not None and agg.function is not Function.COUNT:
+            _check_numbers(outcomes, column_expr(agg.column, schema, step.name), agg, step.name)
     frame = outcomes.lazy()
     for condition in step.filters:
         frame = frame.filter(to_expr(condition, operand))
@@ -119,13 +139,16 @@ def results(pairs: pl.LazyFrame, step: AggregateStep) -> pl.LazyFrame:
         *(_aggregate(agg).alias(name) for agg, name in names.items())
     )
     if step.having is not None:
-        grouped = grouped.filter(to_expr(step.having, lambda o: _having_operand(o, names)))
+        keys = {k.lower(): f"__k{i}" for i, k in enumerate(step.keys)}
+        grouped = grouped.filter(to_expr(step.having, lambda o: _having_operand(o, names, keys)))
     return grouped.select([*key_names(step), END, *(names[a] for a in step.aggregates)])
 
 
-def _having_operand(o: Operand, names: dict[Aggregate, str]) -> pl.Expr:
+def _having_operand(o: Operand, names: dict[Aggregate, str], keys: dict[str, str]) -> pl.Expr:
     if o.aggregate is not None:
         return pl.col(names[o.aggregate])
+    if o.column is not None:  # a GROUP BY key (steps.py checks)
+        return pl.col(keys[o.column.lower()])
     return pl.lit(o.literal)
 
 

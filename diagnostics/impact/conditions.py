@@ -8,6 +8,7 @@ expressions. Anything else (``BETWEEN``, ``LIKE``, ``IN``, functions, arithmetic
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -201,6 +202,13 @@ class ConditionReader:
         raise Unsupported("condition: '(' is not closed")
 
 
+def columns_in(condition: Condition | Comparison) -> list[str]:
+    """Every column a condition compares, in order."""
+    if isinstance(condition, Comparison):
+        return [o.column for o in (condition.left, condition.right) if o and o.column]
+    return [c for part in condition.parts for c in columns_in(part)]
+
+
 def aggregates_in(condition: Condition | Comparison) -> list[Aggregate]:
     """Every aggregate a HAVING condition uses, in order."""
     if isinstance(condition, Comparison):
@@ -231,3 +239,25 @@ def to_expr(condition: Condition | Comparison, operand: Callable[[Operand], pl.E
     for expr in exprs[1:]:
         combined = (combined & expr) if condition.logic is Logic.AND else (combined | expr)
     return ~combined if condition.negated else combined
+
+
+def map_columns(condition: Condition, column: Callable[[str], str]) -> Condition:
+    """``condition`` with every column (and every aggregate's column) mapped by ``column``."""
+
+    def operand(o: Operand) -> Operand:
+        if o.column is not None:
+            return replace(o, column=column(o.column))
+        agg = o.aggregate
+        if agg is not None and agg.column is not None:
+            return replace(o, aggregate=replace(agg, column=column(agg.column)))
+        return o
+
+    def part(p: Comparison | Condition) -> Comparison | Condition:
+        if isinstance(p, Comparison):
+            right = None if p.right is None else operand(p.right)
+            return replace(p, left=operand(p.left), right=right)
+        return replace(p, parts=tuple(part(q) for q in p.parts))
+
+    mapped = part(condition)
+    assert isinstance(mapped, Condition)
+    return mapped

@@ -20,6 +20,8 @@ from diagnostics.impact.conditions import (
     aggregate_call,
     aggregates_in,
     column_path,
+    columns_in,
+    map_columns,
 )
 from diagnostics.impact.model import Aggregate, AggregateStep, Condition, QuerySteps, Skipped
 from diagnostics.impact.window_spec import OTHER_WINDOWS, WindowError, is_window, read_window
@@ -236,7 +238,7 @@ class _Reader:
         aggs: dict[str, Aggregate] | None = None,
     ) -> Condition:
         condition = ConditionReader(tokens, aggs).read()
-        return _mapped(condition, lambda p: self.column(p, alias, source))
+        return map_columns(condition, lambda p: self.column(p, alias, source))
 
     def statement(self, st: _Statement) -> AggregateStep | Skipped | None:
         try:
@@ -337,6 +339,10 @@ class _Reader:
         if "HAVING" in clauses:
             named = {a.name.lower(): a for a in raw}
             having = self.condition(clauses["HAVING"], alias, source, named)
+            for column in columns_in(having):
+                if column.lower() not in {k.lower() for k in keys}:
+                    msg = f"HAVING {column}: not an aggregate or a GROUP BY key of the step"
+                    raise Unsupported(msg)
             for agg in aggregates_in(having):
                 if agg not in aggregates and agg not in hidden:
                     hidden.append(agg)
@@ -358,32 +364,6 @@ class _Reader:
         if agg.column is None:
             return agg
         return Aggregate(agg.function, self.column(agg.column, alias, source), agg.name)
-
-
-def _mapped(condition: Condition, column: object) -> Condition:
-    """``condition`` with its column operands mapped through ``column`` (a callable)."""
-    from dataclasses import replace
-
-    from diagnostics.impact.model import Comparison, Operand
-
-    def operand(o: Operand | None) -> Operand | None:
-        if o is None:
-            return None
-        if o.column is not None:
-            return replace(o, column=column(o.column))  # type: ignore[operator]
-        if o.aggregate is not None and o.aggregate.column is not None:
-            agg = o.aggregate
-            return replace(o, aggregate=Aggregate(agg.function, column(agg.column), agg.name))  # type: ignore[operator]
-        return o
-
-    def part(p: Comparison | Condition) -> Comparison | Condition:
-        if isinstance(p, Comparison):
-            return replace(p, left=operand(p.left), right=operand(p.right))  # type: ignore[arg-type]
-        return replace(p, parts=tuple(part(q) for q in p.parts))
-
-    mapped = part(condition)
-    assert isinstance(mapped, Condition)
-    return mapped
 
 
 def read_steps(text: str, input_name: str) -> QuerySteps:

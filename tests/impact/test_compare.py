@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagnostics.durations import DAY
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
+from diagnostics.errors import InputError
 from diagnostics.impact import measure_impact, summarize
 from diagnostics.timestamps import UTC_NS
 
@@ -203,3 +205,18 @@ def test_emitted_at_per_timeline_waits_for_every_timeline_of_the_window():
     got = by_end(measure_impact(outcomes(late), query, "input").table)
     assert got[10.0]["output"] == "on time only"
     assert got[10.0]["emitted_at"] is None
+
+
+def test_having_on_a_group_key_and_a_sum_of_text_is_one_error():
+    rows = [{"app": 1, "device": "a"}, {"app": 2, "device": "b"}, {"app": 3, "device": "b"}]
+    query = (
+        "SELECT device, COUNT(*) AS n INTO o FROM input "
+        "GROUP BY device, TumblingWindow(second, 10) HAVING device = 'b'"
+    )
+    frame = table(rows, query)
+    assert frame["keys"].to_list() == ["device=b"]
+    assert frame["value_on_time"].to_list() == [2]
+    with pytest.raises(
+        InputError, match=r"SUM\(device\): row 1 of the capture has device = 'a', not a number"
+    ):
+        table(rows, "SELECT SUM(device) AS s INTO o FROM input GROUP BY TumblingWindow(second, 10)")

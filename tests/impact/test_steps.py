@@ -120,6 +120,8 @@ def test_a_with_step_that_filters_and_renames():
          "step `o`: aggregate COUNT ( DISTINCT v ) is not replayed (only COUNT(*) and COUNT(column))"),
         ("SELECT COUNT(*) INTO o FROM input WHERE v LIKE 'a%' GROUP BY TumblingWindow(minute, 1)",
          "step `o`: condition: 'LIKE' is not a comparison (=, <>, <, <=, >, >=)"),
+        ("SELECT COUNT(*) INTO o FROM input GROUP BY TumblingWindow(minute, 1) HAVING zz > 3",
+         "step `o`: HAVING zz: not an aggregate or a GROUP BY key of the step"),
         ("SELECT COUNT(*) INTO o FROM other GROUP BY TumblingWindow(minute, 1)",
          "step `o`: reads other, not the job's input; not replayed"),
     ],
