@@ -119,6 +119,55 @@ def test_a_users_capture_and_job_are_named_everywhere(open_app, tmp_path):
     assert "jobs: capture" not in shown.lower()
 
 
+def _shown(at) -> str:
+    """Every text an AppTest run shows (markdown, captions, code, metrics, alerts)."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [c.value for c in at.code] + [f"{m.label} {m.value}" for m in at.metric]
+    parts += [e.value for e in (*at.info, *at.success, *at.warning, *at.error)]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_every_page_shows_the_users_names_and_prose_as_prose(open_app, tmp_path):
+    capture, job = _user_files(tmp_path)
+    at = open_app("Load")
+    at.file_uploader(key="job_definition").set_value(
+        [(f"{USER_JOB}.json", job, "application/json")]
+    ).run()
+    at.file_uploader(key="uploads").set_value([("readings.csv", capture, "text/csv")]).run()
+    at.button(key="analyse_uploads").click().run()
+    work = at.session_state["agg_dir"]
+    policy = "TIMESTAMP BY eventTime, late 5s, out-of-order 0s, adjust"
+    expected = {
+        "Overview": f"Job {USER_JOB} · capture readings.csv · ",
+        "Findings": f"policy: {policy}",
+        "Lateness": f"Policy: {policy}.",
+        "Partitions": "Without PARTITION BY",
+        "What-if": f"Current policy: {policy}",
+        "Results": f"Policy: {policy}.",
+        "Alerts": "2 valid rules from ",  # the test rule pack (ORDERDOC_RULES)
+        "Quarantine": "nothing is quarantined",
+    }
+    for page, words in expected.items():
+        at.sidebar.radio(key="page").set_value(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        shown = _shown(at)
+        assert words in shown, page
+        assert work not in shown, page
+        assert "event_time" not in shown, page  # no sample's column name anywhere
+        assert f"Job {USER_JOB}" in [c.value for c in at.sidebar.caption], page
+        if page == "Findings":
+            advice = (
+                "Check the producers writing to partition 3: send with a partition key spread "
+                "over all partitions (or none, for round-robin) so that no partition goes silent"
+            )
+            # 27.1: the sentence as text, whole; query text in code, naming the user's input
+            assert advice in [m.value for m in at.markdown]
+            codes = [c.value for c in at.code]
+            assert not any("Check the producers" in c for c in codes)
+            assert "FROM telemetry PARTITION BY PartitionId" in codes
+            assert any("TIMESTAMP BY eventTime" in c for c in codes)
+
+
 def test_a_new_session_on_the_pages_url_shows_the_loaded_work(open_app, tmp_path):
     capture, job = _user_files(tmp_path)
     at = open_app("Load")
