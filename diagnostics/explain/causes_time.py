@@ -7,7 +7,8 @@ The timeline causes (out of order, invalid timestamps, CTI violations) are in
 Recommended tolerances (docs/explain.md): the weighted p99.9 of the observed lateness (or
 disorder) of the events the rule flags, rounded up to a whole second. With a capture this is
 exact, so the value covers ≥ 99.9 % of them and is ≤ 2 × p99.9 whenever p99.9 ≥ 1 s; from
-logs alone it is the largest example lateness (one example per record), a lower bound.
+logs alone it is an estimate: the largest example lateness (one example event per record, not
+every event) plus :data:`ESTIMATE_MARGIN`, said as one, with its basis.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ def historical_replay(evidence: Evidence) -> Finding | None:
     )
 
 
+#: From logs alone, the margin added to the largest example lateness (the records carry one
+#: example event each, so later events than the examples may have been counted).
+ESTIMATE_MARGIN = 0.25
+
+
 def late_arrivals(evidence: Evidence) -> Finding | None:
     """Events later than the late tolerance, when most of them are not historical."""
     stats = evidence.stats(ErrorKind.LATE)
@@ -84,7 +90,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
     basis = (
         stats.quantile(0.999)
         if stats.exact
-        else (float(stats.lateness.max()) if stats.lateness.size else None)
+        else (float(stats.lateness.max()) * (1 + ESTIMATE_MARGIN) if stats.lateness.size else None)
     )
     suggestions: list[Suggestion] = []
     value: int | None = None
@@ -105,8 +111,13 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
     impact: Impact = {"events_affected": stats.events, "delay_seconds": 0.0}
     if value is not None:  # unlimited now: lowering it to the suggestion adds no delay
         impact["fix_adds_output_delay_seconds"] = 0 if current is None else max(value - current, 0)
-    if value is not None and stats.lateness.size:
+    if value is not None and stats.lateness.size and stats.exact:
         lateness["share_covered_by_suggestion"] = round(stats.covered(value) or 0.0, 4)
+    elif value is not None and stats.lateness.size:
+        lateness["estimate"] = (
+            f"from {plural(stats.lateness.size, 'example event')}, the largest plus "
+            f"{ESTIMATE_MARGIN:.0%}; a capture of the input gives the exact value"
+        )
     return Finding(
         cause=Cause.LATE_ARRIVALS,
         severity=severity_for(stats.events, evidence.total_events, dropped=dropping(evidence)),
@@ -118,6 +129,8 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             f"tolerance, Drop discards it ({EVENT_ORDERING}). "
             + (
                 "The suggested tolerance is the observed lateness's p99.9 rounded up to a second. "
+                if value is not None and stats.exact
+                else f"The suggested tolerance is an estimate: {estimate_words(stats.lateness.size)}. "
                 if value is not None
                 else "These records carry no example event, so how late the events were is "
                 "not known and no tolerance can be sized from them: measure it first (below). "
@@ -208,6 +221,15 @@ def tolerance_too_loose(evidence: Evidence) -> Finding | None:
         },
         suggestions=(snippets.late_tolerance(value),),
         confidence=0.8,
+    )
+
+
+def estimate_words(examples: int) -> str:
+    """How a tolerance is estimated from logs alone, with its basis."""
+    return (
+        f"from {plural(examples, 'example event')} in the log records (one per record, not every "
+        f"event): the largest example lateness plus a {ESTIMATE_MARGIN:.0%} margin, rounded up "
+        "to a second; a capture of the input gives the exact value"
     )
 
 

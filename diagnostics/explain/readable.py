@@ -92,6 +92,8 @@ def _stats(value: Mapping[str, Any]) -> str:
     covered = value.get("share_covered_by_suggestion")
     if covered is not None:
         text += f"; the suggested tolerance covers {covered:.0%} of them"
+    if value.get("estimate"):
+        text += f"; the suggested tolerance is an estimate {value['estimate']}"
     return text
 
 

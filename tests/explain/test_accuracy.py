@@ -189,3 +189,24 @@ def test_clock_fix_for_the_named_sender_removes_the_early_drops(runs, seed) -> N
     after = int(replay(corrected, POLICY, partitions=PARTITIONS).outcomes["early"].sum())
     assert before > 0
     assert after <= 0.10 * before
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_from_logs_alone_the_tolerance_is_an_estimate_said_as_one(runs, seed) -> None:
+    from diagnostics.explain.causes_time import ESTIMATE_MARGIN
+
+    run = runs[("late_senders", seed)]
+    report = explain(run.agg_dir, policy=POLICY)
+    finding = report.top
+    assert finding is not None
+    lateness = finding.evidence["lateness"]
+    examples = lateness["max_seconds"]
+    value = _late_value(finding)
+    # the largest example lateness plus the stated margin, rounded up to a second
+    assert value == np.ceil(examples * (1 + ESTIMATE_MARGIN) - 1e-9)
+    count = int(finding.evidence["records"])
+    assert f"from {count:,} example events" in lateness["estimate"]
+    assert "a capture of the input gives the exact value" in lateness["estimate"]
+    assert "an estimate" in finding.explanation
+    assert f"{ESTIMATE_MARGIN:.0%} margin" in finding.explanation
+    assert "share_covered_by_suggestion" not in lateness  # no claim about all events
