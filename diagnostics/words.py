@@ -31,3 +31,10 @@ def plural(count: float | None, one: str, many: str | None = None, *, minimum: b
 def verb(count: float | None, one: str, many: str) -> str:
     """``one`` for a count of one, else ``many`` (``was``/``were``)."""
     return one if count == 1 else many
+
+
+def partitions(ids: Any) -> str:
+    """``"partition 3"``, ``"partitions 1, 3"``: partition numbers as every page and command
+    names them (never a bare number)."""
+    listed = [int(p) for p in ids]
+    return f"{noun(len(listed), 'partition')} {', '.join(map(str, listed))}"

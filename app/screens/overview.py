@@ -12,6 +12,7 @@ from diagnostics.appdata.overview import watermark_text
 from diagnostics.appdata.watching import WAITING, overview_alerts, waiting
 from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
+from diagnostics.words import partitions
 from screens import cache
 from screens.common import chart, plain, seconds, severity, suggestion
 
@@ -79,7 +80,7 @@ def render() -> None:
             chart(figures.errors_over_time(over_time, over_time.clear(), bucket), "overview_0")
     if k.idle_partitions:
         st.warning(
-            f"Idle partitions: {', '.join(map(str, k.idle_partitions))} "
+            f"Idle: {partitions(k.idle_partitions)} "
             "(InputPartitionNotProgressing; see the Partitions page)."
         )
     try:  # the watcher's store when watching (as the Alerts page shows it), else the rules

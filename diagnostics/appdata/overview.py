@@ -49,6 +49,9 @@ class Kpis:
     time_to: str | None = None
     #: per kind, the records that named no count (their events are at least one each)
     records_without_count: dict[str, int] = field(default_factory=dict)
+    #: with a capture, the events with a data error, each once (an event both late and out
+    #: of order is in two kinds' counts); ``None`` from logs alone
+    distinct_data_errors: int | None = None
 
     @property
     def data_errors(self) -> int:
@@ -58,7 +61,9 @@ class Kpis:
     @property
     def data_errors_text(self) -> str:
         """:attr:`data_errors` for display: ``"at least N"`` when some records had no count
-        (N counts such a record as one event)."""
+        (N counts such a record as one event); with a capture, each event once."""
+        if self.distinct_data_errors is not None:
+            return f"{self.distinct_data_errors:,}"
         unknown = sum(v for k, v in self.records_without_count.items() if k != IDLE_KIND)
         return _at_least(self.data_errors + unknown, unknown)
 
@@ -196,7 +201,19 @@ def kpis(agg: Aggregate) -> Kpis:
         records_without_count={
             str(k): int(v) for k, v in (summary.get("records_without_count") or {}).items()
         },
+        distinct_data_errors=_distinct_errors(agg),
     )
+
+
+def _distinct_errors(agg: Aggregate) -> int | None:
+    """With a capture in the folder, its events with a data error, each once."""
+    from diagnostics.appdata.build import capture_context
+    from diagnostics.engine.summary import events_with_data_errors
+
+    ctx = capture_context(agg.path)
+    if ctx is None or not ctx.outcomes_path.is_file():
+        return None
+    return events_with_data_errors(pl.read_parquet(ctx.outcomes_path, columns=["status"]))
 
 
 def choose_bucket(start: datetime, end: datetime, max_buckets: int) -> str:

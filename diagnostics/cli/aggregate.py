@@ -16,7 +16,7 @@ from pathlib import Path
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.inputs import expand_inputs
-from diagnostics.words import noun, plural
+from diagnostics.words import partitions, plural
 
 
 def _conf(text: str) -> tuple[str, str]:
@@ -62,7 +62,7 @@ def _time_range(summary: dict) -> str:
 
 
 def _partitions(ids: list[int]) -> str:
-    return f"{noun(len(ids), 'partition')} {', '.join(map(str, ids))}"
+    return partitions(ids)
 
 
 def silent_partitions(summary: dict, out: Path) -> str:

@@ -81,6 +81,13 @@ def summary_of(
     }
 
 
+def events_with_data_errors(outcomes: pl.DataFrame) -> int:
+    """Events the job adjusted or dropped (late, out of order, early, invalid): each once,
+    an event both late and out of order included. The one definition the command line's
+    replay summary (adjusted + dropped) and the app's "Events with data errors" share."""
+    return int((outcomes.get_column("status") != "accepted").sum())
+
+
 def summarize(result: ReplayResult) -> dict[str, Any]:
     """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
     out = result.outcomes

@@ -147,6 +147,7 @@ def from_capture(
         total_events=out.height,
         kinds=kinds,
         idle=_idle(out, result.partitions),
+        idle_source="capture",
         partition_events=dict(sorted(per_part.items())),
         output_delay=summary["output_delay_seconds"],
         arrival_lateness=lateness.filter(valid).drop_nulls().to_numpy(),

@@ -62,7 +62,8 @@ def idle_partition(evidence: Evidence) -> Finding | None:
             "effect": "the merged watermark is held back while the partition is silent",
         },
         suggestions=tuple(suggestions),
-        confidence=0.85 if "logs" in evidence.sources else 0.7,
+        # ASA's own notices name the partition; a capture's silence may be the capture's
+        confidence=0.85 if evidence.idle_source == "logs" else 0.7,
     )
 
 

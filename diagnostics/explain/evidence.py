@@ -84,6 +84,9 @@ class Evidence:
     total_events: int | None = None
     kinds: dict[str, KindStats] = field(default_factory=dict)
     idle: list[dict[str, Any]] = field(default_factory=list)
+    #: where ``idle`` comes from: ASA's InputPartitionNotProgressing notices (``"logs"``) or
+    #: the capture's own silent stretches (``"capture"``, exact; preferred when both exist)
+    idle_source: str = "logs"
     partition_events: dict[int, int] = field(default_factory=dict)
     watermark_delay: dict[str, float] | None = None
     output_delay: dict[str, float | None] | None = None
@@ -387,7 +390,9 @@ def from_agg_dir(
 
 
 def merge(logs: Evidence, capture: Evidence) -> Evidence:
-    """The capture's exact facts, plus what only the logs know (idle notices, CTI records)."""
+    """The capture's exact facts, plus what only the logs know (CTI records; idle notices
+    when the capture shows no silent stretch): one definition of each number, whichever
+    sources a command or page was given."""
     kinds = dict(capture.kinds)
     for name, stats in logs.kinds.items():
         kinds.setdefault(name, stats)
@@ -395,7 +400,8 @@ def merge(logs: Evidence, capture: Evidence) -> Evidence:
         capture,
         sources=tuple(dict.fromkeys((*logs.sources, *capture.sources))),
         kinds=kinds,
-        idle=logs.idle or capture.idle,
+        idle=capture.idle or logs.idle,
+        idle_source="capture" if capture.idle else logs.idle_source,
         watermark_delay=logs.watermark_delay or capture.watermark_delay,
         time_range=logs.time_range or capture.time_range,
     )

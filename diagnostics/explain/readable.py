@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from diagnostics.words import number, plural
+from diagnostics.words import number, partitions, plural
 
 #: Labels of the evidence and impact values findings carry (others: the key in words).
 LABELS = {
@@ -178,6 +178,8 @@ def _value(key: str, value: Any) -> str:
         return f"{float(value):.1%}"
     if isinstance(value, Mapping):
         return _mapping(value, key)
+    if key == "idle_partitions" and isinstance(value, Sequence):
+        return partitions(value)
     if key.endswith("_seconds") or key == "early_by":
         return _seconds(value) if isinstance(value, int | float) else str(value)
     if isinstance(value, Sequence) and not isinstance(value, str):

@@ -115,3 +115,33 @@ def test_the_findings_delay_beside_a_fix_is_the_fixs_measured_delay(tmp_path) ->
     assert "Measured on the capture, the recommended setting gives a p95 output delay of" in (
         insight.impact_text(late.impact)
     )
+
+
+def test_the_command_line_and_the_app_agree_on_every_number(user, capsys) -> None:
+    from diagnostics.appdata.overview import kpis
+    from diagnostics.appdata.store import open_aggregate
+    from diagnostics.explain.readable import evidence_lines
+
+    folder = user["folder"]
+    capsys.readouterr()
+    assert orderdoc(["explain", "--events", str(folder / "capture.csv"), "--job-definition",
+                     str(folder / "job.arm.json"), "--format", "json"]) == 0  # fmt: skip
+    cli = json.loads(capsys.readouterr().out)
+    app = jobfix.explain_folder(user["agg"])
+    cli_idle = next(f for f in cli["findings"] if f["cause"] == "idle_partition")
+    app_idle = next(f for f in app.findings if f.cause is Cause.IDLE_PARTITION)
+    assert app_idle.title == cli_idle["title"]  # "... (10 idle minutes)"
+    assert app_idle.evidence["idle_minutes_total"] == cli_idle["evidence"]["idle_minutes_total"]
+    assert round(app_idle.confidence, 2) == cli_idle["confidence"]
+    assert ("silent partitions", "partition 3") in evidence_lines(app_idle.evidence)
+    # events with data errors: each event once, as the replay's adjusted + dropped
+    assert orderdoc(["replay", str(folder / "capture.csv"), "--timestamp-by", "eventTime",
+                     "--out", str(folder / "replayed"), "--json"]) == 0  # fmt: skip
+    counts = json.loads(capsys.readouterr().out)["counts"]
+    shown = kpis(open_aggregate(user["agg"])).data_errors_text
+    assert shown == f"{counts['adjusted'] + counts['dropped']:,}"
+    late, ooo = (
+        next(f for f in cli["findings"] if f["cause"] == c)
+        for c in ("late_arrivals", "out_of_order")
+    )
+    assert counts["adjusted"] < late["evidence"]["events"] + ooo["evidence"]["events"]
