@@ -1,7 +1,6 @@
 """``orderdoc replay CAPTURE --spark``: the replay as a Spark job (docs/spark-replay.md).
 
-So far for Parquet capture files of jobs whose partitions release on their own (PARTITION BY
-PartitionId, or one partition), writing ``DIR/outcomes/`` (a Parquet dataset) and the
+So far for Parquet capture files of jobs without TIMESTAMP BY ... OVER, writing ``DIR/outcomes/`` (a Parquet dataset) and the
 summary; what it does not replay yet is refused with one line before Spark starts.
 """
 
@@ -34,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=(
             "replay as a Spark job, for captures larger than this machine's memory "
-            "(so far: a Parquet file, PARTITION BY PartitionId or one partition, with "
-            "--outcomes-only); writes DIR/outcomes/ (a Parquet dataset)"
+            "(so far: a Parquet file, no TIMESTAMP BY ... OVER, with --outcomes-only); "
+            "writes DIR/outcomes/ (a Parquet dataset)"
         ),
     )
     parser.add_argument("--master", help="with --spark: Spark master URL (default: local[*])")
@@ -74,7 +73,7 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
     )
 
     declared = declared_partitions(resolved.partitions) if resolved.partitions else None
-    problem = unsupported(args.events, resolved.policy, None if declared is None else len(declared))
+    problem = unsupported(args.events, resolved.policy)
     if problem is not None:
         raise UsageError(problem)
     out = out_folder(args.out, create=True)

@@ -1,5 +1,5 @@
-"""The replay as a Spark job (docs/spark-replay.md): stages S0, S1, S3, S6, S7 and S9 for
-the jobs whose partitions release on their own (PARTITION BY PartitionId, or one partition).
+"""The replay as a Spark job (docs/spark-replay.md): stages S0, S1, S3 to S7 (but S2) and
+S9, for Parquet captures without TIMESTAMP BY ... OVER, with or without PARTITION BY.
 
 Small pure DataFrame -> DataFrame steps around the task functions of
 :mod:`diagnostics.spark.replay_tasks`; the driver receives O(slices + partitions) rows. What
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from diagnostics.captures.names import rename_empty
@@ -27,8 +26,9 @@ from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import arrival_times, partitions_in
 from diagnostics.engine.summary import delay_seconds, percentile_ranks, summary_of
-from diagnostics.errors import InputError, UsageError
+from diagnostics.errors import InputError
 from diagnostics.scalars import as_datetime
+from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
     NARROW,
@@ -36,6 +36,7 @@ from diagnostics.spark.replay_tasks import (
     WRITTEN,
     ReplayPlan,
     Slice,
+    ddl,
     narrow_batches,
     replay_batches,
     write_batches,
@@ -60,15 +61,7 @@ class SparkReplay:
     outcomes: Path
 
 
-_DDL = {"int64": "long", "int8": "byte", "bool": "boolean", "string": "string"}
-
-
-def ddl(schema: pa.Schema) -> str:
-    """An Arrow schema of the task functions as Spark's DDL text."""
-    return ", ".join(f"{field.name} {_DDL[str(field.type)]}" for field in schema)
-
-
-def unsupported(path: str, policy: OrderingPolicy, partitions: int | None) -> str | None:
+def unsupported(path: str, policy: OrderingPolicy) -> str | None:
     """Why ``--spark`` cannot replay this yet (one line), or ``None``."""
     source = Path(path)
     if source.is_dir():
@@ -84,11 +77,6 @@ def unsupported(path: str, policy: OrderingPolicy, partitions: int | None) -> st
         )
     if policy.over:
         return "--spark: TIMESTAMP BY ... OVER is not replayed on Spark yet; replay without --spark"
-    if not policy.partition_by and partitions is not None and partitions > 1:
-        return (
-            f"--spark: without PARTITION BY PartitionId the {partitions} partitions share one "
-            "watermark, which the Spark replay does not compute yet; replay without --spark"
-        )
     return None
 
 
@@ -201,13 +189,29 @@ def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
     return ordered.mapInArrow(partial(replay_batches, plan), ddl(REPLAYED))
 
 
-def with_releases(rows: DataFrame) -> DataFrame:
-    """Outcome rows with their release times (a join on partition and feed position)."""
+def with_releases(
+    rows: DataFrame, plan: ReplayPlan, policy: OrderingPolicy, tasks: int
+) -> DataFrame:
+    """Outcome rows with their release times: the engines' own (a join on partition and
+    feed position) when each partition releases on its own, else the merged watermark's
+    (S4, S5; a join on the event)."""
     from pyspark.sql import functions as F
 
     events = rows.filter(F.col("kind") == 0).drop("release_time")
-    releases = rows.filter(F.col("kind") == 1).select("part", "pos", "release_time")
-    return events.join(releases, ["part", "pos"], "left")
+    if policy.partition_by or len(plan.partitions) == 1:
+        releases = rows.filter(F.col("kind") == 1).select("part", "pos", "release_time")
+        return events.join(releases, ["part", "pos"], "left")
+    merged = merged_releases(
+        events,
+        partitions=plan.partitions,
+        late=policy.effective_late_ns,
+        ooo=policy.effective_ooo_ns,
+        ranges=tasks,
+    )
+    if merged is None:
+        return events.withColumn("release_time", F.lit(None).cast("long"))
+    merged = merged.withColumnRenamed("merged_release", "release_time")
+    return events.join(merged, "eid", "left")
 
 
 def with_output_rank(spark: SparkSession, events: DataFrame) -> DataFrame:
@@ -289,12 +293,9 @@ def run_spark_replay(
                 error = undeclared(narrow, plan, capture.columns, partitions)
                 if error is not None:
                     raise InputError(error)
-            problem = unsupported(path, applied, len(partitions))
-            if problem is not None:
-                raise UsageError(problem)
             plan = plan.with_partitions(partitions)
             progress(f"replaying {len(present)} partitions")
-            events = with_releases(replayed(narrow, plan, tasks))
+            events = with_releases(replayed(narrow, plan, tasks), plan, applied, tasks)
             events = with_output_rank(spark, events).persist()
             try:
                 folder = out / OUTCOMES_FOLDER

@@ -25,6 +25,7 @@ from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.outcomes import STATUS_DTYPE
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.release import NEG
 from diagnostics.engine.replay import arrival_times
 from diagnostics.engine.summary import count_columns
 from diagnostics.errors import InputError
@@ -58,6 +59,8 @@ REPLAYED = pa.schema(
         *((name, pa.int64()) for name in _TIMES),
         *((name, pa.bool_()) for name in (*_FLAGS, "dropped")),
         ("status", pa.string()),
+        ("m_after", pa.int64()),
+        ("rise", pa.bool_()),
     ]
 )
 #: S7's rows: one per slice written, its counts (``diagnostics.engine.summary``).
@@ -78,6 +81,14 @@ COUNT_NAMES = (
     "never_released",
 )
 WRITTEN = pa.schema([("split", pa.int64()), *((n, pa.int64()) for n in COUNT_NAMES)])
+
+
+_DDL = {"int64": "long", "int8": "byte", "bool": "boolean", "string": "string"}
+
+
+def ddl(schema: pa.Schema) -> str:
+    """An Arrow schema of the task functions as Spark's DDL text."""
+    return ", ".join(f"{field.name} {_DDL[str(field.type)]}" for field in schema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +202,7 @@ class _PartitionRun:
         self.part = part
         self.timeline = plan.partitions.index(part)
         self.engine = OrderingEngine(_engine_policy(plan), (part,), _ENGINE_COLUMNS)
+        self.m = NEG  # the partition's M: the largest System.Timestamp accepted so far
 
     def feed(self, rows: pl.DataFrame) -> list[pa.RecordBatch]:
         batch = pl.DataFrame(
@@ -204,6 +216,12 @@ class _PartitionRun:
         )
         result = self.engine.process(batch)
         out = result.outcomes
+        # M after each event, as engine/watermarks.py derives it: the running maximum of the
+        # accepted System.Timestamps (an adjusted out-of-order event never raises M)
+        accepted = out["system_timestamp"].dt.epoch("ns").fill_null(NEG).to_numpy()
+        m_after = np.maximum.accumulate(np.r_[self.m, accepted])[1:]
+        rise = m_after > np.r_[self.m, m_after[:-1]]
+        self.m = int(m_after[-1])
         outcome = pl.DataFrame(
             {
                 "kind": pl.repeat(0, rows.height, dtype=pl.Int8, eager=True),
@@ -215,6 +233,8 @@ class _PartitionRun:
                 **{name: _ns(out[name]) for name in _TIMES},
                 **{name: out[name] for name in (*_FLAGS, "dropped")},
                 "status": out["status"].cast(pl.String),
+                "m_after": pl.Series(m_after, dtype=pl.Int64),
+                "rise": pl.Series(rise, dtype=pl.Boolean),
             }
         )
         return [_arrow(outcome), self._releases(result.releases)]

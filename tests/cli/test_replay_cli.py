@@ -250,7 +250,6 @@ def test_replay_rewrites_outcomes_whole(tmp_path, capsys):
         ("cap.csv", ["--partition-by"], "--spark reads Parquet capture files"),
         ("cap.jsonl.gz", ["--partition-by"], "jsonl (gzip) file without --spark"),
         ("cap.parquet", ["--partition-by", "--over", "device"], "OVER is not replayed on Spark"),
-        ("cap.parquet", ["--partitions", "4"], "without PARTITION BY PartitionId the 4 partitions"),
     ],
 )
 def test_spark_refuses_what_it_does_not_replay_yet(tmp_path, capsys, name, extra, says):

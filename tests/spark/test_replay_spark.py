@@ -43,13 +43,12 @@ def captures(draw: st.DrawFn) -> tuple[pl.DataFrame, int, int | None, OrderingPo
     frame = pl.DataFrame(
         rows, schema=["ts", "arrival_time", "device", "partition_id"], orient="row"
     )
-    several = (declared or parts) > 1
     policy = OrderingPolicy(
         timestamp_by="ts",
         late_arrival_ns=draw(st.sampled_from([0, 5, 60])) * 10**9,
         out_of_order_ns=draw(st.sampled_from([0, 2, 10])) * 10**9,
         action=draw(st.sampled_from(list(Action))),
-        partition_by=True if several else draw(st.booleans()),
+        partition_by=draw(st.booleans()),
     )
     row_group = draw(st.integers(1, max(1, n)))
     return frame, row_group, declared, policy
@@ -64,7 +63,7 @@ def local(path: Path, policy: OrderingPolicy, declared: int | None) -> tuple[pl.
 
 
 @settings(
-    max_examples=5,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
