@@ -80,7 +80,8 @@ def main() -> None:
         if state:
             st.session_state[cache.WATCH_KEY] = state
             folder = str(Path(state) / "agg")
-        restored = cache.AGG_KEY in st.session_state or cache.restore_from_url()
+        startup = Path(folder) if folder else None
+        restored = cache.AGG_KEY in st.session_state or cache.restore_from_url(startup)
         if folder and not restored:
             cache.set_source(Path(folder), f"watching {state}" if state else folder)
         wanted = str(st.query_params.get(PAGE_PARAM, "")).lower()

@@ -60,11 +60,11 @@ def set_source(agg_dir: Path, label: str) -> None:
     st.query_params.update(loaded.url_params(agg_dir))
 
 
-def restore_from_url() -> bool:
+def restore_from_url(startup: Path | None = None) -> bool:
     """Load the folder the page's URL names (a reload, a shared link); False when it names
-    none that is there."""
+    none that is there, or names the ``startup`` folder (shown with its own label)."""
     found = loaded.from_url(st.query_params.to_dict())
-    if found is None:
+    if found is None or (startup is not None and found.path == startup):
         return False
     set_source(found.path, found.label)
     return True

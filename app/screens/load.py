@@ -113,30 +113,46 @@ def _file_key(upload: object) -> tuple:
     )
 
 
-def _capture_columns() -> tuple[tuple, tuple[str, ...], str]:
-    """The key, columns and name of the capture chosen (one uploaded file, or a file on this
-    machine), read from its head; empty when none is chosen."""
+def _chosen_capture() -> tuple[tuple, object | None]:
+    """The key of the capture chosen (one uploaded file, Capture files, or a path on this
+    machine) and the upload or path to read its columns from (``None``: none chosen)."""
     for key in ("uploads", "capture_folder"):
         files = st.session_state.get(key) or []
         avro = all(f.name.lower().endswith(".avro") for f in files)
         if files and (len(files) == 1 or avro):
-            f = files[0]
-            return _file_key(f), loadform.capture_columns(f.name, f.getvalue()), f.name
+            return _file_key(files[0]), files[0]
     path = str(st.session_state.get("capture_path") or "").strip()
     if path:
-        return ("path", path), loadform.path_columns(Path(path)), Path(path).name
-    return (), (), ""
+        return ("path", path), Path(path)
+    return (), None
 
 
-def _definition_values(columns: tuple[str, ...]) -> tuple[tuple, loadform.FormValues | None]:
-    """The key and field values of the job definition chosen (``None``: none, or it cannot
-    be read: the form says why)."""
+def _columns_of(chosen: object | None) -> tuple[tuple[str, ...], str]:
+    """The columns and name of the chosen capture, read from its head."""
+    if chosen is None:
+        return (), ""
+    if isinstance(chosen, Path):
+        return loadform.path_columns(chosen), chosen.name
+    name = str(getattr(chosen, "name", ""))
+    return loadform.capture_columns(name, chosen.getvalue()), name  # type: ignore[attr-defined]
+
+
+def _definition_key() -> tuple:
     definition = st.session_state.get("job_definition")
     if definition is None:
-        return (), None
+        return ()
+    input_name = str(st.session_state.get("job_input") or "").strip() or None
+    return (_file_key(definition), _file_key(st.session_state.get("job_params")), input_name)
+
+
+def _definition_values(columns: tuple[str, ...]) -> loadform.FormValues | None:
+    """The field values of the job definition chosen (``None``: none, or it cannot be read:
+    the form says why)."""
+    definition = st.session_state.get("job_definition")
+    if definition is None:
+        return None
     params = st.session_state.get("job_params")
     input_name = str(st.session_state.get("job_input") or "").strip() or None
-    key = (_file_key(definition), _file_key(params), input_name, columns)
     upload = (
         definition.name,
         definition.getvalue(),
@@ -149,12 +165,12 @@ def _definition_values(columns: tuple[str, ...]) -> tuple[tuple, loadform.FormVa
         # an expression as TIMESTAMP BY: the capture's event-time column stands in for it
         column = loadform.event_time_column(columns)
         if setting_of(exc) is not Setting.TIMESTAMP_BY or column is None:
-            return key, None
+            return None
         try:
             job = jobfix.read_uploaded(*upload, column)
         except OrderdocError:
-            return key, None
-    return key, loadform.from_policy(job.policy, f"job definition {definition.name}")
+            return None
+    return loadform.from_policy(job.policy, f"job definition {definition.name}")
 
 
 def _as_state(values: loadform.FormValues) -> dict[str, object]:
@@ -172,20 +188,21 @@ def _as_state(values: loadform.FormValues) -> dict[str, object]:
 def _fill_from_loaded() -> None:
     """Fill the capture settings fields from what was loaded (before they are drawn): the
     job definition's policy; else the capture's event-time column; else empty. A field the
-    user changed keeps the change until a job definition is loaded (whose policy is used)."""
-    capture_key, columns, capture_name = _capture_columns()
-    definition_key, from_definition = _definition_values(columns)
-    if from_definition is not None:
-        key: tuple = ("definition", definition_key)
-        values = from_definition
-    elif columns:
-        key = ("capture", capture_key)
-        values = loadform.from_columns(columns, f"capture {capture_name}")
-    else:
-        key, values = (), loadform.EMPTY
+    user changed keeps the change until a job definition is loaded (whose policy is used).
+    Nothing is read again while the same files stay chosen."""
+    capture_key, chosen = _chosen_capture()
+    key = (capture_key, _definition_key())
     last = st.session_state.get(FILLED)
     if last is not None and last[0] == key:
         return
+    columns, capture_name = _columns_of(chosen)
+    from_definition = _definition_values(columns)
+    if from_definition is not None:
+        values = from_definition
+    elif columns:
+        values = loadform.from_columns(columns, f"capture {capture_name}")
+    else:
+        values = loadform.EMPTY
     wanted = _as_state(values)
     before = {} if last is None else last[1]
     for name, value in wanted.items():

@@ -40,7 +40,7 @@ def render() -> None:
     st.caption(
         f"{plain(cache.job_words(*cache.key(agg)))} · "
         f"{plain(loaded.shown_path(agg.path, cache.label()))} · "
-        f"{k.time_from or '?'} → {k.time_to or '?'}"
+        f"records {k.time_range_text}"
     )
     top = st.columns(4)
     top[0].metric(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
@@ -67,10 +67,35 @@ class Kpis:
         unknown = sum(v for k, v in self.records_without_count.items() if k != IDLE_KIND)
         return _at_least(self.data_errors + unknown, unknown)
 
+    @property
+    def time_range_text(self) -> str:
+        """The log records' time range in words: ``2024-01-01 00:02:00 → 00:30:00 UTC`` (the
+        end's date only when it differs), ``?`` for an end that is unknown."""
+        start, end = _parse_time(self.time_from), _parse_time(self.time_to)
+        first = "?" if start is None else f"{start:%Y-%m-%d %H:%M:%S}"
+        if end is None:
+            last = "?"
+        elif start is not None and end.date() == start.date():
+            last = f"{end:%H:%M:%S}"
+        else:
+            last = f"{end:%Y-%m-%d %H:%M:%S}"
+        return f"{first} → {last} UTC"
+
     def events_text(self, kind: str) -> str:
         """Events of ``kind`` for display (``"at least N"`` as in :attr:`data_errors_text`)."""
         unknown = self.records_without_count.get(kind, 0)
         return _at_least(self.events_by_kind.get(kind, 0) + unknown, unknown)
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    """An ISO-8601 time of the summary (``...Z``) in UTC, ``None`` when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _at_least(events: int, unknown: int) -> str:

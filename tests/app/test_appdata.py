@@ -202,6 +202,15 @@ def test_the_worst_watermark_delay_says_its_minute_and_the_steady_state(agg_late
     assert overview.watermark_text(None, str).startswith("No metrics in this folder")
 
 
+def test_the_time_range_reads_as_words(agg_late):
+    k = overview.kpis(store.open_aggregate(agg_late))
+    assert k.time_from == "2024-01-01T00:02:00.174000Z"
+    assert k.time_range_text == "2024-01-01 00:02:00 → 00:30:00 UTC"
+    longer = overview.Kpis(0, 0, 0, time_from=k.time_from, time_to="2024-01-02T01:00:00Z")
+    assert longer.time_range_text == "2024-01-01 00:02:00 → 2024-01-02 01:00:00 UTC"
+    assert overview.Kpis(0, 0, 0).time_range_text == "? → ? UTC"
+
+
 def test_kpis_from_tables_equal_the_summary(agg_asa, tmp_path):
     with_summary = overview.kpis(store.open_aggregate(agg_asa))
     bare = tmp_path / "bare"

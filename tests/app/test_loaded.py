@@ -192,3 +192,25 @@ def test_a_new_session_on_the_pages_url_shows_the_loaded_work(open_app, tmp_path
     assert "Loaded: capture readings.csv" in [c.value for c in again.sidebar.caption]
     assert f"Job {USER_JOB}" in [c.value for c in again.sidebar.caption]
     assert again.session_state["agg_dir"] == str(workdir.base() / work)
+
+
+def test_a_folder_opened_from_disk_is_named_in_the_url_and_reopened(open_app, agg_asa):
+    at = open_app("Load")
+    at.text_input(key="agg_path").set_value(str(agg_asa)).run()
+    at.button(key="open_folder").click().run()
+    assert at.query_params["folder"] == str(agg_asa)
+    assert "work" not in at.query_params
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP
+
+    again = AppTest.from_file(str(APP), default_timeout=120)
+    again.query_params["folder"] = str(agg_asa)
+    again.query_params["page"] = "overview"
+    again.run()
+    assert not again.exception, [e.value for e in again.exception]
+    assert again.session_state["agg_dir"] == str(agg_asa)
+    # a folder the user opened is named by its path (it is theirs, not the app's)
+    assert again.caption[0].value.startswith("Jobs ")
+    assert str(agg_asa) in again.caption[0].value
