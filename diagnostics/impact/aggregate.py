@@ -160,12 +160,6 @@ class Placement:
     results: pl.LazyFrame
 
 
-def evaluate(frame: pl.LazyFrame, step: AggregateStep, time: str) -> Placement:
-    """The step over the events placed at ``time``."""
-    pairs = placed(frame, step, time)
-    return Placement(pairs, results(pairs, step))
-
-
 def value_columns(step: AggregateStep) -> Sequence[tuple[Aggregate, str]]:
     """The output aggregates and their working column names."""
     names = _value_names(step)

@@ -15,9 +15,18 @@ from enum import StrEnum
 import polars as pl
 
 from diagnostics.errors import InputError
-from diagnostics.impact.aggregate import APP, SYS, evaluate, key_names, prepare, value_columns
+from diagnostics.impact.aggregate import (
+    APP,
+    SYS,
+    Placement,
+    key_names,
+    placed,
+    prepare,
+    results,
+    value_columns,
+)
 from diagnostics.impact.emitted import emitted_at
-from diagnostics.impact.model import AggregateStep
+from diagnostics.impact.model import AggregateStep, WindowKind
 from diagnostics.impact.windows import END, ID
 from diagnostics.timestamps import UTC_NS
 
@@ -92,22 +101,49 @@ def _keys_text(step: AggregateStep) -> pl.Expr:
     return pl.concat_str(parts)
 
 
+_POLARS_ERRORS = (
+    pl.exceptions.ComputeError,
+    pl.exceptions.InvalidOperationError,
+    pl.exceptions.SchemaError,
+)
+
+
+def _cannot(step: AggregateStep, exc: Exception) -> InputError:
+    msg = f"query step {step.name}: cannot be evaluated on the capture ({str(exc).splitlines()[0]})"
+    return InputError(msg)
+
+
 def compare_step(
     outcomes: pl.DataFrame, step: AggregateStep, *, per_timeline: bool = False
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The step's windows compared (:data:`IMPACT_COLUMNS`) and its displaced
     (event, window) rows with their cause (``window_end``, ``keys``, ``cause``)."""
-    frame = prepare(outcomes, step).cache()
-    emitted = evaluate(frame, step, SYS)
-    on_time = evaluate(frame, step, APP)
     keys = key_names(step)
     on = [*keys, END]
     pair_cols = [ID, *on]
-    e_pairs = emitted.pairs.select(pair_cols)
-    o_pairs = on_time.pairs.select(pair_cols)
+    try:
+        frame = prepare(outcomes, step).collect()
+        # every (event, window) row of both sides, placed once and shared below
+        e_all, o_all = pl.collect_all(
+            [placed(frame.lazy(), step, SYS), placed(frame.lazy(), step, APP)]
+        )
+    except _POLARS_ERRORS as exc:
+        raise _cannot(step, exc) from exc
+    emitted = Placement(e_all.lazy(), results(e_all.lazy(), step))
+    on_time = Placement(o_all.lazy(), results(o_all.lazy(), step))
+    if step.window.kind in (WindowKind.TUMBLING, WindowKind.HOPPING):
+        # an event's windows depend on its own time only: those of an event at the same
+        # time on both sides are the same, so only the events the policy moved are compared
+        still = (pl.col(SYS) == pl.col(APP)).fill_null(False)
+        moved = frame.lazy().filter(~still)
+        e_pairs = placed(moved, step, SYS).select(pair_cols)
+        o_pairs = placed(moved, step, APP).select(pair_cols)
+    else:  # sliding and session windows depend on the other events too
+        e_pairs = emitted.pairs.select(pair_cols)
+        o_pairs = on_time.pairs.select(pair_cols)
     moved_in = e_pairs.join(o_pairs, on=[ID, END], how="anti")
     gone = o_pairs.join(e_pairs, on=[ID, END], how="anti")
-    flags = frame.select(
+    flags = frame.lazy().select(
         ID, "late", "early", "out_of_order", "dropped", "invalid_timestamp", "invalid_key"
     )
     gone = gone.join(flags.select(ID, "dropped"), on=ID, how="left")
@@ -195,24 +231,17 @@ def compare_step(
         .join(flags, on=ID, how="left")
         .select(*on, pl.col(ID).alias("event_id"), cause_expr().alias("cause"))
     )
+    moves_lf = displaced.with_columns(
+        pl.lit(step.name).alias("step"),
+        _keys_text(step).alias("keys"),
+        pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
+    ).select("step", "window_end", "keys", "event_id", "cause")
     try:
-        done = table.select(IMPACT_COLUMNS).sort(["window_end", "keys", "aggregate"]).collect()
-        moves = (
-            displaced.with_columns(
-                pl.lit(step.name).alias("step"),
-                _keys_text(step).alias("keys"),
-                pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
-            )
-            .select("step", "window_end", "keys", "event_id", "cause")
-            .collect()
+        done, moves = pl.collect_all(
+            [table.select(IMPACT_COLUMNS).sort(["window_end", "keys", "aggregate"]), moves_lf]
         )
-    except (
-        pl.exceptions.ComputeError,
-        pl.exceptions.InvalidOperationError,
-        pl.exceptions.SchemaError,
-    ) as exc:
-        msg = f"query step {step.name}: cannot be evaluated on the capture ({str(exc).splitlines()[0]})"
-        raise InputError(msg) from exc
+    except _POLARS_ERRORS as exc:
+        raise _cannot(step, exc) from exc
     return done, moves
 
 
@@ -237,8 +266,6 @@ def _presence(emitted: pl.LazyFrame, on_time: pl.LazyFrame, on: Sequence[str]) -
 
 def _start(step: AggregateStep) -> pl.Expr:
     """The window's start (null for a session window, which starts at its first event)."""
-    from diagnostics.impact.model import WindowKind
-
     if step.window.kind is WindowKind.SESSION:
         return pl.lit(None, dtype=UTC_NS)
     return (pl.col(END) - step.window.size).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
