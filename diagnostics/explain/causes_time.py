@@ -76,6 +76,9 @@ def historical_replay(evidence: Evidence) -> Finding | None:
     )
 
 
+#: How a capture's tolerance is sized when the finding sizes it on its own (the one
+#: recommendation replaces it, and this sentence, when it runs: diagnostics.explain.recommended).
+P999_SENTENCE = "The suggested tolerance is the observed lateness's p99.9 rounded up to a second. "
 #: From logs alone, the margin added to the largest example lateness (the records carry one
 #: example event each, so later events than the examples may have been counted).
 ESTIMATE_MARGIN = 0.25
@@ -128,7 +131,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "tolerance is a LateInputEvent: Adjust moves its System.Timestamp to arrival − "
             f"tolerance, Drop discards it ({EVENT_ORDERING}). "
             + (
-                "The suggested tolerance is the observed lateness's p99.9 rounded up to a second. "
+                P999_SENTENCE
                 if value is not None and stats.exact
                 else f"The suggested tolerance is an estimate: {estimate_words(stats.lateness.size)}. "
                 if value is not None

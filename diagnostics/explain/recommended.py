@@ -6,7 +6,7 @@ and the app show them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import polars as pl
@@ -14,11 +14,18 @@ import polars as pl
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain import snippets
+from diagnostics.explain.causes_time import P999_SENTENCE
 from diagnostics.explain.model import Cause, Finding, Recommended, Suggestion, SuggestionKind
 from diagnostics.whatif.choices import Proposed, clauses, close_lines, left_out, numbers_words
 from diagnostics.whatif.choices import setting_words as words
 from diagnostics.whatif.recommend import CURRENT, Recommendation, recommend
 
+#: What replaces a finding's own sizing of its tolerance in its explanation.
+ONE_ANSWER = (
+    "The suggested settings are the one recommendation for this capture (the recommended "
+    "setting above): the best the capture allows under the stated rule, the same setting "
+    "--write-fix, whatif and the app give. "
+)
 _SETTINGS = (
     SuggestionKind.LATE_ARRIVAL_TOLERANCE,
     SuggestionKind.OUT_OF_ORDER_TOLERANCE,
@@ -56,6 +63,11 @@ def _proposed(finding: Finding) -> Proposed:
     return Proposed(over=over, partition_by=pby)
 
 
+def _rounded(value: float | None) -> float | None:
+    """Seconds to the millisecond, as the fix's before/after shows them."""
+    return None if value is None else round(float(value), 3)
+
+
 def harmonise(
     findings: Sequence[Finding],
     rec: Recommendation,
@@ -69,7 +81,8 @@ def harmonise(
     ooo = int(row["out_of_order_s"])
     over = tuple(k for k in row["over"].split(",") if k)
     now = rec.table.filter(pl.col("tried_as") == CURRENT)
-    delay_now = now["delay_p95_s"][0] if now.height else None
+    delay_now = _rounded(now["delay_p95_s"][0]) if now.height else None
+    delay_fix = _rounded(row["delay_p95_s"])
     out = []
     for finding in findings:
         if finding.cause is Cause.HISTORICAL_REPLAY or not any(
@@ -96,12 +109,27 @@ def harmonise(
                 continue
             else:
                 suggestions.append(s)
-        impact = {k: v for k, v in finding.impact.items() if k != "fix_adds_output_delay_seconds"}
-        impact["fix_output_delay_p95_seconds"] = row["delay_p95_s"]
-        impact["output_delay_p95_now_seconds"] = delay_now
+        impact: dict[str, object] = {}
+        for k, v in finding.impact.items():  # the fix's measured delay where the guess was
+            if k == "fix_adds_output_delay_seconds":
+                impact["fix_output_delay_p95_seconds"] = delay_fix
+                impact["output_delay_p95_now_seconds"] = delay_now
+            else:
+                impact[k] = v
+        impact.setdefault("fix_output_delay_p95_seconds", delay_fix)
+        impact.setdefault("output_delay_p95_now_seconds", delay_now)
+        evidence = dict(finding.evidence)
+        lateness = evidence.get("lateness")
+        if isinstance(lateness, Mapping) and "share_covered_by_suggestion" in lateness:
+            # the finding's own p99.9 is no longer the suggestion: its share is not said
+            evidence["lateness"] = {
+                k: v for k, v in lateness.items() if k != "share_covered_by_suggestion"
+            }
         out.append(
             replace(
                 finding,
+                explanation=finding.explanation.replace(P999_SENTENCE, ONE_ANSWER),
+                evidence=evidence,
                 suggestions=tuple(suggestions),
                 left_out=tuple(why),
                 impact=impact,  # type: ignore[arg-type]
