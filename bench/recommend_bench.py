@@ -60,7 +60,9 @@ def main() -> None:
         out.append(run(path.parent.name, frame, policy, partitions=(0, 1, 2, 3)))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print("| capture | events | wall | CPU | settings measured | setting | adjusted + dropped | p95 |")
+    print(
+        "| capture | events | wall | CPU | settings measured | setting | adjusted + dropped | p95 |"
+    )
     print("|---|---:|---:|---:|---:|---|---:|---:|")
     for r in out:
         print(
