@@ -188,3 +188,25 @@ def test_sender_columns_are_found_by_their_names() -> None:
     )
     assert sender_columns(frame, ("PartitionId",)) == ["DeviceName", "device_id"]
     assert sender_columns(frame.drop("DeviceName", "device_id")) == []
+
+
+def test_whatif_searches_by_default_prints_its_grid_and_still_takes_a_users_grid(
+    tmp_path, capsys
+) -> None:
+    from diagnostics.cli import main as orderdoc
+
+    capture = SCENARIOS / "late_senders" / "capture.csv"
+    base = ["whatif", str(capture), "--timestamp-by", "event_time", "--partitions", "4",
+            "--no-png", "--no-verify"]  # fmt: skip
+    assert orderdoc([*base, "--out", str(tmp_path / "a")]) == 0
+    text = capsys.readouterr().out
+    rec = recommend(pl.read_csv(capture), POLICY, partitions=(0, 1, 2, 3))
+    grid = ",".join(f"{v}s" for v in rec.late_values_s)
+    assert f"late tolerances --late-arrival {grid}" in text
+    assert f"recommended: late {rec.row['late_arrival_s']:g}s, out-of-order " in text
+    assert orderdoc([*base, "--out", str(tmp_path / "b"), "--late-arrival", "0s,1m",
+                     "--out-of-order", "0s"]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert "searched:" not in text
+    table = pl.read_csv(tmp_path / "b" / "whatif.csv")
+    assert set(table["late_arrival_s"]) == {0.0, 5.0, 60.0}  # the job's own 5 s added
