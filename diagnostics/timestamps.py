@@ -1,9 +1,17 @@
 """Timestamps: every time in orderdoc is a timezone-aware UTC ``Datetime("ns", "UTC")``.
 
 Strings are ISO-8601 with ``Z`` or an offset (converted to UTC); a naive value means UTC.
+That is what ASA accepts for a datetime read from CSV or JSON, whatever the job's data
+locale: ``06/03/2024 08:00:01 AM`` is not a time there either (docs/schemas.md, "Times").
 Native datetime columns are converted (naive ones are taken as UTC). What cannot be parsed
 becomes null; callers decide whether a null is an input error (arrival time) or an event
 outcome (application time: ``InvalidInputTimeStamp``).
+
+Times before :data:`EARLIEST` or after :data:`LATEST` (a device clock at year 1 or 9999, an
+export error) are replayed at that bound, never wrapped around: nanoseconds since the epoch
+hold about 1677..2262, and the bounds keep any two times (and a tolerance added to one) less
+than 2^63 ns apart. An event that
+far off is late or early by centuries either way; :func:`clamped` finds such values.
 """
 
 from __future__ import annotations
@@ -11,8 +19,28 @@ from __future__ import annotations
 import datetime as dt
 
 import polars as pl
+from polars._typing import TimeUnit
 
 UTC_NS = pl.Datetime("ns", "UTC")
+
+#: The earliest and latest time a replay represents (ns since the epoch); see the module text.
+EARLIEST = int(dt.datetime(1900, 1, 1, tzinfo=dt.UTC).timestamp()) * 1_000_000_000
+LATEST = int(dt.datetime(2150, 1, 1, tzinfo=dt.UTC).timestamp()) * 1_000_000_000
+#: The bounds as a note says them.
+TIME_RANGE = "1900-01-01 .. 2150-01-01"
+
+
+def in_time_range(moment: dt.datetime) -> bool:
+    """Whether an aware datetime lies within :data:`EARLIEST` .. :data:`LATEST`."""
+    low = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
+    return low <= moment <= dt.datetime(2150, 1, 1, tzinfo=dt.UTC)
+
+
+#: What an error or a note says the accepted datetime strings are.
+ACCEPTED_FORMATS = (
+    "ISO 8601, e.g. 2024-06-03T08:00:01Z, 2024-06-03T08:00:01.5+02:00 or 2024-06-03 08:00:01 "
+    "(naive means UTC)"
+)
 
 _AWARE_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%d %H:%M:%S%.f%#z")
 _NAIVE_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d")
@@ -44,20 +72,44 @@ def to_utc(series: pl.Series) -> pl.Series:
     dtype = series.dtype
     if dtype == pl.Null:
         return pl.Series(name, [None] * len(series), dtype=UTC_NS)
-    if isinstance(dtype, pl.Datetime):
-        if dtype.time_zone is None:
-            return series.dt.replace_time_zone("UTC").dt.cast_time_unit("ns")
-        return series.dt.convert_time_zone("UTC").dt.cast_time_unit("ns")
-    if dtype == pl.Date:
-        return series.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    if isinstance(dtype, pl.Datetime) or dtype == pl.Date:
+        wide = series.cast(pl.Datetime("ms")) if dtype == pl.Date else series
+        if isinstance(wide.dtype, pl.Datetime) and wide.dtype.time_zone is not None:
+            wide = wide.dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+        unit: TimeUnit = wide.dtype.time_unit if isinstance(wide.dtype, pl.Datetime) else "us"
+        per = {"ns": 1, "us": 1_000, "ms": 1_000_000}[unit]
+        raw = wide.dt.epoch(unit).clip(EARLIEST // per, LATEST // per) * per
+        return raw.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias(name)
     if dtype != pl.String:
         return pl.Series(name, [None] * len(series), dtype=UTC_NS)
     stripped = series.str.strip_chars()
+    parsed = _parse(stripped, "ns")
+    # Nanoseconds wrap around outside 1677..2262: read again in microseconds and clamp.
+    wide = _parse(stripped, "us").dt.epoch("us")
+    low, high = EARLIEST // 1_000, LATEST // 1_000
+    parsed = (
+        pl.select(
+            pl.when(wide < low)
+            .then(pl.lit(EARLIEST))
+            .when(wide > high)
+            .then(pl.lit(LATEST))
+            .otherwise(parsed.dt.epoch("ns"))
+        )
+        .to_series()
+        .cast(pl.Datetime("ns"))
+        .dt.replace_time_zone("UTC")
+    )
+    return parsed.alias(name)
+
+
+def _parse(stripped: pl.Series, unit: TimeUnit) -> pl.Series:
+    """``stripped`` parsed as :func:`to_utc` says, in ``unit`` (nulls where unparsable)."""
+    name = stripped.name
     parsers = [
-        lambda s, f=fmt: s.str.to_datetime(f, time_unit="ns", time_zone="UTC", strict=False)
+        lambda s, f=fmt: s.str.to_datetime(f, time_unit=unit, time_zone="UTC", strict=False)
         for fmt in _AWARE_FORMATS
     ] + [
-        lambda s, f=fmt: s.str.to_datetime(f, time_unit="ns", strict=False).dt.replace_time_zone(
+        lambda s, f=fmt: s.str.to_datetime(f, time_unit=unit, strict=False).dt.replace_time_zone(
             "UTC"
         )
         for fmt in _NAIVE_FORMATS
@@ -72,8 +124,14 @@ def to_utc(series: pl.Series) -> pl.Series:
     if missing.any():
         rescued = [_fallback(v) for v in stripped.filter(missing).to_list()]
         values = pl.Series(name, rescued, dtype=pl.Datetime("us", "UTC"))
-        parsed = parsed.scatter(missing.arg_true(), values.dt.cast_time_unit("ns"))
+        parsed = parsed.scatter(missing.arg_true(), values.dt.cast_time_unit(unit))
     return parsed.alias(name)
+
+
+def clamped(series: pl.Series) -> pl.Series:
+    """Whether each value of a :func:`to_utc` result sits on a bound (was clamped there)."""
+    ns = series.dt.epoch("ns")
+    return ((ns == EARLIEST) | (ns == LATEST)).fill_null(False)
 
 
 def to_ns(series: pl.Series) -> pl.Series:

@@ -15,20 +15,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from diagnostics.cti.events import OUTPUT, CtiRecord
 from diagnostics.cti.policy import INFINITY
 from diagnostics.durations import MINUTE, SECOND
 from diagnostics.instrument.metrics import metrics_frame
+from diagnostics.minutes import minute_grid, minute_of
 from diagnostics.scalars import as_int
 
 
-def delay_per_minute(steps: Sequence[tuple[int, int]], close_ns: int) -> list[tuple[int, float]]:
+def delay_per_minute(
+    steps: Sequence[tuple[int, int]], close_ns: int, grid: np.ndarray | None = None
+) -> list[tuple[int, float]]:
     """``(minute start, max delay in s)`` for a CTI step function up to ``close_ns``.
 
     ``steps`` are ``(issued at τ, CTI)`` in issue order. On ``[τ_k, τ_k+1)`` the delay grows
     from ``τ_k − c_k``; its supremum within a minute is at the segment's or the minute's end.
+    ``grid`` (sorted minute starts, ``diagnostics.minutes.minute_grid``) limits the minutes
+    evaluated, so that a segment spanning years costs the grid minutes inside it.
     """
     best: dict[int, int] = {}
     for k, (begin, cti) in enumerate(steps):
@@ -41,11 +47,15 @@ def delay_per_minute(steps: Sequence[tuple[int, int]], close_ns: int) -> list[tu
             minute = begin // MINUTE * MINUTE
             best[minute] = max(best.get(minute, begin - cti), begin - cti)
             continue
-        minute = begin // MINUTE * MINUTE
-        while minute < end:
+        first = begin // MINUTE * MINUTE
+        if grid is None:
+            minutes: Sequence[int] = range(first, end, MINUTE)
+        else:
+            low, high = np.searchsorted(grid, [first, end])
+            minutes = grid[low:high].tolist()
+        for minute in minutes:
             value = min(end, minute + MINUTE) - cti
             best[minute] = max(best.get(minute, value), value)
-            minute += MINUTE
     return sorted((m, v / SECOND) for m, v in best.items())
 
 
@@ -66,7 +76,9 @@ def cti_metrics(
     events = pl.concat(frames)
     if events.is_empty():
         return None
-    close = as_int(events["arrival"].dt.epoch("ns").max())
+    arrival_ns = events["arrival"].dt.epoch("ns")
+    close = as_int(arrival_ns.max())
+    grid = minute_grid(minute_of(arrival_ns.to_numpy()))
     rows: list[tuple[int, int | None, float]] = []
     for stream, partition in [(OUTPUT, None), *((i, i) for i in range(len(outcomes)))]:
         steps = [
@@ -74,7 +86,7 @@ def cti_metrics(
             for r in ctis
             if r.stream == stream and r.processing_ns is not None
         ]
-        rows += [(m, partition, v) for m, v in delay_per_minute(steps, close)]
+        rows += [(m, partition, v) for m, v in delay_per_minute(steps, close, grid)]
     delay = pl.DataFrame(
         {
             "time": pl.Series([r[0] for r in rows], dtype=pl.Int64)

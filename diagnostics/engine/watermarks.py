@@ -19,7 +19,8 @@ partitions (τ minus the minimum watermark), whether or not the job uses PARTITI
 **Decision** (unlimited late tolerance): an unstarted timeline's watermark is −∞; its delay is
 reported as τ minus the replay's first arrival (how long the output has been held back),
 not as infinity. Processing time runs from the first to the last arrival of the capture
-unless ``until`` says otherwise.
+unless ``until`` says otherwise. Minutes are those of ``diagnostics.minutes.minute_grid``
+(minutes with arrivals and up to an hour after each): a longer idle gap is not sampled.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from diagnostics.durations import MINUTE
 from diagnostics.engine.policy import UNSTARTED_ESTIMATE_NS
 from diagnostics.engine.release import NEG
 from diagnostics.engine.replay import ReplayResult
+from diagnostics.minutes import minute_grid, minute_of
 from diagnostics.scalars import as_int
 
 _SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -64,6 +66,7 @@ def _timeline_delays(
     *,
     tau0: int,
     tau_end: int,
+    grid: np.ndarray,
     late: int | None,
     ooo: int,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -84,8 +87,7 @@ def _timeline_delays(
         m = np.where(idx >= 0, m_after[np.maximum(idx, 0)], NEG)
         return np.where(m > NEG, cap(times - m + ooo), unstarted(times))
 
-    first_minute = tau0 - tau0 % MINUTE
-    ends = np.arange(first_minute + MINUTE, tau_end + 1, MINUTE, dtype=np.int64)
+    ends = grid + MINUTE
     ends = ends[(ends > tau0) & (ends <= tau_end)]
     points = [ends - 1, np.array([tau_end], dtype=np.int64)]
     values = [at_times(ends, "left"), at_times(np.array([tau_end], dtype=np.int64), "right")]
@@ -121,6 +123,7 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
     arrivals = out["arrival"]
     tau0 = as_int(arrivals.dt.epoch("ns").min())
     tau_end = max(as_int(arrivals.dt.epoch("ns").max()), until or 0)
+    grid = minute_grid(np.r_[minute_of(arrivals.dt.epoch("ns").to_numpy()), minute_of(tau_end)])
     # Per partition, its accepted events in processing order (arrival, then input order);
     # one partition at a time (a filter per partition) keeps the peak memory low.
     columns = [
@@ -147,7 +150,7 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
         else:
             m_after = np.maximum.accumulate(mine_ts) if len(mine_ts) else mine_ts
         minutes, delays = _timeline_delays(
-            arr, m_after, tau0=tau0, tau_end=tau_end, late=late, ooo=ooo
+            arr, m_after, tau0=tau0, tau_end=tau_end, grid=grid, late=late, ooo=ooo
         )
         per_minute = pl.DataFrame({"m": minutes, "d": delays}).group_by("m").agg(pl.col("d").max())
         frames.append(per_minute.with_columns(pl.lit(p, dtype=pl.Int64).alias("partition_id")))

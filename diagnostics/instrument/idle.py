@@ -6,8 +6,12 @@ data), between consecutive arrivals of its own, and from its last arrival to the
 from ``s`` to ``e`` and notice interval ``I``, the k-th notice (k = 1, 2, ...) is emitted at
 ``s + k·I`` whenever ``e - s > k·I`` (strictly), and reports ``(k·I) // 1 min`` whole minutes.
 
+A gap gets at most :func:`notices_per_gap` notices, those of its first hour (or its first
+one when ``I`` is longer): a partition silent for centuries because one arrival is far off
+costs what an hour of silence does (``diagnostics.minutes``; each notice names the gap's end).
+
 Invariant: a partition gets at least one notice iff one of its gaps is strictly longer than
-``I``; it gets ``sum(ceil(gap / I) - 1)`` notices in all.
+``I``; it gets ``sum(min(ceil(gap / I) - 1, notices_per_gap(I)))`` notices in all.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from diagnostics.durations import MINUTE
+from diagnostics.minutes import GAP_FILL_MINUTES
 
 _SCHEMA = {
     "partition": pl.Int64,
@@ -122,6 +127,11 @@ def _sorted_gaps(arrival: np.ndarray, part: np.ndarray, longer_than: int | None)
     return inner_p, starts[keep], ends[keep], arr_sorted[heads], arr_sorted[tails]
 
 
+def notices_per_gap(interval_ns: int) -> int:
+    """The most notices one idle gap yields: those within its first hour, at least one."""
+    return max(1, GAP_FILL_MINUTES * MINUTE // interval_ns)
+
+
 def idle_notices(
     arrival_ns: np.ndarray,
     partition: np.ndarray,
@@ -138,7 +148,7 @@ def idle_notices(
     starts = gaps["start_ns"].to_numpy()
     ends = gaps["end_ns"].to_numpy()
     length = ends - starts
-    counts = np.maximum((length - 1) // interval_ns, 0)
+    counts = np.minimum(np.maximum((length - 1) // interval_ns, 0), notices_per_gap(interval_ns))
     total = int(counts.sum())
     if total == 0:
         return pl.DataFrame(schema=_SCHEMA)

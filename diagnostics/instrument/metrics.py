@@ -1,8 +1,9 @@
 """Per-minute job metrics under ASA's REST names, per partition and for the whole job.
 
-Minutes are minutes of processing time τ (an event's arrival). The grid is dense: every minute
-from the replay's first arrival to its last, for every partition (declared or present) and for
-the job (``partition_id`` null), with zero counts where nothing happened. Invariants: per minute,
+Minutes are minutes of processing time τ (an event's arrival). The grid holds every minute
+with data and up to an hour of idle minutes after each (``diagnostics.minutes``: a longer gap
+is not filled, so cost follows the data, not the time span), for every partition (declared or
+present) and for the job (``partition_id`` null), with zero counts where nothing happened. Invariants: per minute,
 the job row's counts are the sums of the partition rows'; ``InputEvents`` sums to the number
 of outcome rows; ``LateInputEvents``, ``EarlyInputEvents`` and ``DroppedOrAdjustedEvents`` sum
 to the rows flagged ``late``, ``early`` and ``out_of_order``.
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from diagnostics.durations import MINUTE
-from diagnostics.scalars import as_int
+from diagnostics.minutes import minute_grid
 
 COUNT_COLUMNS: tuple[str, ...] = (
     "InputEvents",
@@ -69,8 +70,9 @@ def metrics_frame(
     )
     counts = pl.concat([per_partition, per_job.select(per_partition.columns)])
 
-    first, last = as_int(per_partition["minute"].min()), as_int(per_partition["minute"].max())
-    minutes = pl.DataFrame({"minute": pl.int_range(first, last + 1, MINUTE, eager=True)})
+    minutes = pl.DataFrame(
+        {"minute": minute_grid(per_job["minute"].to_numpy())}, schema={"minute": pl.Int64}
+    )
     keys = sorted(set(per_partition["key"].unique().to_list()) | {int(p) for p in partitions or ()})
     grid = minutes.join(
         pl.DataFrame({"key": [_JOB_KEY, *keys]}, schema={"key": pl.Int64}), how="cross"

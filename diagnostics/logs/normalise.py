@@ -38,6 +38,10 @@ from diagnostics.logs import messages
 from diagnostics.logs.jobs import JobRef, job_ref
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, DataError, Quarantined, quarantine
 from diagnostics.logs.times import parse_log_time
+from diagnostics.timestamps import TIME_RANGE, in_time_range
+
+#: The times of a data-error record that place it (its example times only describe it).
+RECORD_TIMES = frozenset({"record_time", "from_time", "to_time"})
 
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
@@ -170,8 +174,16 @@ def _partition(value: object, field: str) -> int | None:
 def _storable(row: DataError) -> DataError:
     """Quarantine what no table can store instead of failing when the tables are written:
     text that is not valid UTF-8 (a lone surrogate from a JSON escape such as ``\\ud800``)
-    and numbers beyond a 64-bit integer (e.g. parsed from a message text)."""
+    and numbers beyond a 64-bit integer (e.g. parsed from a message text). A record time
+    before 1900 or after 2150 (a clock or an export error) is quarantined too: the tables and
+    the rules' windows would otherwise span centuries (``diagnostics.timestamps``)."""
     for name, value in zip(DATA_ERROR_COLUMNS, row, strict=True):
+        if name in RECORD_TIMES and isinstance(value, dt.datetime) and not in_time_range(value):
+            msg = (
+                f"{name}: {value.isoformat()} is outside {TIME_RANGE}, the times orderdoc "
+                "replays and aggregates (a clock or an export error?)"
+            )
+            raise _Reject(msg)
         if isinstance(value, str):
             try:
                 value.encode("utf-8")

@@ -40,6 +40,7 @@ from diagnostics.logs.normalise import _level as level_rule
 from diagnostics.logs.reader import Outcome, prepare, read_line, read_records
 from diagnostics.logs.records import PARSED_SCHEMA, DataError, Quarantined, to_arrow
 from diagnostics.logs.times import parse_log_time
+from diagnostics.timestamps import EARLIEST, LATEST
 
 _S = pa.string()
 #: ``properties`` of a resource-log data error as ASA writes it.
@@ -60,6 +61,9 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
+#: Record times outside this range (epoch microseconds) take the Python path, which
+#: quarantines them (``diagnostics.logs.normalise``).
+_LOW_US, _HIGH_US = EARLIEST // 1_000, LATEST // 1_000
 #: Positions of the time columns in a row (record, from, to, example application, arrival).
 _TIME_INDEXES = frozenset(i for i, f in enumerate(PARSED_SCHEMA) if pa.types.is_timestamp(f.type))
 
@@ -179,6 +183,8 @@ def _rows(rows: Iterator[tuple], name: str, lines: list[bytes]) -> Iterator[tupl
             or record_time is None
             or from_time is None
             or to_time is None
+            or min(record_time, from_time, to_time) < _LOW_US
+            or max(record_time, from_time, to_time) > _HIGH_US
         ):
             yield from read_line(lines[number - 1], name, number)
             continue

@@ -19,9 +19,11 @@ MINUTE = 60 * SECOND
 
 def brute_force(arrival, partition, interval, declared=()):
     """Walk processing time in 1 s steps and emit a notice whenever a partition has been idle
-    for a whole multiple of the interval (times here are whole seconds); processing time
-    stops at the last arrival, which ends every gap."""
+    for a whole multiple of the interval (times here are whole seconds), the first hour's
+    worth of them per gap at most; processing time stops at the last arrival, which ends
+    every gap."""
     start, end = min(arrival), max(arrival)
+    per_gap = max(1, 60 * MINUTE // interval)
     notices = []
     for part in sorted(set(partition) | set(declared)):
         own = sorted(a for a, p in zip(arrival, partition, strict=True) if p == part)
@@ -31,7 +33,7 @@ def brute_force(arrival, partition, interval, declared=()):
                 last = tau
                 continue
             idle = tau - last
-            if idle > 0 and idle % interval == 0:
+            if idle > 0 and idle % interval == 0 and idle // interval <= per_gap:
                 notices.append((tau, part, idle // MINUTE))
     return sorted(notices)
 

@@ -1,0 +1,86 @@
+"""Arrival times far outside the rest of a capture: reported, kept, never densified.
+
+Rule (docs/schemas.md, "Minutes with data"): the capture's arrivals, sorted, split wherever
+two consecutive ones are more than :data:`FAR_GAP_NS` apart; the run holding the most events
+is the rest, and every arrival outside it is far off. A far-off arrival is kept and replayed
+where it falls (ASA would process it there too); the per-minute tables do not fill the gap
+(``diagnostics.minutes``), so it costs what one event costs. An arrival before 1900 or after
+2150 is replayed at that bound (``diagnostics.timestamps``), which the note says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from diagnostics.durations import DAY
+from diagnostics.timestamps import EARLIEST, LATEST, clamped, iso
+
+#: Arrivals further apart than this split the capture into runs.
+FAR_GAP_NS = DAY
+#: At most this many far-off arrivals are named one by one; the rest are counted.
+SHOWN = 5
+
+
+def _day(ns: int) -> str:
+    """``2150-01-01``: the date of ``ns``."""
+    return str(iso(ns))[:10]
+
+
+def _second(ns: int) -> str:
+    """``2024-01-01T00:04:55Z``: ``ns`` to the second."""
+    return f"{str(iso(ns))[:19]}Z"
+
+
+def _years_or_days(ns: int) -> str:
+    days = ns // DAY
+    if days >= 730:
+        return f"{days // 365:,} years"
+    return f"{days:,} days" if days != 1 else "1 day"
+
+
+def far_off_notes(raw: pl.Series, arrival: pl.Series, column: str) -> tuple[str, ...]:
+    """One line per far-off arrival (``SHOWN`` at most, then a count): the row, the value as
+    written, and that it was kept (and where a clamped one was replayed). ``arrival`` is
+    ``raw`` parsed by :func:`diagnostics.timestamps.to_utc`; unparsable values are skipped."""
+    ns = arrival.dt.epoch("ns")
+    valid = ns.is_not_null().to_numpy()
+    rows = np.flatnonzero(valid)
+    values = ns.drop_nulls().to_numpy().astype(np.int64)
+    if values.size == 0:
+        return ()
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    breaks = np.flatnonzero(np.diff(ordered) > FAR_GAP_NS) + 1
+    starts = np.r_[0, breaks]
+    ends = np.r_[breaks, ordered.size]
+    main = int(np.argmax(ends - starts))
+    low, high = int(ordered[starts[main]]), int(ordered[ends[main] - 1])
+    far = (values < low) | (values > high)
+    on_bound = clamped(arrival).to_numpy()[valid]
+    picked = np.flatnonzero(far | on_bound)
+    if picked.size == 0:
+        return ()
+    picked = picked[np.argsort(rows[picked], kind="stable")]
+    lines = []
+    for i in picked[:SHOWN]:
+        row, value, written = int(rows[i]) + 1, int(values[i]), raw[int(rows[i])]
+        head = f"arrival column '{column}', row {row}: '{written}'"
+        if on_bound[i]:
+            bound = f"before {_day(EARLIEST)}" if value == EARLIEST else f"after {_day(LATEST)}"
+            lines.append(
+                f"{head} is {bound}, beyond the times a replay holds; kept, replayed as "
+                f"arriving at {_second(value)} (far off either way: the per-minute tables skip the gap)"
+            )
+            continue
+        side = "before" if value < low else "after"
+        distance = low - value if value < low else value - high
+        lines.append(
+            f"{head} is {_years_or_days(distance)} {side} the other arrivals "
+            f"({_second(low)} .. {_second(high)}); kept and replayed where it falls "
+            "(a device clock or an export error?); the per-minute tables skip the gap"
+        )
+    if picked.size > SHOWN:
+        rest = picked.size - SHOWN
+        lines.append(f"arrival column '{column}': {rest:,} more far-off arrivals, kept likewise")
+    return tuple(lines)
