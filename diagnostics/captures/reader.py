@@ -28,6 +28,8 @@ from diagnostics.captures.detect import (
     nested,
     with_nested,
 )
+from diagnostics.captures.far_off import far_off_notes
+from diagnostics.captures.matching import AmbiguousColumn, did_you_mean, match_column
 from diagnostics.captures.names import Rename, rename_taken, renamed
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files, uploaded_files
 from diagnostics.captures.storable import storable
@@ -35,6 +37,7 @@ from diagnostics.captures.tables import read_table, table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
+from diagnostics.timestamps import to_utc
 from diagnostics.words import noun
 
 
@@ -52,27 +55,51 @@ class Capture:
     notes: tuple[str, ...] = ()
     #: events in the capture when :attr:`events` holds only its schema (read elsewhere)
     height: int | None = None
+    #: what the user should look at: far-off arrival times (``far_off``)
+    warnings: tuple[str, ...] = ()
 
     def column(self, name: str) -> str:
         """The name input column ``name`` has in :attr:`events` (renamed or not)."""
         return renamed(name, self.renames)
 
-    def apply(self, policy: OrderingPolicy) -> tuple[pl.DataFrame, OrderingPolicy]:
+    def apply(
+        self, policy: OrderingPolicy, *, named_by: str | None = None
+    ) -> tuple[pl.DataFrame, OrderingPolicy]:
         """``policy`` naming columns as :attr:`events` does, and the events with a column for
-        each dotted name it uses that is a nested field (``TIMESTAMP BY body.time``). A
-        column it names that the capture lacks is a :class:`SettingError` listing the
-        capture's columns."""
-        ts = None if policy.timestamp_by is None else self.column(policy.timestamp_by)
-        over = tuple(self.column(c) for c in policy.over)
+        each dotted name it uses that is a nested field (``TIMESTAMP BY body.time``). Names
+        match regardless of case, as in ASA (``diagnostics.captures.matching``). A column it
+        names that the capture lacks is a :class:`SettingError` listing the capture's columns
+        and the closest one; ``named_by`` (the job definition the query came from, e.g.
+        ``job X (arm-template F), input Y``) names the query instead of a setting."""
+        ts = None if policy.timestamp_by is None else self.resolve(policy.timestamp_by)
+        over = tuple(self.resolve(c) for c in policy.over)
         events = with_nested(self.events, [ts, *over])
         named = [(policy.timestamp_by, ts, Setting.TIMESTAMP_BY)]
         named += [(given, c, Setting.OVER) for given, c in zip(policy.over, over, strict=True)]
         for given, column, setting in named:
-            if column is not None and column not in events.columns:
+            if given is not None and column is not None and column not in events.columns:
                 what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
-                msg = f"{self.source}: {what} '{given}' is missing ({column_listing(self.events)})"
+                listing = column_listing(self.events)
+                hint = did_you_mean(given, self.events.columns)
+                if named_by is not None:
+                    msg = (
+                        f"{self.source}: {what} '{given}' of the query of {named_by} is missing "
+                        f"({listing}){hint}"
+                    )
+                    raise InputError(msg)
+                msg = f"{self.source}: {what} '{given}' is missing ({listing}){hint}"
                 raise SettingError(msg, setting)
         return events, dataclasses.replace(policy, timestamp_by=ts, over=over)
+
+    def resolve(self, given: str) -> str:
+        """The column ``given`` names: renamed, else matched regardless of case."""
+        name = self.column(given)
+        try:
+            found = match_column(name, self.events.columns)
+        except AmbiguousColumn as exc:
+            msg = f"{self.source}: {exc}"
+            raise InputError(msg) from exc
+        return found or name
 
     def to_dict(self) -> dict[str, Any]:
         """What was read and how, for JSON summaries."""
@@ -82,6 +109,7 @@ class Capture:
             "columns": {c.setting.name.lower(): c.to_dict() for c in self.choices},
             "renamed": [r.to_dict() for r in self.renames],
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
 
     def describe(self) -> list[str]:
@@ -91,6 +119,7 @@ class Capture:
         lines += [f"  {c.describe()}" for c in self.choices]
         lines += [f"  renamed {r.describe()}" for r in self.renames]
         lines += [f"  {note}" for note in self.notes]
+        lines += [f"  warning: {line}" for line in self.warnings]
         return lines
 
 
@@ -127,7 +156,13 @@ def _finish(
     frame = with_nested(frame, [chose_arrival.column])
     columns = EventColumns(arrival=chose_arrival.column, partition=chose_partition.column)
     choices = (chose_arrival, chose_partition)
-    return Capture(frame, columns, source, kind, renames, choices, (*notes, *stored))
+    far: tuple[str, ...] = ()
+    if chose_arrival.column in frame.columns:
+        raw = frame[chose_arrival.column]
+        far = far_off_notes(raw, to_utc(raw), chose_arrival.column)
+    return Capture(
+        frame, columns, source, kind, renames, choices, (*notes, *stored), warnings=far
+    )
 
 
 def table_capture(

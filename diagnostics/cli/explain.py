@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     capture = capture_from_args(args) if args.events else None
     events = None
     if capture is not None and policy is not None:
-        events, policy = capture.apply(policy)
+        events, policy = capture.apply(policy, named_by=resolved.named_by)
     partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     try:
         report = explain(

@@ -44,6 +44,13 @@ class Resolved:
     overridden: tuple[str, ...]
     partitions: int | None
 
+    @property
+    def named_by(self) -> str | None:
+        """The job definition whose query names the columns (``None``: the flags do)."""
+        if self.job is None or {"--timestamp-by", "--over"} & set(self.overridden):
+            return None
+        return self.job.describe_source()
+
     def describe(self) -> str:
         """The policy in one line, saying where it came from."""
         if self.job is None:

@@ -27,6 +27,16 @@ def late_arg(text: str) -> int | None:
     return duration_arg(text)
 
 
+def action_arg(text: str) -> str:
+    """``adjust`` or ``drop``, in any case (ARM templates write ``Adjust``/``Drop``)."""
+    folded = text.strip().casefold()
+    for action in Action:
+        if action.value == folded:
+            return action.value
+    msg = f"'{text}' is not an action: adjust or drop (ARM's Adjust and Drop too)"
+    raise argparse.ArgumentTypeError(msg)
+
+
 def columns_arg(text: str) -> tuple[str, ...]:
     """argparse ``type`` for ``COL[,COL]``."""
     names = tuple(part.strip() for part in text.split(",") if part.strip())
@@ -119,7 +129,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False
         )
     parser.add_argument(
         "--action",
-        choices=[a.value for a in Action],
+        type=action_arg,
+        metavar="{adjust,drop}",
         default=argparse.SUPPRESS,
         help="what happens to events outside the tolerances; default adjust (or the --job-definition's)",
     )

@@ -110,7 +110,7 @@ def run_replay(
     """Read the capture and replay it as the flags (and ``--job-definition``) say."""
     resolved = resolved or resolve_policy(args)
     capture = capture or capture_from_args(args)
-    events, policy = capture.apply(resolved.policy)
+    events, policy = capture.apply(resolved.policy, named_by=resolved.named_by)
     partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     progress = ProgressLine("replay")
     try:

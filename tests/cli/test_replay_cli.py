@@ -93,7 +93,7 @@ def test_declared_partition_that_never_sent_data_delays_release(tmp_path, capsys
         ),
         (["--timestamp-by", "nope"], "TIMESTAMP BY column 'nope' is missing"),
         (["--partitions", "1"], "partition 1 is not among the declared partitions 0..0"),
-        (["--action", "ignore"], "argument --action: invalid choice"),
+        (["--action", "ignore"], "argument --action: 'ignore' is not an action: adjust or drop"),
     ],
 )
 def test_bad_flags_give_one_line_and_exit_2(tmp_path, capsys, extra, needle):
