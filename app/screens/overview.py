@@ -42,6 +42,8 @@ def render() -> None:
         f"{plain(loaded.shown_path(agg.path, cache.label()))} · "
         f"records {k.time_range_text}"
     )
+    for line in k.warnings:
+        st.warning(line)
     top = st.columns(4)
     top[0].metric(
         "Events with data errors",

@@ -210,9 +210,14 @@ def build_from_capture(
     out: Path,
     progress: Progress = _quiet,
     partitions: Sequence[int] | None = None,
+    warnings: Sequence[str] = (),
 ) -> Path:
-    """Replay ``events``, instrument the replay and aggregate its diagnostics into ``out``."""
+    """Replay ``events``, instrument the replay and aggregate its diagnostics into ``out``.
+    ``warnings`` (the reader's, e.g. far-off arrivals) and the replay's own (most events
+    without a valid application time) go to ``summary.json`` as ``capture_warnings``, which
+    the Overview shows."""
     from diagnostics.engine.replay import replay
+    from diagnostics.engine.summary import invalid_time_warning
     from diagnostics.engine.watermarks import watermark_delay_per_minute
     from diagnostics.instrument import (
         InstrumentOptions,
@@ -239,6 +244,7 @@ def build_from_capture(
         result = replay(
             events, policy, partitions=partitions, columns=settings.columns, progress=step
         )
+        invalid = invalid_time_warning(result)
         progress(0.65, "computing the watermark delay per minute")
         delay = watermark_delay_per_minute(result)
         progress(0.75, "writing ASA diagnostics records and metrics")
@@ -259,7 +265,9 @@ def build_from_capture(
     (cap / SOURCE_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     progress(0.85, "aggregating the diagnostics")
     tables = aggregate_files([cap / "diagnostics.jsonl"], [cap / "metrics.parquet"])
-    write_tables(tables, out, {"files_read": 2, "capture_events": events.height})
+    said = [*warnings, *([] if invalid is None else [invalid])]
+    extra = {"files_read": 2, "capture_events": events.height, "capture_warnings": said}
+    write_tables(tables, out, extra)
     progress(1.0, "done")
     return out
 

@@ -117,10 +117,10 @@ def build_from_reader(
     resolved = replace(settings, policy=policy, columns=capture.columns)
     said = [c.describe() for c in capture.choices]
     said += [f"renamed {r.describe()}" for r in capture.renames]
-    said += list(capture.notes)
+    said += [*capture.notes, *capture.warnings]
     progress(0.01, f"read {capture.source}: " + "; ".join(said))
     try:
-        return build_from_capture(events, resolved, out, progress, partitions)
+        return build_from_capture(events, resolved, out, progress, partitions, capture.warnings)
     except (OSError, pl.exceptions.PolarsError) as exc:
         _remove_partial(out)
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -52,6 +52,9 @@ class Kpis:
     #: with a capture, the events with a data error, each once (an event both late and out
     #: of order is in two kinds' counts); ``None`` from logs alone
     distinct_data_errors: int | None = None
+    #: one line each: what a replayed capture's reader or replay says to look at (far-off
+    #: arrival times, most application times invalid with an example and the accepted forms)
+    warnings: tuple[str, ...] = ()
 
     @property
     def data_errors(self) -> int:
@@ -227,6 +230,7 @@ def kpis(agg: Aggregate) -> Kpis:
             str(k): int(v) for k, v in (summary.get("records_without_count") or {}).items()
         },
         distinct_data_errors=_distinct_errors(agg),
+        warnings=tuple(str(w) for w in summary.get("capture_warnings") or ()),
     )
 
 

@@ -9,7 +9,7 @@ import polars as pl
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError, Setting
-from diagnostics.timestamps import to_utc
+from diagnostics.timestamps import ACCEPTED_FORMATS, to_utc
 
 
 class BatchReader:
@@ -53,7 +53,10 @@ class BatchReader:
             i = int(bad.arg_true()[0])
             value = batch[cols.arrival][i] if cols.arrival in batch.columns else None
             row = self.row_of(batch, i, first_id)
-            msg = f"arrival column '{cols.arrival}', {row}: '{value}' is not a timestamp"
+            msg = (
+                f"arrival column '{cols.arrival}', {row}: '{value}' is not a timestamp "
+                f"(expected {ACCEPTED_FORMATS})"
+            )
             raise InputError(msg)
         work = pl.DataFrame({"__arr": arrival.dt.epoch("ns")})
         return work.with_columns(

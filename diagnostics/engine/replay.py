@@ -21,7 +21,7 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.release import NEG
 from diagnostics.errors import InputError, Setting
 from diagnostics.scalars import as_int
-from diagnostics.timestamps import to_utc
+from diagnostics.timestamps import ACCEPTED_FORMATS, to_utc
 
 Progress = Callable[[int, int], None]
 
@@ -90,7 +90,11 @@ def arrival_times(events: pl.DataFrame, columns: EventColumns, first_row: int = 
     if bad.any():
         i = int(bad.arg_true()[0])
         value = events[columns.arrival][i]
-        msg = f"arrival column '{columns.arrival}', row {first_row + i + 1}: '{value}' is not a timestamp"
+        what = "is empty" if value is None else f"'{value}' is not a timestamp"
+        msg = (
+            f"arrival column '{columns.arrival}', row {first_row + i + 1}: {what} "
+            f"(expected {ACCEPTED_FORMATS})"
+        )
         raise InputError(msg)
     return arrival
 

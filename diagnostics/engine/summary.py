@@ -12,6 +12,7 @@ from diagnostics.durations import format_duration
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult
 from diagnostics.scalars import as_datetime, as_int
+from diagnostics.timestamps import ACCEPTED_FORMATS
 from diagnostics.words import noun
 
 _PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))
@@ -65,8 +66,10 @@ def summary_of(
     delays: dict[str, float | None],
     arrival_from: str | None,
     arrival_to: str | None,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The summary from its parts (the local replay's and the Spark replay's)."""
+    """The summary from its parts (the local replay's and the Spark replay's); ``warnings``:
+    lines the user should read (most application times invalid)."""
     return {
         "policy": policy.describe(),
         "late_arrival": format_duration(policy.late_arrival_ns),
@@ -78,6 +81,7 @@ def summary_of(
         "output_delay_seconds": delays,
         "arrival_from": arrival_from,
         "arrival_to": arrival_to,
+        "warnings": list(warnings),
     }
 
 
@@ -102,6 +106,7 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
     ranks = percentile_ranks(len(delay))
     picked = np.partition(delay, ranks)[ranks].tolist() if ranks else []
     arrival = out["arrival"]
+    warning = invalid_time_warning(result)
     return summary_of(
         result.policy,
         result.partitions,
@@ -110,6 +115,31 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         delays=delay_seconds(picked),
         arrival_from=None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         arrival_to=None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
+        warnings=[] if warning is None else [warning],
+    )
+
+
+def invalid_time_warning(result: ReplayResult) -> str | None:
+    """One line when most events have an invalid application time (a format ASA does not
+    read, e.g. ``06/03/2024 08:00:01 AM``): how many, an example value, the accepted forms.
+    ``None`` otherwise (a few invalid times are data, counted as ``InvalidInputTimeStamp``)."""
+    out, column = result.outcomes, result.policy.timestamp_by
+    if column is None or out.is_empty():
+        return None
+    invalid = out.get_column("invalid_timestamp").fill_null(False)
+    bad, total = int(invalid.sum()), out.height
+    if bad * 2 <= total:
+        return None
+    values = out.get_column(column).filter(invalid) if column in out.columns else None
+    present = None if values is None else values.drop_nulls()
+    if present is None or present.is_empty():
+        example = "empty values"
+    else:
+        example = f"values such as '{str(present[0])[:60]}'"
+    return (
+        f"{bad:,} of {total:,} {noun(total, 'event')} have no valid application time: TIMESTAMP "
+        f"BY {column} holds {example}, not a time ASA reads (InvalidInputTimeStamp: dropped); "
+        f"accepted: {ACCEPTED_FORMATS}"
     )
 
 
@@ -148,6 +178,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"missing key {c['dropped_invalid_key']:,})",
         f"  never released          {c['never_released']:>12,}  {_pct(c['never_released'], n):>8}",
     ]
+    lines += [f"warning     {w}" for w in summary.get("warnings", [])]
     if d["max"] is not None:
         lines.append(
             "output delay (release - arrival): "
