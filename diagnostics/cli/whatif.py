@@ -55,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         conflict_handler="resolve",
     )
     parser.add_argument("events", metavar="CAPTURE", help="the event capture")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for whatif.*")
+    parser.add_argument(
+        "--out", metavar="DIR", help="folder for whatif.csv/.html/.png (absent: print only)"
+    )
     add_column_arguments(parser)
     add_policy_arguments(parser, sweep=True)
     parser.add_argument(
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     if not timestamp_by:
         msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg)
-    out = out_folder(args.out)
+    out = out_folder(args.out) if args.out else None
     capture = capture_from_args(args)
     over_sets = list(args.over_values)
     partitions = args.partitions
@@ -185,9 +187,11 @@ def run(args: argparse.Namespace) -> int:
     declared = declared_partitions(partitions) if partitions else None
     searched = args.late_values is None and args.ooo_values is None
     every_key = tuple(dict.fromkeys(c for over in [*over_sets, job.over] for c in over))
-    events, base = capture.apply(replace(job, over=every_key))
-    base = replace(base, over=tuple(capture.column(c) for c in job.over))
-    over_values = [tuple(capture.column(c) for c in over) for over in over_sets]
+    events, base = capture.apply(
+        replace(job, over=every_key), named_by=resolved.named_by if resolved else None
+    )
+    base = replace(base, over=tuple(capture.resolve(c) for c in job.over))
+    over_values = [tuple(capture.resolve(c) for c in over) for over in over_sets]
     from diagnostics.cli.impact_args import results_query
 
     results = results_query(args, resolved)
@@ -202,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         msg = f"{args.events}: {exc}"
         raise InputError(msg) from exc
-    written = write_outputs(result, out, png=not args.no_png)
+    written = write_outputs(result, out, png=not args.no_png) if out is not None else {}
     check = None
     if not args.no_verify:
         from diagnostics.whatif.verify import verify_recommended
