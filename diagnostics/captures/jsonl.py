@@ -104,12 +104,54 @@ def _check_repeated_keys(frame: pl.DataFrame, data: bytes, name: str) -> None:
             continue  # polars read it: a line this split cut differently, not a repeated key
 
 
+def _array_as_lines(data: bytes, name: str) -> bytes:
+    """A JSON array of event objects (ASA's blob output with format "array", pretty-printed
+    or on one line) as JSON Lines; an :class:`InputError` names file, line and column."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        msg = f"{name}, line {line}: invalid UTF-8 at byte {exc.start}"
+        raise InputError(msg) from exc
+    try:
+        events = json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKeyError as exc:
+        msg = (
+            f"{name}: key '{exc.key}' appears twice in one JSON object (keep one: the table "
+            "would hold only one of its values)"
+        )
+        raise InputError(msg) from exc
+    except json.JSONDecodeError as exc:
+        msg = f"{name}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+        raise InputError(msg) from exc
+    except RecursionError as exc:
+        msg = f"{name}: JSON nested too deeply"
+        raise InputError(msg) from exc
+    if not isinstance(events, list):
+        msg = f"{name}: a JSON array of event objects was expected"
+        raise InputError(msg)
+    for index, event in enumerate(events, start=1):
+        if not isinstance(event, dict):
+            msg = (
+                f"{name}: element {index} of the JSON array is {type(event).__name__}, not an "
+                "event object"
+            )
+            raise InputError(msg)
+    if not events:
+        msg = f"{name}: the JSON array holds no events"
+        raise InputError(msg)
+    return "\n".join(json.dumps(e, ensure_ascii=False) for e in events).encode()
+
+
 def read_jsonl(data: bytes, name: str) -> pl.DataFrame:
-    """The events of a JSON Lines capture; an :class:`InputError` names file and line."""
+    """The events of a JSON Lines capture, or of one JSON array of events; an
+    :class:`InputError` names file and line."""
     data = data.removeprefix(_BOM)
     if not data.strip():
         msg = f"{name}: the file is empty (JSON Lines: one event object a line)"
         raise InputError(msg)
+    if data.lstrip()[:1] == b"[":
+        data = _array_as_lines(data, name)
     try:
         frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
     except pl.exceptions.PolarsError as exc:

@@ -28,6 +28,7 @@ from diagnostics.captures.detect import (
     nested,
     with_nested,
 )
+from diagnostics.captures.dialect import CsvOptions
 from diagnostics.captures.far_off import far_off_notes
 from diagnostics.captures.matching import AmbiguousColumn, did_you_mean, match_column
 from diagnostics.captures.names import Rename, rename_taken, renamed
@@ -259,6 +260,7 @@ def read_capture(
     partition: str | None = None,
     path_format: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    csv_options: CsvOptions | None = None,
 ) -> Capture:
     """Read a capture file (CSV, JSON Lines, Parquet, ``.gz``; ``.avro``) or a folder of
     Event Hubs Capture files. ``arrival``/``partition`` name the columns (``None``: detect).
@@ -271,7 +273,7 @@ def read_capture(
     if not path.is_file():
         msg = f"{path}: no such file or folder"
         raise InputError(msg)
-    frame, renames = read_table(path, str(path))
+    frame, renames = read_table(path, str(path), csv_options)
     return _finish(
         frame,
         source=str(path),

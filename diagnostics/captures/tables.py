@@ -1,4 +1,5 @@
-"""Tables of events: CSV (or TSV), JSON Lines and Parquet, chosen by extension, ``.gz``
+"""Tables of events: CSV (or TSV; ``,``, ``;`` or tab detected), JSON Lines (or one JSON
+array), and Parquet, chosen by extension, ``.gz``
 accepted, from a file or from uploaded bytes. CSV header cells that are empty or repeated
 are named before polars reads the file (see :mod:`diagnostics.captures.names`), as is an
 empty JSON key or Parquet column name; a UTF-8 byte order mark is skipped."""
@@ -12,6 +13,12 @@ from pathlib import Path
 
 import polars as pl
 
+from diagnostics.captures.dialect import (
+    CsvOptions,
+    detect_separator,
+    locate_problem,
+    with_decimal_commas,
+)
 from diagnostics.captures.jsonl import read_jsonl
 from diagnostics.captures.names import Rename, rename_empty, unique_header
 from diagnostics.errors import InputError
@@ -81,11 +88,18 @@ def _named(data: bytes, sep: str) -> tuple[bytes, list[str] | None, tuple[Rename
     return plain + data[end + 1 :], names, renames
 
 
-def _read_csv(data: bytes, name: str, sep: str) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+def _read_csv(
+    data: bytes, name: str, sep: str | None, options: CsvOptions
+) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
     data = data.removeprefix(_BOM)
     if not data.strip():
         msg = f"{name}: the file is empty (a CSV capture starts with a header line)"
         raise InputError(msg)
+    if sep is None:
+        end = _header_end(data)
+        head = data[: end if end is not None else 1 << 16].decode("utf-8", errors="replace")
+        sep = detect_separator(head)
+    original = data
     data, names, renames = _named(data, sep)
     try:
         frame = pl.read_csv(io.BytesIO(data), separator=sep, infer_schema_length=10_000)
@@ -93,19 +107,21 @@ def _read_csv(data: bytes, name: str, sep: str) -> tuple[pl.DataFrame, tuple[Ren
         try:
             frame = pl.read_csv(io.BytesIO(data), separator=sep, infer_schema=False)
         except pl.exceptions.PolarsError as exc:
-            msg = f"{name}: not a readable CSV file: {str(exc).splitlines()[0]}"
-            raise InputError(msg) from exc
+            raise InputError(locate_problem(original, sep, name)) from exc
     if names is not None:
         if frame.width != len(names):
-            msg = f"{name}: the header has {len(names)} cells but the rows {frame.width}"
-            raise InputError(msg)
+            raise InputError(locate_problem(original, sep, name))
         frame.columns = names
-    return frame, renames
+    return with_decimal_commas(frame, sep, options), renames
 
 
-def read_table(source: Path | bytes, name: str) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
-    """A CSV, JSON Lines or Parquet capture (file or bytes) and the header renames; an
-    :class:`InputError` names the file (and the line of bad JSON)."""
+def read_table(
+    source: Path | bytes, name: str, options: CsvOptions | None = None
+) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+    """A CSV, JSON Lines (or JSON array) or Parquet capture (file or bytes) and the header
+    renames; an :class:`InputError` names the file (and the line, and column). ``options``:
+    how a CSV is read (``diagnostics.captures.dialect``; default: detected)."""
+    options = options or CsvOptions()
     kind, gz = table_kind(name)
     try:
         if kind == "parquet":
@@ -123,7 +139,8 @@ def read_table(source: Path | bytes, name: str) -> tuple[pl.DataFrame, tuple[Ren
         msg = f"{name}: cannot be read as {kind}{' (gzip)' if gz else ''}: {detail}"
         raise InputError(msg) from exc
     if kind == "csv":
-        return _read_csv(data, name, "\t" if ".tsv" in name.lower() else ",")
+        tsv = "\t" if name.lower().endswith((".tsv", ".tsv.gz")) else None
+        return _read_csv(data, name, options.separator or tsv, options)
     if kind != "jsonl":
         msg = f"{name}: {kind} is not a table format"
         raise InputError(msg)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from diagnostics.captures.dialect import CsvOptions
 from diagnostics.captures.reader import Capture, read_capture
 from diagnostics.cli.flags import message
 from diagnostics.cli.progress import ProgressLine
@@ -26,6 +27,10 @@ def capture_from_args(args: argparse.Namespace, path: str | None = None) -> Capt
             partition=getattr(args, "partition_col", None),
             path_format=getattr(args, "capture_path_format", None),
             progress=progress,
+            csv_options=CsvOptions(
+                separator=getattr(args, "separator", None),
+                decimal_comma=True if getattr(args, "decimal_comma", False) else None,
+            ),
         )
     except SettingError as exc:
         raise with_flag(exc) from exc

@@ -59,8 +59,30 @@ def positive_int(text: str) -> int:
     return value
 
 
+def separator_arg(text: str) -> str:
+    """A CSV separator: one character; ``tab`` or ``\\t`` for a tab."""
+    value = "\t" if text in {"tab", "\\t", "TAB"} else text
+    if len(value) != 1:
+        msg = f"'{text}' is not one character (',', ';' or tab)"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def add_column_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--arrival-col``, ``--partition-col`` and ``--capture-path-format``."""
+    """``--arrival-col``, ``--partition-col``, ``--capture-path-format``, ``--separator``
+    and ``--decimal-comma``."""
+    parser.add_argument(
+        "--separator",
+        type=separator_arg,
+        default=None,
+        metavar="CHAR",
+        help="CSV separator: ',', ';' or tab (default: the one the header line uses)",
+    )
+    parser.add_argument(
+        "--decimal-comma",
+        action="store_true",
+        help="CSV numbers use a decimal comma (12,5); default: detected with ';' or tab",
+    )
     parser.add_argument(
         "--arrival-col",
         default=None,
