@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fastavro
+import polars as pl
 import pyarrow.parquet as pq
 
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files
@@ -98,6 +99,12 @@ def _text_footprint(path: Path, gz: bool) -> Footprint:
 def _parquet_rows(path: Path) -> int:
     try:
         return int(pq.ParquetFile(path).metadata.num_rows)
+    except NotImplementedError:  # e.g. a 128-bit integer column polars wrote: ask polars
+        try:
+            return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            msg = f"{path}: cannot be read as parquet: {str(exc).splitlines()[0]}"
+            raise InputError(msg) from exc
     except (OSError, ValueError) as exc:
         msg = f"{path}: cannot be read as parquet: {exc}"
         raise InputError(msg) from exc

@@ -53,10 +53,8 @@ class BatchReader:
             i = int(bad.arg_true()[0])
             value = batch[cols.arrival][i] if cols.arrival in batch.columns else None
             row = self.row_of(batch, i, first_id)
-            msg = (
-                f"arrival column '{cols.arrival}', {row}: '{value}' is not a timestamp "
-                f"(expected {ACCEPTED_FORMATS})"
-            )
+            what = "is empty" if value is None else f"'{value}' is not a timestamp"
+            msg = f"arrival column '{cols.arrival}', {row}: {what} (expected {ACCEPTED_FORMATS})"
             raise InputError(msg)
         work = pl.DataFrame({"__arr": arrival.dt.epoch("ns")})
         return work.with_columns(
