@@ -161,9 +161,7 @@ def _finish(
     if chose_arrival.column in frame.columns:
         raw = frame[chose_arrival.column]
         far = far_off_notes(raw, to_utc(raw), chose_arrival.column)
-    return Capture(
-        frame, columns, source, kind, renames, choices, (*notes, *stored), warnings=far
-    )
+    return Capture(frame, columns, source, kind, renames, choices, (*notes, *stored), warnings=far)
 
 
 def table_capture(
