@@ -163,3 +163,28 @@ def test_idle_notices_per_gap_are_bounded() -> None:
     per = notices_per_gap(5 * MINUTE)
     assert notices.height == 2 * per  # partition 0's gap and silent partition 1, one hour each
     assert set(notices["gap_end_ns"].to_list()) == {10**18}
+
+
+def test_the_parser_spark_and_watch_run_quarantines_a_far_off_record() -> None:
+    """``aggregate`` (Spark) and ``watch`` parse files with ``parse_file_fast`` in their
+    tasks: the far-off record is quarantined there too, the others parsed."""
+    import pyarrow as pa
+
+    from diagnostics.logs.vectorised import parse_file_fast
+
+    good = {
+        "time": "2024-03-05T10:01:00Z",
+        "resourceId": "/SUBSCRIPTIONS/0/RESOURCEGROUPS/RG/PROVIDERS/MICROSOFT.STREAMANALYTICS"
+        "/STREAMINGJOBS/JOB",
+        "level": "Information",
+        "properties": {
+            "Source": "input", "DataErrorType": "LateInputEvent", "EventCount": 3,
+            "FromTimestamp": "2024-03-05T10:00:03Z", "ToTimestamp": "2024-03-05T10:00:58Z",
+        },
+    }  # fmt: skip
+    far = {**good, "time": "9999-12-31T23:59:59Z"}
+    data = "\n".join(json.dumps(r) for r in (good, far, good)).encode()
+    table = pa.Table.from_batches(list(parse_file_fast(data, "PT1H.json")))
+    reasons = table.column("reason").to_pylist()
+    assert [r is None for r in reasons] == [True, False, True]
+    assert "outside 1900-01-01 .. 2150-01-01" in reasons[1]
