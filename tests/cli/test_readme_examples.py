@@ -20,6 +20,12 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 RUNNABLE = ("replay", "whatif", "explain", "cti", "generate")
 
 
+def _looks_like_a_path(word: str) -> bool:
+    """A file or folder argument (runnable only if it ships with the checkout)."""
+    suffixes = (".csv", ".json", ".jsonl", ".parquet", ".avro", ".gz", ".yaml", ".yml")
+    return not word.startswith("-") and ("/" in word or word.endswith(suffixes))
+
+
 def _commands() -> list[list[str]]:
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
@@ -28,8 +34,8 @@ def _commands() -> list[list[str]]:
             words = shlex.split(line.split("  #")[0], comments=True)
             if len(words) < 2 or words[0] != "orderdoc" or words[1] not in RUNNABLE:
                 continue
-            paths = [w for w in words[2:] if "/" in w and not w.startswith("out/")]
-            if all((ROOT / p).exists() for p in paths):
+            paths = [w for w in words[2:] if _looks_like_a_path(w) and not w.startswith("out/")]
+            if "--spark" not in words and all((ROOT / p).exists() for p in paths):
                 commands.append(words[1:])
     return commands
 
