@@ -98,6 +98,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_job_arguments(parser)
     add_query_argument(parser)
     add_optimise_argument(parser)
+    parser.add_argument(
+        "--try-drop",
+        action="store_true",
+        help="the search also tries Drop for events outside the tolerances (default: the "
+        "job's own Adjust or Drop only)",
+    )
     parser.add_argument("--no-png", action="store_true", help="do not render whatif.png")
     parser.add_argument(
         "--no-verify",
@@ -117,6 +123,7 @@ def rule_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _searched(args, events, base, over_values, columns, partitions, results):  # type: ignore[no-untyped-def]
     """The recommender's search (no grid given): its measured rows and the grid it printed."""
+    from diagnostics.engine.policy import Action
     from diagnostics.whatif.recommend import RecommendConfig, recommend
     from diagnostics.whatif.report import searched_grid
 
@@ -125,6 +132,9 @@ def _searched(args, events, base, over_values, columns, partitions, results):  #
         partition_by=tuple(dict.fromkeys(args.partition_by_values or (False, True))),
         rule=rule_of(args),
         results=results,
+        actions=(base.action, *(a for a in Action if a is not base.action))
+        if args.try_drop
+        else None,
     )
     rec = recommend(events, base, columns=columns, partitions=partitions, config=config)
     return rec.as_sweep(), searched_grid(rec)

@@ -61,6 +61,7 @@ def recommendation(result: SweepResult) -> str | None:
         f"recommended: late {late}, out-of-order {best['out_of_order_s']:g}s"
         + (", PARTITION BY PartitionId" if best["partition_by"] else "")
         + (f", TIMESTAMP BY ... OVER {best['over']}" if best["over"] else "")
+        + (f", {best['action']}" if best.get("action") == "drop" else "")
         + weighed
     )
 

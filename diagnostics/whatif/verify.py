@@ -12,6 +12,7 @@ import polars as pl
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import Action
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.whatif.sweep import SweepResult
@@ -36,6 +37,7 @@ def verify_recommended(
         out_of_order_ns=round(row["out_of_order_s"] * SECOND),
         partition_by=row["partition_by"],
         over=tuple(c for c in row["over"].split(",") if c),
+        action=Action(row["action"]) if row.get("action") else result.policy.action,
     )
     summary = summarize(replay(events, policy, partitions=partitions, columns=columns))
     counts, delay = summary["counts"], summary["output_delay_seconds"]

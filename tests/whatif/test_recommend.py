@@ -210,3 +210,8 @@ def test_whatif_searches_by_default_prints_its_grid_and_still_takes_a_users_grid
     assert "searched:" not in text
     table = pl.read_csv(tmp_path / "b" / "whatif.csv")
     assert set(table["late_arrival_s"]) == {0.0, 5.0, 60.0}  # the job's own 5 s added
+    assert orderdoc([*base, "--out", str(tmp_path / "c"), "--try-drop"]) == 0
+    tried = pl.read_csv(tmp_path / "c" / "whatif.csv")
+    assert set(tried["action"]) == {"adjust", "drop"}
+    dropped = tried.filter(pl.col("action") == "drop")
+    assert (dropped["adjusted"] == 0).all()
