@@ -51,11 +51,17 @@ def _bad_line(data: bytes, name: str) -> str:
         if not line.strip():
             continue
         try:
-            value = json.loads(line, object_pairs_hook=unique_keys)
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"{name}, line {number}, column {exc.start + 1}: not UTF-8 text"
+        try:
+            value = json.loads(text, object_pairs_hook=unique_keys)
         except RepeatedKeyError as exc:
             return _repeated(name, number, exc.key)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return f"{name}, line {number}: not valid JSON ({exc})"
+        except json.JSONDecodeError as exc:
+            return f"{name}, line {number}, column {exc.colno}: not valid JSON ({exc.msg})"
+        except (ValueError, RecursionError) as exc:
+            return f"{name}, line {number}: not valid JSON ({type(exc).__name__})"
         if not isinstance(value, dict):
             return f"{name}, line {number}: a JSON object was expected, got {type(value).__name__}"
     return f"{name}: could not be read as JSON Lines"

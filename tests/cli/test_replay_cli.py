@@ -122,7 +122,9 @@ def test_malformed_json_line_is_named(tmp_path, capsys):
     path = tmp_path / "cap.jsonl"
     path.write_text('{"arrival_time": "2024-01-01T00:00:00Z"}\n{"arrival_time": \n')
     assert main(["replay", str(path), "--out", str(tmp_path / "o")]) == 2
-    assert "cap.jsonl, line 2: not valid JSON" in capsys.readouterr().err
+    assert (
+        "cap.jsonl, line 2, column 18: not valid JSON (Expecting value)" in capsys.readouterr().err
+    )
 
 
 def test_missing_file_and_unknown_type(tmp_path, capsys):
