@@ -20,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
+from diagnostics.captures.far_off import far_off_notes
 from diagnostics.cli.flags import FLAGS
 from diagnostics.cli.policy_args import positive_int
 from diagnostics.cli.values import flag_duration, out_folder
@@ -30,6 +31,7 @@ from diagnostics.cti.replay import CtiReplayResult, replay_cti
 from diagnostics.engine.events_io import read_events, read_events_renamed
 from diagnostics.errors import InputError, PolicyError, UsageError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
+from diagnostics.timestamps import to_utc
 
 IMPORT_OTHER = "other"
 DEFAULT_ARRIVAL = "arrival_time"
@@ -294,10 +296,15 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
     imported = None
     if args.cti_import is not None and not import_other:
         imported = read_events(args.cti_import)
+    columns = columns_from_args(args, left)
+    if columns.arrival is not None:  # far-off arrivals: one line each, as replay says them
+        raw = left[columns.arrival]
+        for line in far_off_notes(raw, to_utc(raw), columns.arrival):
+            sys.stderr.write(f"warning: {line}\n")
     result = replay_cti(
         inputs,
         policy,
-        columns_from_args(args, left),
+        columns,
         operator=_operator(args),
         window=window,
         imported=imported,

@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     policy = resolved.policy if args.events is not None else logs_policy(args, resolved)
     capture = capture_from_args(args) if args.events else None
+    for line in capture.warnings if capture is not None else ():
+        sys.stderr.write(f"warning: {line}\n")
     events = None
     if capture is not None and policy is not None:
         events, policy = capture.apply(policy, named_by=resolved.named_by)

@@ -101,6 +101,7 @@ def test_cti_replay_with_a_far_arrival_is_bounded(tmp_path: Path) -> None:
     code, _, err = run_cli("cti", str(far), "--out", str(tmp_path / "o"), "--cti-every", "1s",
                            "--start-col", "event_time")  # fmt: skip
     assert code == 0, err
+    assert "row 152: '9999-12-31T23:59:59Z' is after 2150-01-01" in err
     metrics = tmp_path / "o" / "metrics.parquet"
     if metrics.exists():
         assert (
@@ -114,6 +115,13 @@ def test_whatif_with_far_arrivals_runs(tmp_path: Path) -> None:
                              "--late-arrival", "0s,5s", "--out", str(tmp_path / "w"))  # fmt: skip
     assert code == 0, err
     assert "row 152: '9999-12-31T23:59:59Z'" in out
+
+
+def test_explain_with_far_arrivals_says_so(tmp_path: Path) -> None:
+    _, far = _captures(tmp_path)
+    code, _, err = run_cli("explain", "--events", str(far), "--timestamp-by", "event_time")
+    assert code == 0, err
+    assert "warning: arrival column 'arrival_time', row 151: '0001-01-01T00:00:00Z'" in err
 
 
 def test_a_log_record_far_off_is_quarantined_by_the_aggregate(tmp_path: Path) -> None:
