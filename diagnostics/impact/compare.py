@@ -129,8 +129,6 @@ def compare_step(
         )
     except _POLARS_ERRORS as exc:
         raise _cannot(step, exc) from exc
-    emitted = Placement(e_all.lazy(), results(e_all.lazy(), step))
-    on_time = Placement(o_all.lazy(), results(o_all.lazy(), step))
     if step.window.kind in (WindowKind.TUMBLING, WindowKind.HOPPING):
         # an event's windows depend on its own time only: those of an event at the same
         # time on both sides are the same, so only the events the policy moved are compared
@@ -139,14 +137,28 @@ def compare_step(
         e_pairs = placed(moved, step, SYS).select(pair_cols)
         o_pairs = placed(moved, step, APP).select(pair_cols)
     else:  # sliding and session windows depend on the other events too
-        e_pairs = emitted.pairs.select(pair_cols)
-        o_pairs = on_time.pairs.select(pair_cols)
-    moved_in = e_pairs.join(o_pairs, on=[ID, END], how="anti")
-    gone = o_pairs.join(e_pairs, on=[ID, END], how="anti")
+        e_pairs = e_all.lazy().select(pair_cols)
+        o_pairs = o_all.lazy().select(pair_cols)
     flags = frame.lazy().select(
         ID, "late", "early", "out_of_order", "dropped", "invalid_timestamp", "invalid_key"
     )
-    gone = gone.join(flags.select(ID, "dropped"), on=ID, how="left")
+    try:  # each side's results and the moves, computed once (the streaming engine would
+        # compute a shared branch again for every plan that reads it)
+        e_res, o_res, moved_in_df, gone_df = pl.collect_all(
+            [
+                results(e_all.lazy(), step),
+                results(o_all.lazy(), step),
+                e_pairs.join(o_pairs, on=[ID, END], how="anti"),
+                o_pairs.join(e_pairs, on=[ID, END], how="anti").join(
+                    flags.select(ID, "dropped"), on=ID, how="left"
+                ),
+            ]
+        )
+    except _POLARS_ERRORS as exc:
+        raise _cannot(step, exc) from exc
+    emitted = Placement(e_all.lazy(), e_res.lazy())
+    on_time = Placement(o_all.lazy(), o_res.lazy())
+    moved_in, gone = moved_in_df.lazy(), gone_df.lazy()
     counts = (
         pl.concat(
             [
@@ -169,45 +181,26 @@ def compare_step(
             pl.col("m").sum().alias("events_missing"),
         )
     )
-    joined = emitted.results.join(
-        on_time.results, on=on, how="full", coalesce=True, nulls_equal=True, suffix="__on"
-    )
-    rows = []
-    for agg, name in value_columns(step):
-        e, o = pl.col(name), pl.col(f"{name}__on")
-        rows.append(
-            joined.select(
-                *on,
-                pl.lit(agg.name).alias("aggregate"),
-                e.alias("value_as_emitted"),
-                o.alias("value_on_time"),
-            )
-        )
-    table = pl.concat(rows) if rows else joined.select(on)
-    presence = _presence(emitted.results.select(on), on_time.results.select(on), on)
-    table = table.join(presence, on=on, how="left", nulls_equal=True)
-    diff = (pl.col("value_as_emitted") - pl.col("value_on_time")).abs()
-    both = pl.col("output") == Presence.BOTH.value
-    relative = (
-        pl.when(~both)
-        .then(1.0)
-        .otherwise(
-            pl.when(pl.col("value_on_time") != 0)
-            .then(diff / pl.col("value_on_time").abs())
-            .when(diff.fill_null(0) == 0)
-            .then(0.0)
-        )
-    )
-    changed = ~both | (
-        (pl.col("value_as_emitted").is_null() != pl.col("value_on_time").is_null())
-        | (diff > TOLERANCE * pl.max_horizontal(pl.lit(1.0), pl.col("value_on_time").abs()))
-    ).fill_null(False)
     release = emitted_at(outcomes, emitted.pairs, on, per_timeline=per_timeline)
-    table = (
-        table.with_columns(
-            pl.when(both).then(diff).alias("absolute_difference"),
-            relative.alias("relative_difference"),
-            changed.alias("changed"),
+    # per window (both sides side by side, which side has it, its moves and output time),
+    # then one row per aggregate
+    windows = (
+        emitted.results.with_columns(pl.lit(True).alias("__e"))
+        .join(
+            on_time.results.with_columns(pl.lit(True).alias("__o")),
+            on=on,
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+            suffix="__on",
+        )
+        .with_columns(
+            pl.when(pl.col("__e").is_null())
+            .then(pl.lit(Presence.ON_TIME_ONLY.value))
+            .when(pl.col("__o").is_null())
+            .then(pl.lit(Presence.EMITTED_ONLY.value))
+            .otherwise(pl.lit(Presence.BOTH.value))
+            .alias("output")
         )
         .join(counts, on=on, how="left", nulls_equal=True)
         .join(release, on=on, how="left", nulls_equal=True)
@@ -226,6 +219,42 @@ def compare_step(
             ),
         )
     )
+    try:
+        per_window = windows.collect()
+    except _POLARS_ERRORS as exc:
+        raise _cannot(step, exc) from exc
+    shared = [c for c in IMPACT_COLUMNS if c in per_window.columns]
+    rows = [
+        per_window.lazy().select(
+            *shared,
+            pl.lit(agg.name).alias("aggregate"),
+            pl.col(name).alias("value_as_emitted"),
+            pl.col(f"{name}__on").alias("value_on_time"),
+        )
+        for agg, name in value_columns(step)
+    ]
+    table = pl.concat(rows)
+    diff = (pl.col("value_as_emitted") - pl.col("value_on_time")).abs()
+    both = pl.col("output") == Presence.BOTH.value
+    relative = (
+        pl.when(~both)
+        .then(1.0)
+        .otherwise(
+            pl.when(pl.col("value_on_time") != 0)
+            .then(diff / pl.col("value_on_time").abs())
+            .when(diff.fill_null(0) == 0)
+            .then(0.0)
+        )
+    )
+    changed = ~both | (
+        (pl.col("value_as_emitted").is_null() != pl.col("value_on_time").is_null())
+        | (diff > TOLERANCE * pl.max_horizontal(pl.lit(1.0), pl.col("value_on_time").abs()))
+    ).fill_null(False)
+    table = table.with_columns(
+        pl.when(both).then(diff).alias("absolute_difference"),
+        relative.alias("relative_difference"),
+        changed.alias("changed"),
+    )
     displaced = (
         pl.concat([moved_in.select(*on, ID), gone.select(*on, ID)])
         .join(flags, on=ID, how="left")
@@ -243,25 +272,6 @@ def compare_step(
     except _POLARS_ERRORS as exc:
         raise _cannot(step, exc) from exc
     return done, moves
-
-
-def _presence(emitted: pl.LazyFrame, on_time: pl.LazyFrame, on: Sequence[str]) -> pl.LazyFrame:
-    marked = emitted.with_columns(pl.lit(True).alias("__e")).join(
-        on_time.with_columns(pl.lit(True).alias("__o")),
-        on=list(on),
-        how="full",
-        coalesce=True,
-        nulls_equal=True,
-    )
-    return marked.select(
-        *on,
-        pl.when(pl.col("__e").is_null())
-        .then(pl.lit(Presence.ON_TIME_ONLY.value))
-        .when(pl.col("__o").is_null())
-        .then(pl.lit(Presence.EMITTED_ONLY.value))
-        .otherwise(pl.lit(Presence.BOTH.value))
-        .alias("output"),
-    )
 
 
 def _start(step: AggregateStep) -> pl.Expr:
