@@ -30,6 +30,7 @@ from screens import (  # noqa: E402
     whatif,
 )
 from screens.common import plain  # noqa: E402
+from streamlit.delta_generator import DeltaGenerator  # noqa: E402
 
 PAGES = {
     "Load": load,
@@ -95,19 +96,27 @@ def main() -> None:
         st.caption("Why does my event-time job drop, shift or delay events?")
         choice = st.radio("Page", list(PAGES), key=PAGE_KEY)
         loaded_slot = st.empty()
+    shown = _loaded_label(loaded_slot)
     if st.query_params.get(PAGE_PARAM) != choice.lower():
         st.query_params[PAGE_PARAM] = choice.lower()  # a link to the page as it is shown
     if st.session_state.get(cache.WATCH_KEY) and choice in LIVE_PAGES:
         st.fragment(PAGES[choice].render, run_every=REFRESH_SECONDS)()
     else:
         PAGES[choice].render()
-    # after the page: the Load page may just have loaded something
+    # again after the page: the Load page may just have loaded something
+    if cache.label() != shown:
+        _loaded_label(loaded_slot)
+
+
+def _loaded_label(slot: DeltaGenerator) -> str | None:
+    """What is loaded and its job, in the sidebar's ``slot``; returns the label shown."""
     label = cache.label()
     jobs = cache.job_line()
-    with loaded_slot.container():
+    with slot.container():
         st.caption(f"Loaded: {plain(label)}" if label else "Nothing loaded yet")
         if jobs:
             st.caption(plain(jobs))
+    return label
 
 
 main()
