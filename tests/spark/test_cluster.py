@@ -168,3 +168,45 @@ def test_watch_runs_on_the_cluster(
     assert not any((state / "discovered").glob("*.json"))
     assert_equals_one_shot(spark, logs, state / "agg", tmp_path)
     assert (state / "alerts" / "alerts.db").is_file()
+
+
+def test_replay_on_the_standalone_master(cluster: dict[str, str], tmp_path: Path) -> None:
+    """``orderdoc replay --spark --master spark://...`` (tasks in the worker's Python) writes
+    the outcomes and the summary of the local replay, without PARTITION BY (the merged
+    watermark's stages) and with a partition that never sent data."""
+    from datetime import timedelta
+
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from diagnostics.engine.policy import OrderingPolicy
+    from tests.spark.test_replay_spark import BASE, local
+
+    times = [0, 1, 1, 3, 4, 9, 12]
+    offsets = [0, 30, 0, 2, 0, 1, 400]  # application time behind arrival (s)
+    arrivals = [BASE + timedelta(seconds=s) for s in times]
+    frame = pl.DataFrame(
+        {
+            "ts": [
+                (a - timedelta(seconds=d)).isoformat()
+                for a, d in zip(arrivals, offsets, strict=True)
+            ],
+            "arrival_time": arrivals,
+            "partition_id": [0, 1, 0, 1, 0, 1, 0],
+        }
+    )
+    path = tmp_path / "cap.parquet"
+    frame.write_parquet(path, row_group_size=3)
+    env = spark_env(Path(cluster["tmp"]))
+    flags = ["--timestamp-by", "ts", "--partitions", "3", "--outcomes-only"]
+    command = [sys.executable, "-m", "diagnostics", "replay", str(path), *flags]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "sp"), "--spark", "--master", cluster["master"],
+         "--conf", "spark.sql.shuffle.partitions=2"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected, summary = local(path, OrderingPolicy(timestamp_by="ts"), 3)
+    assert_frame_equal(pl.read_parquet(tmp_path / "sp" / "outcomes"), expected)
+    assert f"events      {frame.height}" in done.stdout
+    assert f"partitions  3 ({summary['timelines']} timelines)" in done.stdout

@@ -43,9 +43,10 @@ def captures(draw: st.DrawFn) -> tuple[pl.DataFrame, int, int | None, OrderingPo
     frame = pl.DataFrame(
         rows, schema=["ts", "arrival_time", "device", "partition_id"], orient="row"
     )
+    late = draw(st.sampled_from([None, 0, 5, 60]))  # None: unlimited
     policy = OrderingPolicy(
         timestamp_by="ts",
-        late_arrival_ns=draw(st.sampled_from([0, 5, 60])) * 10**9,
+        late_arrival_ns=None if late is None else late * 10**9,
         out_of_order_ns=draw(st.sampled_from([0, 2, 10])) * 10**9,
         action=draw(st.sampled_from(list(Action))),
         partition_by=draw(st.booleans()),
