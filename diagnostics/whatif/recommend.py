@@ -31,7 +31,7 @@ from diagnostics.whatif.evaluate import Prepared, prepare
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 from diagnostics.whatif.senders import sender_columns
-from diagnostics.whatif.staircase import late_candidates_s, staircase, timelines_of
+from diagnostics.whatif.staircase import Timelines, late_candidates_s, staircase, timelines_of
 from diagnostics.whatif.sweep import SCHEMA, SweepResult, measure_row, pareto_mask
 
 #: Where each measured row came from (the ``tried_as`` column).
@@ -55,6 +55,8 @@ class RecommendConfig:
     full_scan_s: int = 900
     most_late_values: int = 300
     coarse: int = 8
+    #: events × late tolerances the guide looks at before it takes every n-th second first
+    scan_budget: int = 5_000_000
     #: with a query, every measured setting is also weighed by the job's results (windows
     #: changed, largest relative error: :mod:`diagnostics.whatif.results`)
     results: ResultsQuery | None = None
@@ -196,6 +198,51 @@ def _score(row: dict | None) -> float:
     return float(row["delay_p95_s"])
 
 
+def _search(
+    measured: _Measured,
+    policy: OrderingPolicy,
+    lines: Timelines,
+    late_values: list[int],
+    allowed: int,
+    over: tuple[str, ...],
+    action: Action,
+    config: RecommendConfig,
+) -> int | None:
+    """Coarse to fine over the guide's settings for one OVER key set and action, PARTITION
+    BY off and on; the late tolerance (s) of the best measured one."""
+    points = staircase(lines, late_values, allowed, action)
+    points = [(la, oo) for la, oo in points if la is None or la * SECOND <= MAX_TOLERANCE_NS]
+    found: list[tuple[float, int]] = []
+    for pby in config.partition_by:
+        if over and len(measured.prepared(over).partitions) > 1 and not pby:
+            continue
+        settings = [
+            replace(
+                policy,
+                late_arrival_ns=None if la is None else la * SECOND,
+                out_of_order_ns=oo * SECOND,
+                partition_by=pby,
+                over=over,
+                action=action,
+            )
+            for la, oo in points
+        ]
+        scores: dict[int, float] = {}
+
+        def score(
+            i: int, settings: list[OrderingPolicy] = settings, scores: dict[int, float] = scores
+        ) -> float:
+            scores[i] = _score(measured.measure(settings[i], SEARCH))
+            return scores[i]
+
+        _coarse_to_fine(len(settings), score, config.coarse)
+        found += [(v, i) for i, v in scores.items() if points[i][0] is not None]
+    if not found:
+        return None
+    late = points[min(found)[1]][0]
+    return late
+
+
 def recommend(
     events: pl.DataFrame,
     policy: OrderingPolicy,
@@ -234,34 +281,16 @@ def recommend(
     n = next(iter(lines.values())).events
     allowed = max(config.rule.allowed(n), min(t.unavoidable for t in lines.values()))
     for over, tl in lines.items():
-        late_values = late_candidates_s(
-            tl, full_scan_s=config.full_scan_s, most=config.most_late_values
-        )
+        top = late_candidates_s(tl, full_scan_s=config.full_scan_s, most=config.most_late_values)
+        # a large capture: every step-th second first, then every second around the best
+        step = max(1, -(-tl.events * len(top) // config.scan_budget))
+        late_values = [v for v in top if v % step == 0 or v == top[-1] or v > config.full_scan_s]
         for action in actions:
-            points = staircase(tl, late_values, allowed, action)
-            points = [
-                (la, oo) for la, oo in points if la is None or la * SECOND <= MAX_TOLERANCE_NS
-            ]
-            for pby in config.partition_by:
-                if over and len(measured.prepared(over).partitions) > 1 and not pby:
-                    continue
-
-                settings = [
-                    replace(
-                        policy,
-                        late_arrival_ns=None if la is None else la * SECOND,
-                        out_of_order_ns=oo * SECOND,
-                        partition_by=pby,
-                        over=over,
-                        action=action,
-                    )
-                    for la, oo in points
-                ]
-                _coarse_to_fine(
-                    len(settings),
-                    lambda i, s=settings: _score(measured.measure(s[i], SEARCH)),  # type: ignore[misc]
-                    config.coarse,
-                )
+            best = _search(measured, policy, tl, late_values, allowed, over, action, config)
+            if step > 1 and best is not None:
+                near = range(max(0, best - step), best + step + 1)
+                finer = sorted({*late_values, *(v for v in near if v <= top[-1])})
+                _search(measured, policy, tl, finer, allowed, over, action, config)
     measured.measure(policy, CURRENT)
     for extra, tried_as in also:
         if extra.timestamp_by == policy.timestamp_by:

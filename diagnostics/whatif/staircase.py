@@ -16,14 +16,15 @@ out-of-order tolerance at once: the least one within budget is read off the sort
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import EARLY_WINDOW_NS, MAX_TOLERANCE_NS, Action
-from diagnostics.engine.release import NEG, running_max_by_partition
+from diagnostics.engine.release import NEG
 from diagnostics.whatif.evaluate import Prepared
 
 
@@ -39,6 +40,9 @@ class Timelines:
     timelines: int
     ok: np.ndarray  # valid and not early: the events tolerances decide about
     unavoidable: int
+    #: processing order grouped by timeline (stable), and where each timeline starts in it
+    grouped: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
     @property
     def events(self) -> int:
@@ -78,14 +82,34 @@ def timelines_of(
     app = app_s.fill_null(0).to_numpy()
     early = (app - arrival > EARLY_WINDOW_NS) & ~invalid if early_policy else np.zeros_like(invalid)
     ok = ~invalid & ~early
+    timeline = np.where(timeline < 0, 0, timeline)
+    grouped = np.argsort(timeline, kind="stable")
+    ordered = timeline[grouped]
+    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
     return Timelines(
         arrival=arrival,
         app=app,
-        timeline=np.where(timeline < 0, 0, timeline),
+        timeline=timeline,
         timelines=int(timeline.max(initial=-1)) + 1 or 1,
         ok=ok,
         unavoidable=int((~ok).sum()),
+        grouped=grouped,
+        starts=starts.astype(np.int64),
     )
+
+
+def _before(lines: Timelines, values: np.ndarray) -> np.ndarray:
+    """Each event's running maximum of ``values`` before it on its own timeline (``NEG``
+    before the first), in processing order."""
+    by_line = values[lines.grouped]
+    before = np.full(by_line.size, NEG, dtype=np.int64)
+    bounds = [*lines.starts.tolist(), by_line.size]
+    for start, stop in itertools.pairwise(bounds):
+        if stop - start > 1:
+            before[start + 1 : stop] = np.maximum.accumulate(by_line[start : stop - 1])
+    out = np.empty_like(before)
+    out[lines.grouped] = before
+    return out
 
 
 @dataclass(frozen=True)
@@ -94,7 +118,7 @@ class Counts:
 
     late_ns: int | None
     late: int
-    disorder: np.ndarray  # of the eligible events that are not late, sorted descending
+    disorder: np.ndarray  # of the eligible events that are not late and are behind (> 0)
 
     def out_of_order(self, ooo_ns: int) -> int:
         """Events out of order under an out-of-order tolerance (already the one in force)."""
@@ -105,9 +129,12 @@ class Counts:
         out of order (``None`` when even the late events exceed it)."""
         if allowed < 0:
             return None
-        if allowed >= self.disorder.size or self.disorder[allowed] <= 0:
+        if allowed >= self.disorder.size:
             return 0
-        return int(-(-int(self.disorder[allowed]) // SECOND))
+        # the (allowed + 1)-th largest disorder must be within the tolerance
+        kth = self.disorder.size - 1 - allowed
+        value = int(np.partition(self.disorder, kth)[kth])
+        return int(-(-value // SECOND))
 
 
 def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
@@ -122,11 +149,9 @@ def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
         t_late = np.where(late, lines.arrival - late_ns, lines.app)
     eligible = lines.ok & ~(late & (action is Action.DROP))
     values = np.where(eligible, t_late, NEG)
-    before, _ = running_max_by_partition(
-        lines.timeline, values, np.full(lines.timelines, NEG, dtype=np.int64)
-    )
+    before = _before(lines, values)
     behind = before - t_late
-    disorder = np.sort(behind[eligible & ~late & (before > NEG) & (behind > 0)])[::-1]
+    disorder = behind[eligible & ~late & (before > NEG) & (behind > 0)]
     return Counts(late_ns=late_ns, late=int(late.sum()), disorder=disorder)
 
 

@@ -215,3 +215,17 @@ def test_whatif_searches_by_default_prints_its_grid_and_still_takes_a_users_grid
     assert set(tried["action"]) == {"adjust", "drop"}
     dropped = tried.filter(pl.col("action") == "drop")
     assert (dropped["adjusted"] == 0).all()
+
+
+def test_a_large_capture_is_searched_every_nth_second_then_every_second_near_the_best(
+    captures,
+) -> None:
+    frame = captures["late_senders"]
+    parts = (0, 1, 2, 3)
+    full = recommend(frame, POLICY, partitions=parts)
+    # a budget that makes the guide look at every 10th second first (2,000 events x 121 s)
+    thin = recommend(frame, POLICY, partitions=parts, config=RecommendConfig(scan_budget=25_000))
+    late = thin.table.filter(pl.col("tried_as") == "search")["late_arrival_s"].drop_nulls()
+    assert any(v % 10 for v in late)  # refined: seconds off the coarse step were measured
+    assert thin.row["adjusted"] + thin.row["dropped"] <= thin.rule.allowed(frame.height)
+    assert within(thin.row["delay_p95_s"], full.row["delay_p95_s"])
