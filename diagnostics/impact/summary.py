@@ -31,6 +31,8 @@ class Impact:
     table: pl.DataFrame
     moves: pl.DataFrame
     query: QuerySteps
+    #: events without a valid application time: dropped as emitted, with no on-time place
+    unplaced: int = 0
 
 
 def measure_impact(
@@ -41,7 +43,7 @@ def measure_impact(
     so each timeline is released on its own watermark)."""
     steps = read_steps(query, input_name)
     table, moves = compare(outcomes, steps.steps, per_timeline=per_timeline)
-    return Impact(table, moves, steps)
+    return Impact(table, moves, steps, int(outcomes["application_time"].null_count()))
 
 
 def changed_windows(table: pl.DataFrame) -> pl.DataFrame:
@@ -100,6 +102,7 @@ def summarize(result: Impact) -> dict[str, Any]:
         "largest_relative_error": float(max_rel) if max_rel is not None else 0.0,  # type: ignore[arg-type]
         "largest": largest,
         "causes": causes,
+        "events_without_application_time": result.unplaced,
     }
 
 
@@ -143,6 +146,12 @@ def format_summary(summary: dict[str, Any]) -> str:
                 f"  step {row['step']}, window ending {row['window_end']}{keys}: "
                 f"{row['aggregate']} {_difference(row)}"
             )
+    unplaced = summary.get("events_without_application_time", 0)
+    if unplaced:
+        lines.append(
+            f"{plural(unplaced, 'event')} without a valid application time "
+            "(InvalidInputTimeStamp): dropped by the job, in no window on either side"
+        )
     moved = [c for c in summary["causes"] if c["events"]]
     if moved:
         lines.append(

@@ -220,3 +220,20 @@ def test_having_on_a_group_key_and_a_sum_of_text_is_one_error():
         InputError, match=r"SUM\(device\): row 1 of the capture has device = 'a', not a number"
     ):
         table(rows, "SELECT SUM(device) AS s INTO o FROM input GROUP BY TumblingWindow(second, 10)")
+
+
+def test_events_without_an_application_time_are_counted_apart():
+    rows = [{"app": 1}, {"app": None, "sys": None}, {"app": 2}]
+    impact = measure_impact(
+        outcomes(rows),
+        "SELECT COUNT(*) AS n INTO o FROM input GROUP BY TumblingWindow(second, 10)",
+        "input",
+    )
+    summary = summarize(impact)
+    assert summary["events_without_application_time"] == 1
+    assert summary["windows_changed"] == 0
+    from diagnostics.impact import format_summary
+
+    assert "1 event without a valid application time (InvalidInputTimeStamp)" in format_summary(
+        summary
+    )
