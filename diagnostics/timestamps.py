@@ -84,21 +84,23 @@ def to_utc(series: pl.Series) -> pl.Series:
         return pl.Series(name, [None] * len(series), dtype=UTC_NS)
     stripped = series.str.strip_chars()
     parsed = _parse(stripped, "ns")
-    # Nanoseconds wrap around outside 1677..2262: read again in microseconds and clamp.
-    wide = _parse(stripped, "us").dt.epoch("us")
-    low, high = EARLIEST // 1_000, LATEST // 1_000
-    parsed = (
-        pl.select(
-            pl.when(wide < low)
+    ns = parsed.dt.epoch("ns").clip(EARLIEST, LATEST)
+    # Nanoseconds wrap around outside 1677..2262. Every accepted form starts with its year,
+    # so only a text sorting before "1678" or from "2262" on can have wrapped: those are
+    # read again in microseconds and held at the bound.
+    suspect = (ns.is_not_null() & ((stripped < "1678") | (stripped >= "2262"))).fill_null(False)
+    if suspect.any():
+        rows = suspect.arg_true()
+        wide = _parse(stripped.gather(rows), "us").dt.epoch("us")
+        held = pl.select(
+            pl.when(wide < EARLIEST // 1_000)
             .then(pl.lit(EARLIEST))
-            .when(wide > high)
+            .when(wide > LATEST // 1_000)
             .then(pl.lit(LATEST))
-            .otherwise(parsed.dt.epoch("ns"))
-        )
-        .to_series()
-        .cast(pl.Datetime("ns"))
-        .dt.replace_time_zone("UTC")
-    )
+            .otherwise(ns.gather(rows))
+        ).to_series()
+        ns = ns.scatter(rows, held)
+    parsed = ns.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
     return parsed.alias(name)
 
 
