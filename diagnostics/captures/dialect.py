@@ -58,10 +58,13 @@ def detect_separator(header: str) -> str:
     return best if counts[best] else ","
 
 
-def with_decimal_commas(frame: pl.DataFrame, sep: str, options: CsvOptions) -> pl.DataFrame:
-    """Text columns holding only decimal-comma numbers, as Float64 (see the module)."""
+def with_decimal_commas(
+    frame: pl.DataFrame, sep: str, options: CsvOptions
+) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """Text columns holding only decimal-comma numbers, as Float64 (see the module), and
+    their names."""
     if options.decimal_comma is False or (options.decimal_comma is None and sep == ","):
-        return frame
+        return frame, ()
     changes = []
     for name, dtype in frame.schema.items():
         if dtype != pl.String:
@@ -79,7 +82,21 @@ def with_decimal_commas(frame: pl.DataFrame, sep: str, options: CsvOptions) -> p
             .cast(pl.Float64, strict=False)
         )
         changes.append(number.alias(name))
-    return frame.with_columns(changes) if changes else frame
+    if not changes:
+        return frame, ()
+    return frame.with_columns(changes), tuple(c.meta.output_name() for c in changes)
+
+
+def csv_notes(sep: str, given: bool, converted: tuple[str, ...]) -> tuple[str, ...]:
+    """What the summary says about how a CSV was read (nothing for a plain comma CSV)."""
+    notes = []
+    if sep != ",":
+        how = "--separator" if given else "detected from the header line"
+        notes.append(f"CSV: {separator_name(sep)}-separated ({how})")
+    if converted:
+        names = ", ".join(f"'{c}'" for c in converted)
+        notes.append(f"CSV: decimal commas read as numbers in {names}")
+    return tuple(notes)
 
 
 def locate_problem(data: bytes, sep: str, name: str) -> str:

@@ -34,7 +34,7 @@ from diagnostics.captures.matching import AmbiguousColumn, did_you_mean, match_c
 from diagnostics.captures.names import Rename, rename_taken, renamed
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files, uploaded_files
 from diagnostics.captures.storable import storable
-from diagnostics.captures.tables import read_table, table_kind
+from diagnostics.captures.tables import read_table_noted, table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
@@ -271,13 +271,13 @@ def read_capture(
     if not path.is_file():
         msg = f"{path}: no such file or folder"
         raise InputError(msg)
-    frame, renames = read_table(path, str(path), csv_options)
+    frame, renames, read_notes = read_table_noted(path, str(path), csv_options)
     return _finish(
         frame,
         source=str(path),
         kind=table_kind(path.name)[0],
         renames=renames,
-        notes=(),
+        notes=read_notes,
         arrival=arrival,
         partition=partition,
     )
@@ -335,14 +335,14 @@ def read_capture_bytes(
         return read_capture_uploads(
             [(name, data)], arrival=arrival, partition=partition, path_format=path_format
         )
-    frame, renames = read_table(data, name)
+    frame, renames, read_notes = read_table_noted(data, name)
     kind = "parquet" if data[:4] == b"PAR1" else table_kind(name)[0]
     return _finish(
         frame,
         source=name,
         kind=kind,
         renames=renames,
-        notes=(),
+        notes=read_notes,
         arrival=arrival,
         partition=partition,
     )

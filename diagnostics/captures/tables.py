@@ -15,6 +15,7 @@ import polars as pl
 
 from diagnostics.captures.dialect import (
     CsvOptions,
+    csv_notes,
     detect_separator,
     locate_problem,
     with_decimal_commas,
@@ -90,7 +91,7 @@ def _named(data: bytes, sep: str) -> tuple[bytes, list[str] | None, tuple[Rename
 
 def _read_csv(
     data: bytes, name: str, sep: str | None, options: CsvOptions
-) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+) -> tuple[pl.DataFrame, tuple[Rename, ...], tuple[str, ...]]:
     data = data.removeprefix(_BOM)
     if not data.strip():
         msg = f"{name}: the file is empty (a CSV capture starts with a header line)"
@@ -112,12 +113,21 @@ def _read_csv(
         if frame.width != len(names):
             raise InputError(locate_problem(original, sep, name))
         frame.columns = names
-    return with_decimal_commas(frame, sep, options), renames
+    frame, converted = with_decimal_commas(frame, sep, options)
+    return frame, renames, csv_notes(sep, options.separator is not None, converted)
 
 
 def read_table(
     source: Path | bytes, name: str, options: CsvOptions | None = None
 ) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+    """:func:`read_table_noted` without the notes."""
+    frame, renames, _ = read_table_noted(source, name, options)
+    return frame, renames
+
+
+def read_table_noted(
+    source: Path | bytes, name: str, options: CsvOptions | None = None
+) -> tuple[pl.DataFrame, tuple[Rename, ...], tuple[str, ...]]:
     """A CSV, JSON Lines (or JSON array) or Parquet capture (file or bytes) and the header
     renames; an :class:`InputError` names the file (and the line, and column). ``options``:
     how a CSV is read (``diagnostics.captures.dialect``; default: detected)."""
@@ -127,9 +137,12 @@ def read_table(
         if kind == "parquet":
             if isinstance(source, bytes):
                 raw = gzip.decompress(source) if gz else source
-                return rename_empty(pl.read_parquet(io.BytesIO(raw)))
-            return rename_empty(
-                pl.read_parquet(gzip.decompress(source.read_bytes()) if gz else source)
+                return (*rename_empty(pl.read_parquet(io.BytesIO(raw))), ())
+            return (
+                *rename_empty(
+                    pl.read_parquet(gzip.decompress(source.read_bytes()) if gz else source)
+                ),
+                (),
             )
         data = source if isinstance(source, bytes) else source.read_bytes()
         if gz or data[:2] == b"\x1f\x8b":
@@ -144,4 +157,4 @@ def read_table(
     if kind != "jsonl":
         msg = f"{name}: {kind} is not a table format"
         raise InputError(msg)
-    return rename_empty(read_jsonl(data, name))
+    return (*rename_empty(read_jsonl(data, name)), ())

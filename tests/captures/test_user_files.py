@@ -82,3 +82,13 @@ def test_a_ragged_row_names_line_and_column_not_the_csv_library(tmp_path: Path) 
     assert f"{path}, line 3, column 3: 4 fields where the header has 2" in err
     assert "polars" not in err.lower()
     assert "ComputeError" not in err
+
+
+def test_the_summary_says_how_a_csv_was_read(tmp_path: Path) -> None:
+    path = _european(tmp_path, ";")
+    code, out, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"), "--json",
+                             "--timestamp-by", "t")  # fmt: skip
+    assert code == 0, err
+    notes = json.loads(out)["input"]["notes"]
+    assert "CSV: semicolon-separated (detected from the header line)" in notes
+    assert "CSV: decimal commas read as numbers in 'v'" in notes
