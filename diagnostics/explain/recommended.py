@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain import snippets
@@ -75,8 +76,11 @@ def harmonise(
     partitions: int,
     source: str = "input",
 ) -> list[Finding]:
-    """Each finding's setting suggestions as the recommendation has them."""
+    """Each finding's setting suggestions as the recommendation has them: its own kinds
+    first, in its order, then the recommendation's other changes; a tolerance the
+    recommendation leaves as the job has it is not suggested."""
     row = rec.row
+    current = rec.base
     late = None if row["late_arrival_s"] is None else int(row["late_arrival_s"])
     ooo = int(row["out_of_order_s"])
     over = tuple(k for k in row["over"].split(",") if k)
@@ -92,11 +96,18 @@ def harmonise(
             continue
         why = left_out(rec, _proposed(finding))
         suggestions: list[Suggestion] = []
+        late_changes = current.late_arrival_ns != (None if late is None else late * SECOND)
+        ooo_changes = current.out_of_order_ns != ooo * SECOND
         for s in finding.suggestions:
-            if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE:
+            if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE and late_changes:
                 suggestions.append(replace(snippets.late_tolerance(late), settings=s.settings))
-            elif s.kind is SuggestionKind.OUT_OF_ORDER_TOLERANCE:
+            elif s.kind is SuggestionKind.OUT_OF_ORDER_TOLERANCE and ooo_changes:
                 suggestions.append(replace(snippets.ooo_tolerance(ooo), settings=s.settings))
+            elif s.kind in (
+                SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+                SuggestionKind.OUT_OF_ORDER_TOLERANCE,
+            ):
+                continue  # the job has it already
             elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER and not over:
                 continue  # said in ``why``
             elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER:
@@ -109,6 +120,19 @@ def harmonise(
                 continue
             else:
                 suggestions.append(s)
+        kinds = {s.kind for s in finding.suggestions}
+        if late_changes and SuggestionKind.LATE_ARRIVAL_TOLERANCE not in kinds:
+            suggestions.append(snippets.late_tolerance(late))
+        if ooo_changes and SuggestionKind.OUT_OF_ORDER_TOLERANCE not in kinds:
+            suggestions.append(snippets.ooo_tolerance(ooo))
+        if over and SuggestionKind.TIMESTAMP_BY_OVER not in kinds:
+            suggestions.append(
+                snippets.timestamp_by_over(
+                    timestamp_by, over, multi_partition=partitions > 1, source=source
+                )
+            )
+        elif row["partition_by"] and not over and SuggestionKind.PARTITION_BY not in kinds:
+            suggestions.append(snippets.partition_by(source))
         impact: dict[str, object] = {}
         for k, v in finding.impact.items():  # the fix's measured delay where the guess was
             if k == "fix_adds_output_delay_seconds":

@@ -97,7 +97,9 @@ def test_idle_partition_from_the_capture_alone() -> None:
     assert report.recommended is not None
     assert report.recommended.late_seconds == 1
     assert not report.recommended.partition_by
-    assert kinds == [SuggestionKind.FEED_ALL_PARTITIONS]
+    # the finding's do-this is the recommendation: lower the late tolerance to 1 s
+    assert kinds == [SuggestionKind.FEED_ALL_PARTITIONS, SuggestionKind.LATE_ARRIVAL_TOLERANCE]
+    assert report.top.suggestions[1].value_seconds == 1
     assert report.top.left_out[0].startswith("PARTITION BY PartitionId (proposed by a finding)")
 
 
