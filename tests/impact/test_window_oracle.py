@@ -1,20 +1,26 @@
 """The window rules against a brute-force oracle: for random events and random tumbling and
 hopping windows (sizes, hops and offsets in milliseconds, offsets of either sign), every
-window's count equals the events with start < t <= end, end = offset + k * hop."""
+window's count equals the events with start < t <= end, end = offset + k * hop since time
+zero (1970-01-01T00:00:00Z)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from diagnostics.impact import measure_impact
 
 from .helpers import T0, outcomes
 
+#: T0 in milliseconds since time zero, where windows are aligned
+T0_MS = round(T0.timestamp() * 1000)
+
 
 def oracle(times_ms: list[int], size: int, hop: int, offset: int) -> Counter:
+    """Counts by window end (ms since time zero) of events at ``times_ms`` (ms since T0)."""
+    times_ms = [T0_MS + t for t in times_ms]
     counts: Counter = Counter()
     lo, hi = min(times_ms) - 2 * size, max(times_ms) + 2 * size
     k = (lo - offset) // hop
@@ -34,6 +40,7 @@ def oracle(times_ms: list[int], size: int, hop: int, offset: int) -> Counter:
     st.integers(1, 8),
     st.integers(-1_500, 1_500),
 )
+@example([0], 1, 7, 0)  # 700 ms windows are aligned to time zero, not to the first event
 def test_tumbling_and_hopping_counts_match_the_oracle(times, hops, per_hop, offset):
     hop = per_hop * 100  # ms
     size = hop * hops
@@ -45,7 +52,7 @@ def test_tumbling_and_hopping_counts_match_the_oracle(times, hops, per_hop, offs
     )
     table = measure_impact(outcomes(rows), query, "input").table
     got = {
-        round((e - T0).total_seconds() * 1000): v
+        T0_MS + round((e - T0).total_seconds() * 1000): v
         for e, v in zip(table["window_end"], table["value_on_time"], strict=True)
         if v is not None
     }
