@@ -95,6 +95,7 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
             policy=resolved.policy,
             declared=declared,
             out=out,
+            named_by=resolved.named_by,
             progress=say,
         )
     except InputError as exc:

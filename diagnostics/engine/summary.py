@@ -132,10 +132,17 @@ def invalid_time_warning(result: ReplayResult) -> str | None:
         return None
     values = out.get_column(column).filter(invalid) if column in out.columns else None
     present = None if values is None else values.drop_nulls()
-    if present is None or present.is_empty():
-        example = "empty values"
-    else:
-        example = f"values such as '{str(present[0])[:60]}'"
+    first = None if present is None or present.is_empty() else present[0]
+    return invalid_time_line(bad, total, column, first)
+
+
+def invalid_time_line(bad: int, total: int, column: str, first: object | None) -> str | None:
+    """The warning of :func:`invalid_time_warning` from its parts: ``bad`` invalid
+    application times of ``total`` events, ``first`` the first invalid value that is not
+    null (input order); ``None`` when at most half are invalid."""
+    if bad * 2 <= total:
+        return None
+    example = "empty values" if first is None else f"values such as '{str(first)[:60]}'"
     return (
         f"{bad:,} of {total:,} {noun(total, 'event')} have no valid application time: TIMESTAMP "
         f"BY {column} holds {example}, not a time ASA reads (InvalidInputTimeStamp: dropped); "

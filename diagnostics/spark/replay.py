@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from diagnostics.captures.far_off import FAR_GAP_NS
 from diagnostics.captures.names import rename_empty
 from diagnostics.captures.reader import Capture, table_capture
 from diagnostics.captures.tables import table_kind
@@ -25,8 +26,13 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import arrival_times, partitions_in
-from diagnostics.engine.summary import delay_seconds, percentile_ranks, summary_of
-from diagnostics.errors import InputError
+from diagnostics.engine.summary import (
+    delay_seconds,
+    invalid_time_line,
+    percentile_ranks,
+    summary_of,
+)
+from diagnostics.errors import InputError, UsageError
 from diagnostics.scalars import as_datetime
 from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_tasks import (
@@ -38,9 +44,11 @@ from diagnostics.spark.replay_tasks import (
     Slice,
     ddl,
     narrow_batches,
+    read_slice,
     replay_batches,
     write_batches,
 )
+from diagnostics.timestamps import EARLIEST, LATEST
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -81,7 +89,12 @@ def unsupported(path: str, policy: OrderingPolicy) -> str | None:
 
 
 def plan_replay(
-    path: str, source: str, arrival: str | None, partition: str | None, policy: OrderingPolicy
+    path: str,
+    source: str,
+    arrival: str | None,
+    partition: str | None,
+    policy: OrderingPolicy,
+    named_by: str | None = None,
 ) -> tuple[ReplayPlan, Capture]:
     """S0: the capture's schema read as the local reader reads it, and its slices (whole
     row groups of the Parquet file, from its footer)."""
@@ -95,7 +108,8 @@ def plan_replay(
     capture = table_capture(
         frame, source=source, kind="parquet", renames=renames, arrival=arrival, partition=partition
     )
-    capture.apply(policy)  # a column the policy names and the capture lacks: the local error
+    # a column the policy names and the capture lacks: the local error
+    capture.apply(policy, named_by=named_by)
     slices, offset = [], 0
     for i in range(meta.num_row_groups):
         rows = meta.row_group(i).num_rows
@@ -180,6 +194,58 @@ def undeclared(
     except InputError as exc:
         return str(exc)
     return None
+
+
+def far_off(narrow: DataFrame) -> bool:
+    """Whether some arrival is far off the others (``diagnostics.captures.far_off``: more
+    than a day from the largest run of arrivals, or at a bound of the times a replay holds),
+    from per-day minima, maxima and counts (O(days) rows): a gap between two arrivals longer
+    than a day is a gap between two days' extremes."""
+    from pyspark.sql import functions as F
+
+    days = (
+        narrow.filter(F.col("error").isNull())
+        .groupBy(F.floor(F.col("arr") / F.lit(FAR_GAP_NS)).alias("day"))
+        .agg(F.min("arr").alias("lo"), F.max("arr").alias("hi"), F.count("*").alias("n"))
+        .orderBy("day")
+        .collect()
+    )
+    if not days:
+        return False
+    if int(days[0]["lo"]) <= EARLIEST or int(days[-1]["hi"]) >= LATEST:
+        return True
+    runs, count = [], 0
+    for i, day in enumerate(days):
+        if i and int(day["lo"]) - int(days[i - 1]["hi"]) > FAR_GAP_NS:
+            runs.append(count)
+            count = 0
+        count += int(day["n"])
+    return bool(runs)
+
+
+def invalid_warning(
+    narrow: DataFrame, plan: ReplayPlan, policy: OrderingPolicy, bad: int, total: int
+) -> list[str]:
+    """The summary's warning when most application times are invalid, as the local replay
+    words it (its example value read back from the capture)."""
+    from pyspark.sql import functions as F
+
+    if policy.timestamp_by is None or bad * 2 <= total:
+        return []
+    row = (
+        narrow.filter(F.col("app").isNull() & F.col("app_given"))
+        .orderBy("eid")
+        .select("eid", "split")
+        .limit(1)
+        .collect()
+    )
+    first = None
+    if row:
+        events, applied, _ = read_slice(plan, int(row[0]["split"]))
+        offset = plan.slices[int(row[0]["split"])].offset
+        first = events[applied.timestamp_by or ""][int(row[0]["eid"]) - offset]
+    line = invalid_time_line(bad, total, policy.timestamp_by, first)
+    return [] if line is None else [line]
 
 
 def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
@@ -268,12 +334,13 @@ def run_spark_replay(
     policy: OrderingPolicy,
     declared: Sequence[int] | None,
     out: Path,
+    named_by: str | None = None,
     progress: Callable[[str], None] = lambda _message: None,
 ) -> SparkReplay:
     """Replay the Parquet capture at ``path`` on ``spark`` and write ``out/outcomes/``."""
     from pyspark.sql import functions as F
 
-    plan, capture = plan_replay(path, path, arrival, partition, policy)
+    plan, capture = plan_replay(path, path, arrival, partition, policy, named_by)
     _, applied = capture.apply(policy)
     previous = spark.conf.get(_BATCH_CONF)
     spark.conf.set(_BATCH_CONF, str(BATCH_ROWS))
@@ -293,6 +360,13 @@ def run_spark_replay(
                 error = undeclared(narrow, plan, capture.columns, partitions)
                 if error is not None:
                     raise InputError(error)
+            if far_off(narrow):
+                msg = (
+                    "--spark: some arrival times lie more than a day off the others (or "
+                    "beyond 1900..2150), which the Spark replay does not report yet; replay "
+                    "without --spark"
+                )
+                raise UsageError(msg)
             plan = plan.with_partitions(partitions)
             progress(f"replaying {len(present)} partitions")
             events = with_releases(replayed(narrow, plan, tasks), plan, applied, tasks)
@@ -311,6 +385,9 @@ def run_spark_replay(
                     F.countDistinct("timeline").alias("timelines"),
                 ).collect()[0]
                 delays = delay_percentiles(events, counts["released"])
+                warnings = invalid_warning(
+                    narrow, plan, applied, counts["dropped_invalid_timestamp"], counts["events"]
+                )
             finally:
                 events.unpersist()
         finally:
@@ -328,6 +405,7 @@ def run_spark_replay(
         delays=delay_seconds(delays),
         arrival_from=_iso(stats["lo"]),
         arrival_to=_iso(stats["hi"]),
+        warnings=warnings,
     )
     return SparkReplay(capture, summary, folder)
 

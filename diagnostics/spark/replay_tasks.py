@@ -42,6 +42,7 @@ NARROW = pa.schema(
         ("app", pa.int64()),
         ("bad_partition", pa.string()),
         ("error", pa.string()),
+        ("app_given", pa.bool_()),
     ]
 )
 _FLAGS = ("late", "early", "out_of_order", "reordered", "invalid_timestamp", "invalid_key")
@@ -168,8 +169,10 @@ def _narrow(plan: ReplayPlan, split: int) -> pa.RecordBatch:
         bad = events[name].cast(pl.String).set(part.is_not_null(), None)
     if policy.timestamp_by is None:
         app = pl.repeat(None, n, dtype=pl.Int64, eager=True)
+        given = pl.repeat(False, n, dtype=pl.Boolean, eager=True)
     else:
         app = to_utc(events[policy.timestamp_by]).dt.epoch("ns")
+        given = events[policy.timestamp_by].is_not_null()
     frame = pl.DataFrame(
         {
             "eid": eid,
@@ -179,6 +182,7 @@ def _narrow(plan: ReplayPlan, split: int) -> pa.RecordBatch:
             "app": app,
             "bad_partition": bad,
             "error": pl.repeat(None, n, dtype=pl.String, eager=True),
+            "app_given": given,
         }
     )
     return pa.RecordBatch.from_arrays([frame[c].to_arrow() for c in NARROW.names], schema=NARROW)

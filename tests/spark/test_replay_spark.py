@@ -17,7 +17,7 @@ from diagnostics.cli import main
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import declared_partitions, replay
 from diagnostics.engine.summary import summarize
-from diagnostics.errors import InputError
+from diagnostics.errors import InputError, UsageError
 from diagnostics.spark.replay import run_spark_replay
 
 pytestmark = pytest.mark.spark
@@ -147,3 +147,34 @@ def test_cli_replays_on_spark_and_prints_the_local_summary(spark, tmp_path, caps
         pl.read_parquet(tmp_path / "sp" / "outcomes"),
         pl.read_parquet(tmp_path / "lo" / "outcomes.parquet"),
     )
+
+
+def test_most_times_invalid_warns_as_locally_and_far_off_arrivals_are_refused(spark, tmp_path):
+    arrivals = [BASE + timedelta(seconds=s) for s in range(5)]
+    frame = pl.DataFrame(
+        {
+            "ts": [None, "06/03/2024 08:00:01 AM", "soon", BASE.isoformat(), None],
+            "arrival_time": arrivals,
+            "partition_id": [0, 1, 0, 1, 0],
+        }
+    )
+    path = tmp_path / "invalid.parquet"
+    frame.write_parquet(path, row_group_size=2)
+    policy = OrderingPolicy(timestamp_by="ts")
+    expected, summary = local(path, policy, None)
+    got = run_spark_replay(
+        spark, path=str(path), arrival=None, partition=None, policy=policy,
+        declared=None, out=tmp_path / "out",
+    )  # fmt: skip
+    assert_frame_equal(pl.read_parquet(got.outcomes), expected)
+    assert got.summary["warnings"] == summary["warnings"]
+    assert "06/03/2024 08:00:01 AM" in got.summary["warnings"][0]
+    far = frame.with_columns(pl.Series("arrival_time", [*arrivals[:4], BASE + timedelta(days=3)]))
+    far.write_parquet(path)
+    assert read_capture(path).warnings  # the local replay reports it
+    with pytest.raises(UsageError) as refused:
+        run_spark_replay(
+            spark, path=str(path), arrival=None, partition=None, policy=policy,
+            declared=None, out=tmp_path / "out2",
+        )  # fmt: skip
+    assert "more than a day off the others" in str(refused.value)
