@@ -1,7 +1,9 @@
 """Reading one line of a log file into records: the JSON Lines shape.
 
 A line holds one JSON value (a record, an array of records or a ``{"records": [...]}``
-wrapper), a portal notification or text. :func:`read_line` gives each line's outcomes (see
+wrapper), or text: a line that is not JSON but carries an ASA message (a portal
+notification, a pasted ``"Message": "..."`` member; :func:`~diagnostics.logs.messages.message_text`)
+is a record like any other, other text is quarantined. :func:`read_line` gives each line's outcomes (see
 the invariant in :mod:`diagnostics.logs.reader`); :func:`holding` accounts for the records an
 array or a wrapper holds, here and in values spread over lines
 (:mod:`diagnostics.logs.document`).
@@ -57,15 +59,18 @@ def _loads(line: bytes) -> object:
 
 
 def _not_json_reason(text: str, exc: ValueError) -> str:
-    """Why a line that is not JSON is quarantined: a text line is named as one (with the
-    portal notification it is not), a broken JSON value by the decoder's message."""
+    """Why a line that is not JSON (and carries no ASA message) is quarantined: a text line
+    is named as one (with the portal notification it is not), a broken JSON value by the
+    decoder's message."""
     if messages.has_notification_clock(text):
         return (
             "a text line with a portal notification's clock but not its wording "
             "(Source '...' had N occurrences of kind '...' between times '...' and '...')"
         )
+    if messages.is_pasted_member(text):
+        return "a pasted JSON member that carries no ASA message"
     if text.lstrip()[:1] not in ("{", "[", '"'):
-        return "a text line that is neither JSON nor a portal notification"
+        return "a text line that is neither JSON nor an ASA message"
     return f"invalid JSON: {getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', 0)}"
 
 
@@ -120,7 +125,7 @@ def read_line(
         return
     except ValueError as exc:
         text = line.decode("utf-8", "replace")
-        if messages.is_notification(text):
+        if messages.message_text(text) is not None:
             yield make(text, name, number, line)
             return
         yield quarantine(name, number, _not_json_reason(text, exc), line)

@@ -1,4 +1,4 @@
-"""Facts parsed from the text of ASA diagnostic messages (spec §5).
+"""Facts parsed from the text of ASA diagnostic messages (docs/semantics.md, "Diagnostics ASA writes").
 
 ASA puts some facts only in prose: the aggregate's count, processing-time range and source
 (activity logs), the example event's application and arrival times (``BriefMessage``), and an
@@ -8,7 +8,9 @@ none of them raises.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 
@@ -22,10 +24,6 @@ _AGGREGATE = re.compile(
     r"(?:data errors?|occurrences?|errors?) of kind '(?P<kind>[^']+)'"
     r"(?: between (?:processing )?times '(?P<from>[^']+)' and '(?P<to>[^']+)')?",
     re.IGNORECASE,
-)
-#: A notification copied from the portal: ``[17:22:00] Source '...' had N occurrences ...``.
-_NOTIFICATION = re.compile(
-    r"\s*\[[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*[AP]M)?\]\s*Source '", re.I
 )
 _CLOCK = re.compile(r"\s*\[[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*[AP]M)?\]", re.IGNORECASE)
 _LATE_EXAMPLE = re.compile(
@@ -46,6 +44,11 @@ _COLUMN = re.compile(
     r"\bcolumn\s*(?:name\s*)?(?::?\s*['\"\[](?P<column>[^'\"\]]{1,128})['\"\]]"
     r"|:\s*(?P<bare>[A-Za-z_][\w.-]{0,127}))",
     re.IGNORECASE,
+)
+#: A JSON string pasted on its own line, or a member of an object (``"Message": "..."``),
+#: with or without its trailing comma: what users copy from the portal's JSON views.
+_PASTED_STRING = re.compile(
+    r'\s*(?P<key>"(?:[^"\\]|\\.)*"\s*:\s*)?(?P<value>"(?:[^"\\]|\\.)*")\s*,?\s*', re.DOTALL
 )
 _RESOURCE_NAME = re.compile(r"Resource Name: (?P<job>[^|]*?)\s*\|")
 _FIRST_OCCURRED = re.compile(r"First Occurred: (?P<first>[^|]*?)\s*\|")
@@ -98,9 +101,35 @@ def parse_aggregate(text: str) -> AggregateText | None:
     )
 
 
-def is_notification(text: str) -> bool:
-    """True for a portal notification line: ``[hh:mm:ss] Source '...' had ... of kind ...``."""
-    return _NOTIFICATION.match(text) is not None and _AGGREGATE.search(text) is not None
+def message_text(text: str) -> str | None:
+    """The ASA message a text line carries, or ``None`` when it carries none.
+
+    A line carries a message when it holds one of ASA's wordings orderdoc reads: ``Source 'S'
+    had N occurrences of kind 'K'`` (or ``N data errors of kind``), or ``Input Partition [P]
+    does not have additional data for more than [M] minute(s)``. The line may be a portal
+    notification (``[17:22:00] Source ...``), plain text, or a JSON string pasted on its own
+    (``"First Occurred: ... | Message: Source ..."``) or as a member of an object
+    (``"Message": "...",``): the string's value is returned then, its escapes decoded. A
+    line that opens a JSON object or array (``{``, or ``[`` that is not a notification's
+    clock) is a JSON value, broken or not, never text: its message is read from its fields,
+    or it is quarantined as broken JSON.
+    """
+    opening = text.lstrip()[:1]
+    if opening == "{" or (opening == "[" and _CLOCK.match(text) is None):
+        return None
+    pasted = _PASTED_STRING.fullmatch(text)
+    if pasted is not None:
+        with contextlib.suppress(ValueError):  # else not a JSON string: the text as it stands
+            text = json.loads(pasted["value"])
+    if _AGGREGATE.search(text) is None and _IDLE.search(text) is None:
+        return None
+    return text.strip()
+
+
+def is_pasted_member(text: str) -> bool:
+    """True for a member of a JSON object pasted on its own line: ``"Type": "DataError",``."""
+    pasted = _PASTED_STRING.fullmatch(text)
+    return pasted is not None and pasted["key"] is not None
 
 
 def has_notification_clock(text: str) -> bool:

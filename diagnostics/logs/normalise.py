@@ -11,8 +11,10 @@ Recognised record forms (docs/schemas.md, "Aggregate folder"):
 * Log Analytics ``AzureDiagnostics`` rows (``TimeGenerated``, ``ResourceId`` or
   ``_ResourceId``, ``Level``, ``properties_s``): CSV rows passed in as a ``dict`` of
   column → text, or the objects of a JSON export of the same query;
-* a portal notification text line (``[17:22:00] Source 'in' had 58 occurrences of kind
-  'K' between times 'A' and 'B'.``), passed in as a ``str``.
+* a text line carrying an ASA message: a portal notification (``[17:22:00] Source 'in' had
+  58 occurrences of kind 'K' between times 'A' and 'B'.``), or a message pasted from a JSON
+  view (``"Message": "First Occurred: ... | Message: Source ...",``), passed in as a ``str``
+  (:func:`~diagnostics.logs.messages.message_text`).
 
 Keys are matched ignoring case, spaces and underscores (``Correlation ID``,
 ``correlationId`` and ``correlation_id`` are one key), as Azure's exports spell them
@@ -251,7 +253,8 @@ def _record(
 ) -> DataError:
     """One record from its envelope and its properties (the same object for a bare
     activity-log message). A ``text`` record (a portal notification, whose clock time has
-    no date) takes its time from the end of the range it names."""
+    no date, or a pasted message) takes its time from the end of the range it names, else
+    from its ``First Occurred:``."""
     extras_value = envelope.raw("orderdoc")
     if extras_value is not None and not isinstance(extras_value, dict):
         msg = f"{envelope.label('orderdoc')}: expected an object, got {_type_name(extras_value)}"
@@ -268,9 +271,12 @@ def _record(
         from_time = from_time or aggregate.from_time
         to_time = to_time or aggregate.to_time
     if text:
-        record_time = to_time or from_time
+        record_time = to_time or from_time or messages.parse_first_occurred(message)
         if record_time is None:
-            raise _Reject("message: a portal notification without its 'between times' range")
+            raise _Reject(
+                "message: an ASA message as text without a date "
+                "(no 'between times' range, no 'First Occurred:')"
+            )
     if record_time is None:
         raise _Reject(f"{envelope.label('time')}: missing")
     partition = _partition(extras.raw("partitionid"), "orderdoc.partition_id")
@@ -326,9 +332,10 @@ def _record(
 
 def _normalise(value: object, source_file: str, source_line: int) -> DataError:
     if isinstance(value, str):
-        if not messages.is_notification(value):
-            raise _Reject("not a diagnostic record: text that is not a portal notification")
-        text = _Fields({"message": value.strip()})
+        message = messages.message_text(value)
+        if message is None:
+            raise _Reject("not a diagnostic record: text that carries no ASA message")
+        text = _Fields({"message": message})
         return _record(text, text, source_file, source_line, text=True)
     if not isinstance(value, dict):
         msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"

@@ -1,4 +1,4 @@
-"""Golden tests: the spec §5 messages, verbatim, and the time forms seen in exports."""
+"""Golden tests: the messages of docs/semantics.md, "Diagnostics ASA writes", verbatim, and the time forms seen in exports."""
 
 from __future__ import annotations
 

@@ -362,7 +362,7 @@ def test_pasted_pretty_objects_are_one_record_each(read) -> None:
     parsed, bad = read(f"{note}\n{broken}\n{second}\n".encode(), "pasted.txt")
     assert [(p.source_line, p.event_count) for p in parsed] == [(size + 2, 2)]
     assert [(q.source_line, q.reason.split(" (")[0]) for q in bad] == [
-        (1, "a text line that is neither JSON nor a portal notification"),
+        (1, "a text line that is neither JSON nor an ASA message"),
         (2, "invalid JSON: Expecting ',' delimiter at line 10 column 21"),
     ]
     assert bad[1].reason.endswith(f"(lines 2-{size + 1})")

@@ -225,7 +225,7 @@ def test_portal_notifications_are_records_with_their_own_line_numbers(read) -> N
     ]
     assert good[1].record_time == dt.datetime(2019, 2, 4, 17, 23, tzinfo=UTC)  # end of the range
     assert [(q.source_line, q.reason) for q in bad] == [
-        (4, "a text line that is neither JSON nor a portal notification")
+        (4, "a text line that is neither JSON nor an ASA message")
     ]
 
 

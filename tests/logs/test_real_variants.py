@@ -76,7 +76,7 @@ def test_text_lines_that_are_not_notifications_say_so(read) -> None:
         (5, "LateInputEvent", 2),
     ]
     reasons = {q.source_line: q.reason for q in bad}
-    assert reasons[1] == "a text line that is neither JSON nor a portal notification"
+    assert reasons[1] == "a text line that is neither JSON nor an ASA message"
     assert reasons[3].startswith("a text line with a portal notification's clock but not its wording")  # fmt: skip
     assert reasons[4].startswith("invalid JSON: Expecting property name")
 

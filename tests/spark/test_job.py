@@ -116,7 +116,9 @@ def test_an_unreadable_metrics_export_is_an_input_error_naming_it(spark, tmp_pat
 
 def test_hand_made_variants_match_reference(spark, tmp_path: Path) -> None:
     """Keys in other cases, both count wordings, every time format, text and broken lines
-    among JSON lines, older codes, and an az monitor export of a job with two inputs."""
+    among JSON lines, older codes, an az monitor export of a job with two inputs, and
+    messages pasted from the portal's JSON view into a .txt and a .json file."""
+    from tests.logs.test_pasted_messages import write_pasted
     from tests.logs.test_real_variants import two_inputs
 
     rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/R/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/J2"
@@ -150,12 +152,14 @@ def test_hand_made_variants_match_reference(spark, tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "mixed.log").write_text("\r\n".join(lines) + "\n")
     two_inputs(folder)
+    pasted = write_pasted(folder)  # 2 notes quarantined, 8 records
     files = expand_inputs([str(folder)])
     result = run_aggregate(spark, files, tmp_path / "agg")
     summary = result.summary
-    assert (summary["records_total"], summary["records_parsed"]) == (8, 6)
+    assert (summary["records_total"], summary["records_parsed"]) == (8 + pasted, 6 + pasted - 2)
     assert summary["idle_partitions"] == [2]
-    assert summary["jobs"] == ["J2", "jobTwo"]
+    assert summary["events_by_kind"]["OutputDataConversionError.TypeConversionError"] == 8
+    assert summary["jobs"] == ["J2", "X", "jobTwo"]
     assert summary["records_without_count"] == {
         "InputDeserializationError": 1,
         "SQLDatabaseOutputDataError": 1,
