@@ -7,7 +7,7 @@ import polars as pl
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan, utc
 
-#: The merge rule (spec §4), in plain words, shown beside the charts.
+#: The merge rule (docs/semantics.md, "Watermarks, merge and output release"), in plain words, shown beside the charts.
 MERGE_RULE = (
     "Without PARTITION BY, the job releases output up to time t only when every input "
     "partition has reached t: the job's watermark is the minimum over all partitions. One "

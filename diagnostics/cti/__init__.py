@@ -1,4 +1,4 @@
-"""StreamInsight's application-time advancement (CTIs) as a library (spec §7, docs/cti.md).
+"""StreamInsight's application-time advancement (CTIs) as a library (docs/semantics.md, "StreamInsight application-time advancement (CTI)"; docs/cti.md).
 
 * :mod:`~diagnostics.cti.policy`: :class:`CtiPolicy`, :class:`HoppingWindow`;
 * :mod:`~diagnostics.cti.engine`: the incremental :class:`CtiEngine`;

@@ -1,4 +1,4 @@
-"""The incremental CTI engine: StreamInsight's application-time advancement (spec §7).
+"""The incremental CTI engine: StreamInsight's application-time advancement (docs/semantics.md, "StreamInsight application-time advancement (CTI)").
 
 :class:`CtiEngine` takes items (events and imported CTIs) of one or two inputs in processing
 order, in batches, and keeps its state between batches. Per input it checks each event

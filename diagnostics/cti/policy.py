@@ -1,4 +1,4 @@
-"""StreamInsight application-time settings: a frozen, validated configuration (spec §7).
+"""StreamInsight application-time settings: a frozen, validated configuration (docs/semantics.md, "StreamInsight application-time advancement (CTI)").
 
 :class:`CtiPolicy` restates ``AdvanceTimeSettings``: generation (``AdvanceTimeGenerationSettings``:
 frequency as a count of start edges *or* as a duration of application time, a delay, and

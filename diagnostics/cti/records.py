@@ -1,4 +1,4 @@
-"""``CtiViolation`` diagnostics in ASA's resource-log envelope (spec §5), and the delay advice.
+"""``CtiViolation`` diagnostics in ASA's resource-log envelope (docs/semantics.md, "Diagnostics ASA writes"), and the delay advice.
 
 Violations are aggregated exactly as the ASA replay aggregates data errors
 (:mod:`diagnostics.instrument`): one record per (source, kind) and processing-time window

@@ -1,4 +1,4 @@
-"""The incremental ordering engine: ASA's per-event rules (spec §3) and release (spec §4).
+"""The incremental ordering engine: ASA's per-event rules and release (docs/semantics.md, "The rules, as implemented" and "Watermarks, merge and output release").
 
 :class:`OrderingEngine` takes events in batches, as a live consumer receives them, and keeps
 its state between batches. Invariants (guarded by property tests):
@@ -241,7 +241,7 @@ class OrderingEngine:
         )
 
     def _classify(self, work: pl.DataFrame, order: np.ndarray, arr: np.ndarray) -> dict:
-        """Spec §3 for the batch in processing order; arrays are aligned with ``arr``."""
+        """The per-event rules (docs/semantics.md, "The rules, as implemented") for the batch in processing order; arrays are aligned with ``arr``."""
         policy = self.policy
         late, ooo, early = self._late, self._ooo, self._early
         drop = policy.action is Action.DROP

@@ -1,7 +1,7 @@
 """The ordering policy: a frozen, validated description of a job's time-handling settings.
 
 The policy is configuration only; the stateful logic lives in :mod:`diagnostics.engine.engine`.
-Ranges and defaults are those of spec §2.
+Ranges and defaults are those of docs/semantics.md, "Policy settings".
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from enum import StrEnum
 from diagnostics.durations import DAY, MINUTE, SECOND, format_duration
 from diagnostics.errors import PolicyError, Setting
 
-#: ASA's fixed early-arrival window (spec §2).
+#: ASA's fixed early-arrival window (docs/semantics.md, "Policy settings").
 EARLY_WINDOW_NS = 5 * MINUTE
 #: Until a partition has received its first event, its arrival time is estimated as τ − 5 s.
 UNSTARTED_ESTIMATE_NS = 5 * SECOND

@@ -1,6 +1,6 @@
 """Release times: when the governing watermark first reaches an event's System.Timestamp.
 
-Spec §4. A timeline's watermark at processing time τ is::
+docs/semantics.md, "Watermarks, merge and output release". A timeline's watermark at processing time τ is::
 
     wm(τ) = τ − 5 s − late             before its first accepted event (at ``fa``)
     wm(τ) = max(M(τ) − ooo, τ − late)  from then on (M(τ): largest accepted timestamp so far)

@@ -1,7 +1,7 @@
 """Whole-capture replay: sort by arrival, feed the incremental engine in batches, assemble.
 
 This is a driver around :class:`~diagnostics.engine.engine.OrderingEngine`; it adds no
-semantics of its own beyond the output order (spec §4: release time, then System.Timestamp,
+semantics of its own beyond the output order (docs/semantics.md, "Watermarks, merge and output release": release time, then System.Timestamp,
 then arrival order).
 """
 
@@ -184,7 +184,7 @@ def _outcomes_of(staged: StagedBatch) -> pl.DataFrame:
 class _Releases:
     """Release times and output ranks of a replay's events, by feed (= arrival order) position.
 
-    Output order (spec §4) is release time, then System.Timestamp, then arrival order. It is
+    Output order (docs/semantics.md, "Watermarks, merge and output release") is release time, then System.Timestamp, then arrival order. It is
     ranked commit by commit, in a worker thread: every release a commit makes known is at
     or before that batch's last arrival, and every later one strictly after it (see
     :mod:`diagnostics.engine.release`), so the ranks of one commit follow those of the

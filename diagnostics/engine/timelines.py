@@ -1,4 +1,4 @@
-"""Timelines: the units that own a watermark (spec §1). One per partition, or, with
+"""Timelines: the units that own a watermark (docs/semantics.md, "Times"). One per partition, or, with
 ``TIMESTAMP BY ... OVER key``, one per (partition, key) substream, opened on first sight.
 
 Per timeline the engine keeps M (the largest accepted System.Timestamp, ``NEG`` before its

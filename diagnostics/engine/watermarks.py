@@ -1,6 +1,6 @@
 """Watermark delay (``OutputWatermarkDelaySeconds``): τ − governing watermark(τ), per minute.
 
-Spec §4: the per-minute metric is the maximum within the minute, per partition and for the
+docs/semantics.md, "Watermarks, merge and output release": the per-minute metric is the maximum within the minute, per partition and for the
 job. For one timeline with running maximum M(τ)::
 
     delay(τ) = 5 s + late                        before its first accepted event

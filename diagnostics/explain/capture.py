@@ -20,7 +20,7 @@ from diagnostics.explain.keys import analyse_keys, candidate_columns
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_int
 
-#: A partition without events for this long counts as idle (ASA's notice interval, §5).
+#: A partition without events for this long counts as idle (ASA's notice interval; docs/semantics.md, "Diagnostics ASA writes").
 IDLE_NS = 5 * MINUTE
 
 _FLAGS = {
@@ -113,7 +113,7 @@ def from_capture(
     }
     candidates = candidate_columns(events, exclude)
     valid = ~(out["early"] | out["invalid_timestamp"] | out["invalid_key"])
-    # rule 4 compares the late-adjusted time (spec §3): max(application, arrival − late)
+    # rule 4 compares the late-adjusted time (docs/semantics.md, "The rules, as implemented"): max(application, arrival − late)
     late_ns = policy.late_arrival_ns
     checked = app_ns
     if late_ns is not None:

@@ -6,7 +6,7 @@ the partition (across keys, what ASA checks today) and within its (partition, ke
 (what OVER would check). A good key has small disorder within each key and large disorder across keys: at
 most 10 % of the out-of-order events remain within keys, and at least one is removed.
 
-Invariant: early and invalid events are excluded (they never move a watermark, spec §3).
+Invariant: early and invalid events are excluded (they never move a watermark; docs/semantics.md, "The rules, as implemented").
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def data_error_message(source: str, kind: str, count: int, from_ns: int, to_ns: 
 
 
 def notice_message(partition: int, minutes: int) -> str:
-    """The spec's ``InputPartitionNotProgressing`` text."""
+    """ASA's ``InputPartitionNotProgressing`` text (docs/semantics.md, "Diagnostics ASA writes")."""
     return (
         f"Input Partition [{partition}] does not have additional data for more than "
         f"[{minutes}] minute(s). Partition will not progress until either events arrive or "

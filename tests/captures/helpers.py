@@ -17,7 +17,7 @@ from diagnostics.cli import main
 
 DAY = "2024-01-01"
 
-#: spec §6 example A (late 10 min, out of order 3 min, adjust): application, arrival,
+#: docs/semantics.md, "Worked examples", example A (late 10 min, out of order 3 min, adjust): application, arrival,
 #: System.Timestamp, late, out of order beyond tolerance
 EXAMPLE_A = [
     ("00:00:00", "00:10:01", "00:00:01", True, False),

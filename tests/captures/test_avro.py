@@ -1,5 +1,5 @@
 """Event Hubs Capture files: written with fastavro as Capture writes them, replayed through
-the command line, outcomes checked against the spec's worked example A."""
+the command line, outcomes checked against worked example A of docs/semantics.md, "Worked examples"."""
 
 from __future__ import annotations
 

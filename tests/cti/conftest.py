@@ -42,5 +42,5 @@ def by_id(engine: CtiEngine, stream: int = 0) -> dict[int, EventOutcome]:
 
 @pytest.fixture
 def adjust_every_one() -> CtiPolicy:
-    """Frequency 1, delay 0, Adjust: the query-binding example of the reference page."""
+    """Frequency 1, delay 0, Adjust: the query-binding example of StreamInsight's "Advancing application time"."""
     return CtiPolicy(every_events=1, delay_ns=0, violation="adjust")

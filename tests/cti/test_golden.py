@@ -1,4 +1,4 @@
-"""Golden tests from the documented behaviours (reference page 004, spec §7, issue 8).
+"""Golden tests from the documented behaviours (StreamInsight's "Advancing application time", docs/semantics.md, "StreamInsight application-time advancement (CTI)", issue 8).
 
 Every expected value is worked out by hand in the comments from the documented rules.
 """

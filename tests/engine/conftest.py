@@ -1,4 +1,4 @@
-"""Helpers for engine tests: build captures from the spec's clock-time tables."""
+"""Helpers for engine tests: build captures from the clock-time tables of docs/semantics.md, "Worked examples"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A slow, literal reading of spec §3-§4, event by event, to check the columnar engine against.
+"""A slow, literal reading of docs/semantics.md, "The rules, as implemented" and "Watermarks, merge and output release", event by event, to check the columnar engine against.
 
 Nothing here is shared with ``diagnostics.engine``: the same rules written a second time,
 as plainly as possible, over Python ints (ns).

@@ -1,4 +1,4 @@
-"""Golden tests: every worked example of spec §6, row by row."""
+"""Golden tests: every worked example of docs/semantics.md, "Worked examples", row by row."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Property tests (hypothesis): batch-split invariance, watermark monotonicity, accounting,
-and agreement with a literal event-by-event reading of the spec."""
+and agreement with a literal event-by-event reading of docs/semantics.md."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_both_substream_searches_agree(rows, p):
 @settings(max_examples=150, deadline=None)
 @given(rows=events_strategy, p=policy_strategy, batch=st.integers(1, 25))
 def test_output_rank_is_release_then_system_timestamp_then_arrival(rows, p, batch):
-    """Ranked commit by commit, the order equals one global sort by its definition (§4)."""
+    """Ranked commit by commit, the order equals one global sort by its definition (docs/semantics.md, "Watermarks, merge and output release")."""
     frame, policy, parts = build(rows, p)
     out = replay(frame, policy, partitions=parts, batch_size=batch).outcomes
     released = out.filter(pl.col("release_time").is_not_null())

@@ -1,4 +1,4 @@
-"""Per-minute watermark delay against a brute-force evaluation of spec §4's definition."""
+"""Per-minute watermark delay against a brute-force evaluation of its definition (docs/semantics.md, "Watermarks, merge and output release")."""
 
 from __future__ import annotations
 

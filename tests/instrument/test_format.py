@@ -57,7 +57,7 @@ def test_bad_options_are_rejected(field, value, setting):
 
 
 def test_activity_data_error_is_shaped_like_the_documented_example():
-    """Same keys, same order and same message layout as spec §5's DiagnosticMessage line."""
+    """Same keys, same order and same message layout as the DiagnosticMessage line of docs/semantics.md, "Diagnostics ASA writes"."""
     s = SECOND
     outcomes = make_outcomes(
         [DOC_NS, DOC_NS + 59 * s],

@@ -94,7 +94,7 @@ def test_repeated_notices_and_minutes():
 
 
 def test_activity_notice_matches_the_documented_example():
-    """Spec §5's InputPartitionNotProgressing line, byte for byte but the correlation ID."""
+    """The InputPartitionNotProgressing line of docs/semantics.md, "Diagnostics ASA writes", byte for byte but the correlation ID."""
     notice_at = 1_549_227_256 * SECOND  # 2019-02-03T20:54:16Z
     last = notice_at - 5 * MINUTE
     outcomes = make_outcomes(

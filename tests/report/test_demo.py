@@ -113,7 +113,7 @@ def test_demo_text_speaks_asa_not_field_names(demo) -> None:
     out, printed = demo
     markdown = (out / "report.md").read_text()
     for text in (printed, markdown):
-        for wrong in ("(s)", "spec §", "e+0", "_seconds", '{"', "{'", "current out of order"):
+        for wrong in ("(s)", "spec \u00a7", "e+0", "_seconds", '{"', "{'", "current out of order"):
             assert wrong not in text, wrong
     assert "(+1 more finding in " in printed  # late_senders: out of order follows the late events
     assert "| out-of-order tolerance now | 0 s |" in markdown

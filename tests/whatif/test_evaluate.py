@@ -55,13 +55,13 @@ def _assert_matches_replay(events, policy, parts) -> None:
 )  # fmt: skip
 @pytest.mark.parametrize("over", [(), ("device_id",)])
 def test_scenarios_match_a_full_replay(captures, scenario, over) -> None:
-    # a declared partition that never sends holds the merge back (spec §4)
+    # a declared partition that never sends holds the merge back (docs/semantics.md, "Watermarks, merge and output release")
     for policy in _policies(over):
         _assert_matches_replay(captures[scenario], policy, (0, 1, 2, 3, 4))
 
 
 def test_spec_example_b_output_delays() -> None:
-    """Spec §6 B: late 15 s, out-of-order 5 s: released at 10:40, 10:42, 10:57, 10:53, 10:45."""
+    """docs/semantics.md, "Worked examples", B: late 15 s, out-of-order 5 s: released at 10:40, 10:42, 10:57, 10:53, 10:45."""
     events = pl.DataFrame(
         {
             "event_time": ["00:10:00", "00:10:30", "00:10:42", "00:10:38", "00:10:35"],
@@ -133,7 +133,7 @@ def test_random_captures_match_a_full_replay(
     _assert_matches_replay(events, policy, parts)
 
 
-EXAMPLE_C = [  # spec §6 C: application, arrival, device
+EXAMPLE_C = [  # docs/semantics.md, "Worked examples", C: application, arrival, device
     ("12:07", "12:07", "d1"), ("12:08", "12:08", "d2"), ("12:17", "12:11", "d1"),
     ("12:08", "12:13", "d3"), ("12:19", "12:16", "d1"), ("12:12", "12:17", "d3"),
     ("12:17", "12:18", "d2"), ("12:20", "12:19", "d2"), ("12:16", "12:21", "d3"),
