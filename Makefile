@@ -1,7 +1,9 @@
-# Two commands do all set-up on a fresh machine (see README):
-#   make demo   - installs everything into .venv and runs the main job on the bundled samples
-#   make test   - installs everything (with Debian's chromium for the browser test and
-#                 prometheus-alertmanager for the watcher test) and runs the tests
+# Commands that do all set-up on a fresh machine (see README):
+#   make demo     - installs everything into .venv and runs the main job on the bundled samples
+#   make test     - installs everything (with Debian's chromium for the browser test and
+#                   prometheus-alertmanager for the watcher test), lint, and every test but
+#                   those marked slow (CI=true, as .ci/run sets, runs them all: make test-all)
+#   make test-all - the same, every test, then the wheel check: what CI runs
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
@@ -9,7 +11,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 OUT ?= out/demo
 
-.PHONY: demo test lint install browser alertmanager clean
+.PHONY: demo test test-all lint install browser alertmanager clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -31,6 +33,9 @@ demo: install
 
 test: install browser alertmanager
 	@bash scripts/run-tests.sh
+
+test-all: install browser alertmanager
+	@ORDERDOC_TESTS=all bash scripts/run-tests.sh
 
 lint: install
 	$(BIN)/ruff check .

@@ -12,5 +12,8 @@ if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "installing Debian's chromium for the browser test..." >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq chromium >/dev/null
+# The package lists are refreshed (the slow part) only when the present ones cannot install it.
+apt-get install -y -qq chromium >/dev/null 2>&1 || {
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq chromium >/dev/null
+}

@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# Runs lint and the whole test suite in .venv. Used by `make test` and by .ci/run.
+# Runs lint and the tests in .venv. Used by `make test`, `make test-all` and .ci/run.
+#
+# Which tests (README, "Tests"):
+#   make test       every test except those marked slow (end-to-end cases that start JVMs in
+#                   subprocesses, servers, a browser or a cluster); no wheel check
+#   make test-all   every test, then the wheel check (scripts/check_wheel.py)
+#   CI=true         (set by .ci/run) the same as make test-all
+# ORDERDOC_TESTS=all|fast overrides the choice; arguments go to pytest (e.g. tests/logs -x).
+# The tests run on ORDERDOC_TEST_WORKERS pytest-xdist workers (default 2; 0: one process);
+# the Spark tests all go to one of them (tests/conftest.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 export SPARK_LOCAL_IP=127.0.0.1
 export PYTHONHASHSEED=0
+tests="${ORDERDOC_TESTS:-}"
+if [ -z "$tests" ]; then
+  if [ "${CI:-}" = "true" ]; then tests=all; else tests=fast; fi
+fi
+case "$tests" in
+  all) select=() ;;
+  fast) select=(-m "not slow") ;;
+  *) echo "ORDERDOC_TESTS: '$tests' is not a test set (all, fast)" >&2; exit 2 ;;
+esac
 $BIN/ruff check . || exit 1
 $BIN/ruff format --check . || exit 1
 $BIN/mypy || exit 1   # over diagnostics/, configured in pyproject.toml
-$BIN/python -m pytest -q -p no:cacheprovider "$@"
+echo "running the $tests test set (README, \"Tests\")" >&2
+workers="${ORDERDOC_TEST_WORKERS:-2}"
+$BIN/python -m pytest -q -p no:cacheprovider --durations=25 -n "$workers" --dist loadgroup \
+  "${select[@]}" "$@"
 code=$?
 if [ "$code" = "5" ]; then
   echo "pytest collected no tests" >&2
   exit 1
 fi
 [ "$code" = "0" ] || exit $code
-# the wheel installed into a fresh venv outside the checkout runs rules check and the demo
-$BIN/python scripts/check_wheel.py
+if [ "$tests" = "all" ]; then
+  # the wheel installed into a fresh venv outside the checkout runs rules check and the demo
+  $BIN/python scripts/check_wheel.py
+fi

@@ -54,6 +54,7 @@ LATE_SETTING = re.compile(
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.slow,
     pytest.mark.timeout(900),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's /usr/bin/chromium is not installed"),
 ]

@@ -23,7 +23,7 @@ from tests.spark.conftest import canonical, read_table
 from tests.spark.servers import LOOPBACK, SPARK_HOME, Server, free_port, port_open, spark_env, start
 from tests.spark.test_job import COLUMNS
 
-pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(1200)]
 READY_SECONDS = 240
 
 

@@ -1,7 +1,7 @@
-"""Watcher tests share the Spark tests' session-scoped local[2] session and table helpers."""
+"""Watcher tests share the Spark tests' sample folder (their session is tests/conftest.py's)."""
 
 from __future__ import annotations
 
-from tests.spark.conftest import canonical, read_table, samples, spark
+from tests.spark.conftest import samples
 
-__all__ = ["canonical", "read_table", "samples", "spark"]
+__all__ = ["samples"]

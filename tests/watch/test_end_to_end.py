@@ -34,7 +34,7 @@ from tests.watch.servers import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(420)]
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE = ROOT / "rules" / "dropped_events.yaml"

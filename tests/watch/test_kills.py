@@ -21,7 +21,7 @@ from tests.spark.test_job import COLUMNS
 from tests.watch.servers import receiver
 from tests.watch.test_end_to_end import RULE, SPARK, crash_at, env, line, notifications
 
-pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELS = {"alertname": "dropped-events", "job": "ORDERS-JOB", "kind": "EarlyInputEvent",
