@@ -49,6 +49,7 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, Spark tests go to one worker (one JVM, one shared session)."""
     if not config.pluginmanager.hasplugin("xdist"):
