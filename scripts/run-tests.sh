@@ -8,7 +8,8 @@
 #   CI=true         (set by .ci/run) the same as make test-all
 # ORDERDOC_TESTS=all|fast overrides the choice; arguments go to pytest (e.g. tests/logs -x).
 # The tests run on ORDERDOC_TEST_WORKERS pytest-xdist workers (default 2; 0: one process);
-# the Spark tests all go to one of them (tests/conftest.py).
+# each test file goes whole to one of them, the Spark folders all to the same one
+# (tests/conftest.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -28,7 +29,7 @@ $BIN/ruff format --check . || exit 1
 $BIN/mypy || exit 1   # over diagnostics/, configured in pyproject.toml
 echo "running the $tests test set (README, \"Tests\")" >&2
 workers="${ORDERDOC_TEST_WORKERS:-2}"
-$BIN/python -m pytest -q -p no:cacheprovider --durations=25 -n "$workers" --dist loadgroup \
+$BIN/python -m pytest -q -p no:cacheprovider --durations=25 -n "$workers" --dist loadfile \
   "${select[@]}" "$@"
 code=$?
 if [ "$code" = "5" ]; then

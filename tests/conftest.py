@@ -9,10 +9,10 @@ slowest tests of each run.
 
 **Workers.** scripts/run-tests.sh runs the tests on two pytest-xdist workers
 (``ORDERDOC_TEST_WORKERS``, 0 for one process). Tests must not depend on each other or on
-their order; ports come from ``free_port()``-style helpers, files go under ``tmp_path``. Every
-test marked ``spark`` or asking for the ``spark`` fixture runs on one worker (xdist group
-``spark``), so one JVM serves them all; a session fixture is built once per worker that
-needs it.
+their order; ports come from ``free_port()``-style helpers, files go under ``tmp_path``. Each test
+file runs whole on one worker (module fixtures are built once) and the Spark folders
+(:data:`SPARK_FOLDERS`) all on the same worker, so one JVM serves them; a session fixture is
+built once per worker that needs it.
 
 **Shared, session-scoped fixtures** (build once, never modify: copy to ``tmp_path`` first):
 
@@ -49,12 +49,22 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, Spark tests go to one worker (one JVM, one shared session)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        uses_spark = "spark" in getattr(item, "fixturenames", ())
-        if uses_spark or item.get_closest_marker("spark") is not None:
-            item.add_marker(pytest.mark.xdist_group("spark"))
+#: Folders whose tests use Spark. Under pytest-xdist each runs whole on one worker, so one JVM
+#: serves them (a Spark test elsewhere still works: its worker starts a session of its own).
+SPARK_FOLDERS = ("tests/spark/", "tests/watch/")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """With ``--dist loadfile``: each test file goes whole to one worker, and the files of
+    :data:`SPARK_FOLDERS` all go to the same one (the largest unit, so it is handed out first)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "spark" if path.startswith(SPARK_FOLDERS) else path
+
+    return SparkTogether(config, log)  # type: ignore[arg-type]
