@@ -69,6 +69,7 @@ class _Source:
     columns: dict[str, str | None] | None = None
     filters: list[Condition] = field(default_factory=list)
     problem: str | None = None
+    results_of: str | None = None  # a WITH step that aggregates: its rows are its results
 
 
 def _statements(tokens: list[Token]) -> list[_Statement]:
@@ -250,12 +251,23 @@ class _Reader:
                 if st.is_with:
                     self.sources[st.name.lower()] = self.projection(clauses, alias, source)
                     return None
+                if source.results_of:
+                    why = f"no window aggregate; its rows are step {source.results_of}'s results"
+                    return Skipped(st.name, why)
                 return Skipped(
                     st.name, "no window aggregate; its rows are the events themselves (events only)"
                 )
             if source.problem:
                 raise Unsupported(source.problem)
-            return self.aggregate(st.name, clauses, group, alias, source)
+            step = self.aggregate(st.name, clauses, group, alias, source)
+            if st.is_with:
+                self.sources[st.name.lower()] = _Source(
+                    False,
+                    problem=f"reads {st.name}'s windowed results; a window over results"
+                    " is not replayed",
+                    results_of=st.name,
+                )
+            return step
         except Unsupported as exc:
             if st.is_with:
                 self.sources[st.name.lower()] = _Source(

@@ -132,6 +132,26 @@ def test_other_shapes_are_named_in_one_line(query, said):
     assert [s.describe() for s in steps.skipped] == [said]
 
 
+def test_a_step_passing_an_aggregate_through_names_that_step_not_the_events():
+    steps = read_steps(
+        "WITH c AS (SELECT d, COUNT(*) AS n FROM input GROUP BY d, TumblingWindow(minute, 1)) "
+        "SELECT * INTO o FROM c",
+        "input",
+    )
+    assert [s.name for s in steps.steps] == ["c"]
+    assert [s.describe() for s in steps.skipped] == [
+        "step `o`: no window aggregate; its rows are step c's results"
+    ]
+    over = read_steps(
+        "WITH c AS (SELECT COUNT(*) AS n FROM input GROUP BY TumblingWindow(minute, 1)) "
+        "SELECT COUNT(*) INTO o FROM c GROUP BY TumblingWindow(minute, 5)",
+        "input",
+    )
+    assert [s.describe() for s in over.skipped] == [
+        "step `o`: reads c's windowed results; a window over results is not replayed"
+    ]
+
+
 def test_a_wrong_unit_names_the_step_line_and_column():
     with pytest.raises(
         InputError, match=r"query step o \(line 2, column 1\): 'week' is not a time unit"
