@@ -42,7 +42,7 @@ class Cause(StrEnum):
     DROPS = "drops"
     EARLY = "early events"
     INVALID = "invalid times"
-    OTHER = "other"
+    OTHER = "reshaped by moved events"
 
 
 class Presence(StrEnum):

@@ -81,6 +81,20 @@ def test_causes_share_the_moves_of_changed_windows():
     assert summary["largest_relative_error"] == 1.0
 
 
+def test_events_a_session_carries_along_are_their_own_named_cause():
+    # on time 1, 2 and 10 are two sessions (timeout 5 s); 10 adjusted to 6 as emitted joins
+    # the first: 1 and 2 did not move, their session did
+    rows = [{"app": 1}, {"app": 2}, {"app": 10, "sys": 6, "out_of_order": True}]
+    impact = measure_impact(
+        outcomes(rows),
+        "SELECT COUNT(*) AS n INTO o FROM input GROUP BY SessionWindow(second, 5, 60)",
+        "input",
+    )
+    shares = {c["cause"]: c["events"] for c in summarize(impact)["causes"]}
+    assert shares["out-of-order adjustments"] == 1
+    assert shares["reshaped by moved events"] == 2
+
+
 def test_a_late_event_splits_a_session_as_emitted():
     # on time 1, 3, 5 are one session (timeout 4 s); 3 is adjusted to 8 as emitted: the
     # gaps 1 -> 5 -> 8 are still within 4 s, so one session ending at 12 instead of 9
