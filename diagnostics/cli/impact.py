@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from diagnostics.cli.impact_args import (
     QueryText,
@@ -23,6 +23,13 @@ if TYPE_CHECKING:
     from diagnostics.impact import Impact
 
 IMPACT_FILE = "impact.parquet"
+
+
+class Measured(NamedTuple):
+    """The comparison and the replay's warning when most application times are invalid."""
+
+    impact: Impact
+    invalid_times: str | None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,9 +94,10 @@ def resolve(args: argparse.Namespace) -> tuple[Resolved, QueryText]:
 
 def measure(
     args: argparse.Namespace, resolved: Resolved, query: QueryText, capture: object = None
-) -> Impact:
+) -> Measured:
     """Replay the capture and compare the query's windowed results."""
     from diagnostics.cli.replay import run_replay
+    from diagnostics.engine.summary import invalid_time_warning
     from diagnostics.impact import measure_impact
 
     if not resolved.policy.application_time:
@@ -102,12 +110,13 @@ def measure(
     result = run_replay(args, capture, resolved)  # type: ignore[arg-type]
     try:
         policy = resolved.policy
-        return measure_impact(
+        impact = measure_impact(
             result.outcomes,
             query.text,
             query.input_name,
             per_timeline=policy.partition_by or bool(policy.over),
         )
+        return Measured(impact, invalid_time_warning(result))
     except InputError as exc:
         msg = f"{query.source}: {exc}"
         raise InputError(msg) from exc
@@ -115,13 +124,15 @@ def measure(
 
 def run(args: argparse.Namespace) -> int:
     """Replay, compare, write impact.parquet, print the summary."""
+    from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.cli.values import out_folder
     from diagnostics.impact import format_summary, summarize
     from diagnostics.instrument.run import atomic_write
 
     resolved, query = resolve(args)
     out = out_folder(args.out, create=True)
-    impact = measure(args, resolved, query)
+    capture = capture_from_args(args)
+    impact, invalid_times = measure(args, resolved, query, capture)
     try:
         atomic_write(
             out / IMPACT_FILE, lambda p: impact.table.write_parquet(p, compression="snappy")
@@ -131,12 +142,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg, Setting.OUTPUT) from exc
     summary = summarize(impact)
     if args.json:
-        json.dump(
-            {"policy": resolved.describe(), "query": query.source, **summary}, sys.stdout, indent=2
-        )
+        said = {
+            "policy": resolved.describe(),
+            "query": query.source,
+            "input": capture.to_dict(),
+            "warnings": [invalid_times] if invalid_times else [],
+        }
+        json.dump({**said, **summary}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(f"policy: {resolved.describe()}\nquery: {query.source}\n")
+        sys.stdout.write("".join(f"{line}\n" for line in capture.describe()))
+        if invalid_times:
+            sys.stdout.write(f"warning     {invalid_times}\n")
         sys.stdout.write(format_summary(summary))
         sys.stdout.write(f"wrote {out / IMPACT_FILE}\n")
     return 0
@@ -152,7 +170,7 @@ def explain_section(
 
     try:
         query = query_of(args, resolved)
-        summary: dict[str, object] = summarize(measure(args, resolved, query, capture))
+        summary: dict[str, object] = summarize(measure(args, resolved, query, capture).impact)
         said = format_summary(summary)
     except (InputError, UsageError) as exc:
         summary = {"error": str(exc)}

@@ -190,3 +190,35 @@ def test_write_fix_reports_the_windows_it_makes_right(tmp_path, capsys):
     ) in text
     fix_md = (out / "FIX.md").read_text()
     assert "| windows changed by the ordering | 60 | 0 |" in fix_md
+
+
+def test_impact_says_how_the_capture_was_read_far_off_arrivals_and_unread_times(tmp_path, capsys):
+    query = tmp_path / "q.asaql"
+    query.write_text(
+        "SELECT COUNT(*) AS n INTO o FROM input TIMESTAMP BY t GROUP BY TumblingWindow(second, 10)"
+    )
+    capture = tmp_path / "c.csv"
+    capture.write_text(
+        "t;arrival_time;v\n"
+        "2024-01-01T00:00:01Z;2024-01-01T00:00:01Z;1,5\n"
+        "2024-01-01T00:00:02Z;9999-12-31T23:59:59Z;2,5\n"
+        "2024-01-01T00:00:03Z;2024-01-01T00:00:03Z;3,5\n"
+    )
+    out = tmp_path / "out"
+    assert main(["impact", str(capture), "--query", str(query), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "CSV: semicolon-separated (detected from the header line)" in text
+    assert "row 2: '9999-12-31T23:59:59Z' is after 2150-01-01" in text
+    us = tmp_path / "us.csv"
+    us.write_text(
+        "t,arrival_time\n"
+        "01/01/2024 12:00:01 AM,2024-01-01T00:00:01Z\n"
+        "01/01/2024 12:00:02 AM,2024-01-01T00:00:02Z\n"
+    )
+    code = main(["impact", str(us), "--query", str(query), "--out", str(out), "--json"])
+    assert code == 0
+    said = json.loads(capsys.readouterr().out)
+    assert len(said["warnings"]) == 1
+    assert said["warnings"][0].startswith("2 of 2 events have no valid application time")
+    assert "'01/01/2024 12:00:01 AM'" in said["warnings"][0]
+    assert said["input"]["source"] == str(us)
