@@ -44,10 +44,15 @@ class Outcome:
     dropped: int
     delay_p95_s: float
     held_back: int = 0
+    #: events late or out of order, each once (an event can be both); ``None``: not
+    #: counted, taken as late plus out-of-order
+    late_or_out_of_order: int | None = None
 
     @property
     def targeted(self) -> int:
-        """Events a policy can change: late plus out-of-order."""
+        """Events a policy can change: late or out of order, each event once."""
+        if self.late_or_out_of_order is not None:
+            return self.late_or_out_of_order
         return self.late + self.out_of_order
 
 

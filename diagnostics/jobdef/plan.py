@@ -100,6 +100,7 @@ def measure(
         dropped=int(out["dropped"].sum()),
         delay_p95_s=round(p95, 3),
         held_back=held,
+        late_or_out_of_order=int((out["late"] | out["out_of_order"]).sum()),
     )
 
 
