@@ -98,6 +98,9 @@ def harmonise(
         suggestions: list[Suggestion] = []
         late_changes = current.late_arrival_ns != (None if late is None else late * SECOND)
         ooo_changes = current.out_of_order_ns != ooo * SECOND
+        over_clause = snippets.timestamp_by_over(
+            timestamp_by, over, multi_partition=partitions > 1, source=source
+        )
         for s in finding.suggestions:
             if s.kind is SuggestionKind.LATE_ARRIVAL_TOLERANCE and late_changes:
                 suggestions.append(replace(snippets.late_tolerance(late), settings=s.settings))
@@ -108,16 +111,16 @@ def harmonise(
                 SuggestionKind.OUT_OF_ORDER_TOLERANCE,
             ):
                 continue  # the job has it already
-            elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER and not over:
-                continue  # said in ``why``
+            elif s.kind in (SuggestionKind.TIMESTAMP_BY_OVER, SuggestionKind.PARTITION_BY) and over:
+                # one FROM clause: OVER's carries the PARTITION BY it needs
+                if over_clause not in suggestions:
+                    suggestions.append(over_clause)
             elif s.kind is SuggestionKind.TIMESTAMP_BY_OVER:
-                suggestions.append(
-                    snippets.timestamp_by_over(
-                        timestamp_by, over, multi_partition=partitions > 1, source=source
-                    )
-                )
+                continue  # said in ``why``
             elif s.kind is SuggestionKind.PARTITION_BY and not row["partition_by"]:
                 continue
+            elif s.kind is SuggestionKind.PARTITION_BY:
+                suggestions.append(snippets.partition_by(source, timestamp_by))
             else:
                 suggestions.append(s)
         kinds = {s.kind for s in finding.suggestions}
@@ -125,14 +128,10 @@ def harmonise(
             suggestions.append(snippets.late_tolerance(late))
         if ooo_changes and SuggestionKind.OUT_OF_ORDER_TOLERANCE not in kinds:
             suggestions.append(snippets.ooo_tolerance(ooo))
-        if over and SuggestionKind.TIMESTAMP_BY_OVER not in kinds:
-            suggestions.append(
-                snippets.timestamp_by_over(
-                    timestamp_by, over, multi_partition=partitions > 1, source=source
-                )
-            )
+        if over and over_clause not in suggestions:
+            suggestions.append(over_clause)
         elif row["partition_by"] and not over and SuggestionKind.PARTITION_BY not in kinds:
-            suggestions.append(snippets.partition_by(source))
+            suggestions.append(snippets.partition_by(source, timestamp_by))
         impact: dict[str, object] = {}
         for k, v in finding.impact.items():  # the fix's measured delay where the guess was
             if k == "fix_adds_output_delay_seconds":

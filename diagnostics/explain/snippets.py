@@ -53,12 +53,14 @@ def ooo_tolerance(seconds: int) -> Suggestion:
     )
 
 
-def partition_by(source: str = "input") -> Suggestion:
-    """``FROM input PARTITION BY PartitionId``."""
+def partition_by(source: str = "input", timestamp: str | None = None) -> Suggestion:
+    """``FROM input [TIMESTAMP BY ts] PARTITION BY PartitionId`` (the job's TIMESTAMP BY kept
+    when it is known, so that the clause can replace the query's FROM as it is)."""
+    clause = f"FROM {source}" + (f" TIMESTAMP BY {timestamp}" if timestamp else "")
     return Suggestion(
         SuggestionKind.PARTITION_BY,
         None,
-        f"FROM {source} PARTITION BY PartitionId",
+        f"{clause} PARTITION BY PartitionId",
         form=SnippetForm.QUERY,
     )
 

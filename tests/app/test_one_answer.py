@@ -160,3 +160,17 @@ def test_fix_md_counts_each_late_or_out_of_order_event_once(user, capsys) -> Non
     b, a = before["adjusted"], after["adjusted"]
     fix_md = (folder / "fix" / "FIX.md").read_text()
     assert f"Gain: {b - a} of {b} late or out-of-order events ({(b - a) / b:.0%})" in fix_md
+
+
+def test_each_finding_gives_one_from_clause_that_keeps_the_jobs_timestamp_by(user) -> None:
+    """The idle partition's PARTITION BY and the recommendation's OVER are one FROM clause,
+    the one --write-fix writes (not a second clause without TIMESTAMP BY)."""
+    from diagnostics.explain.model import SnippetForm
+
+    query = (user["folder"] / "fix" / "query.asaql").read_text()
+    written = next(line for line in query.splitlines() if line.startswith("FROM "))
+    for finding in jobfix.explain_folder(user["agg"]).findings:
+        clauses = [s.snippet for s in finding.suggestions if s.form is SnippetForm.QUERY]
+        assert len(clauses) <= 1, (finding.cause, clauses)
+        for clause in clauses:
+            assert clause.replace("FROM input", "FROM [input]") == written, finding.cause
