@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from diagnostics.explain import snippets
+from diagnostics.explain.causes_time import suggested_late_s
 from diagnostics.explain.evidence import Evidence, KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
 from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIMESTAMP_BY
@@ -42,8 +43,11 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     measured = stats.exact and bool(stats.lateness.size)
     if measured:
         value = snippets.whole_seconds(stats.quantile(0.999) or 0.0)
-    else:
+    else:  # the late tolerance as the late arrivals' finding sets it (one value for both)
         value = current_late if current_late is not None else DEFAULT_LATE_S
+        raised = suggested_late_s(evidence)
+        if raised is not None:
+            value = raised if current_late is None else max(current_late, raised)
     if measured or ooo_s(evidence) < value:
         suggestions.append(snippets.ooo_tolerance(value))
     else:  # already as large as the late tolerance allows: only a capture can say more
@@ -90,7 +94,8 @@ def out_of_order(evidence: Evidence) -> Finding | None:
                 ""
                 if stats.exact
                 else " From logs alone the disorder is not measured: the suggested tolerance "
-                "is the late tolerance, the most an out-of-order tolerance can do."
+                "is the late tolerance (as the late arrivals' finding sets it, when there is one), "
+                "the most an out-of-order tolerance can do."
             )
         ),
         evidence=evidence_out,

@@ -84,21 +84,36 @@ P999_SENTENCE = "The suggested tolerance is the observed lateness's p99.9 rounde
 ESTIMATE_MARGIN = 0.25
 
 
+def _sized(stats: KindStats) -> int | None:
+    """The late tolerance sized from the late events: the p99.9 with a capture, from logs
+    the largest example plus :data:`ESTIMATE_MARGIN`; ``None`` without an example."""
+    if stats.exact:
+        basis = stats.quantile(0.999)
+    elif stats.lateness.size:
+        basis = float(stats.lateness.max()) * (1 + ESTIMATE_MARGIN)
+    else:
+        basis = None
+    return None if basis is None else snippets.whole_seconds(basis)
+
+
+def suggested_late_s(evidence: Evidence) -> int | None:
+    """The late tolerance :func:`late_arrivals` suggests (``None``: it suggests none), so
+    that a finding sized from the late tolerance says the same value."""
+    stats = evidence.stats(ErrorKind.LATE)
+    if stats is None or _historical_share(stats) >= 0.5:
+        return None
+    return _sized(stats)
+
+
 def late_arrivals(evidence: Evidence) -> Finding | None:
     """Events later than the late tolerance, when most of them are not historical."""
     stats = evidence.stats(ErrorKind.LATE)
     if stats is None or _historical_share(stats) >= 0.5:
         return None
     current = late_s(evidence)
-    basis = (
-        stats.quantile(0.999)
-        if stats.exact
-        else (float(stats.lateness.max()) * (1 + ESTIMATE_MARGIN) if stats.lateness.size else None)
-    )
+    value = _sized(stats)
     suggestions: list[Suggestion] = []
-    value: int | None = None
-    if basis is not None:
-        value = snippets.whole_seconds(basis)
+    if value is not None:
         suggestions.append(snippets.late_tolerance(value))
         over = over_suggestion(evidence)
         if over is not None:

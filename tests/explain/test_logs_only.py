@@ -144,3 +144,25 @@ def test_an_unknown_kind_is_named_with_its_count() -> None:
     assert impact_sentence(found.impact) == "At least 8 events reported, fate unknown."
     assert found.suggestions[0].kind is SuggestionKind.INSPECT_RECORDS
     assert unknown_data_errors(_logs(LateInputEvent=KindStats(events=3))) is None
+
+
+def test_from_logs_the_out_of_order_finding_says_the_late_findings_tolerance() -> None:
+    """Late and out-of-order records together: the out-of-order tolerance sized from the late
+    tolerance is the one the late arrivals' finding raises it to (one value, as --write-fix
+    writes it), not the job's current late tolerance."""
+    late = KindStats(
+        events=8, records=2, lateness=np.array([40.0, 96.0]), weights=np.array([4.0, 4.0])
+    )
+    evidence = _logs(
+        OrderingPolicy(late_arrival_ns=5 * SECOND),
+        LateInputEvent=late,
+        OutOfOrderEvent=KindStats(events=3, records=1),
+    )
+    found = late_arrivals(evidence)
+    disorder = out_of_order(evidence)
+    assert found is not None and disorder is not None
+    raised = {s.kind: s.value_seconds for s in found.suggestions}
+    said = {s.kind: s.value_seconds for s in disorder.suggestions}
+    assert raised[SuggestionKind.LATE_ARRIVAL_TOLERANCE] == 120  # 96 s + 25 %
+    for kind in (SuggestionKind.LATE_ARRIVAL_TOLERANCE, SuggestionKind.OUT_OF_ORDER_TOLERANCE):
+        assert said[kind] == raised[SuggestionKind.LATE_ARRIVAL_TOLERANCE]
