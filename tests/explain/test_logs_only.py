@@ -160,7 +160,8 @@ def test_from_logs_the_out_of_order_finding_says_the_late_findings_tolerance() -
     )
     found = late_arrivals(evidence)
     disorder = out_of_order(evidence)
-    assert found is not None and disorder is not None
+    assert found is not None
+    assert disorder is not None
     raised = {s.kind: s.value_seconds for s in found.suggestions}
     said = {s.kind: s.value_seconds for s in disorder.suggestions}
     assert raised[SuggestionKind.LATE_ARRIVAL_TOLERANCE] == 120  # 96 s + 25 %
