@@ -45,8 +45,9 @@ def _repeated(name: str, number: int, key: str) -> str:
     )
 
 
-def _bad_line(data: bytes, name: str) -> str:
-    """The first line that is not a JSON object, for the error message."""
+def _bad_line(data: bytes, name: str, unit: str = "line") -> str:
+    """The first line that is not a JSON object, or the first field whose kind of value
+    changes, for the error message (``unit``: "element" for a JSON array's events)."""
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -64,7 +65,46 @@ def _bad_line(data: bytes, name: str) -> str:
             return f"{name}, line {number}: not valid JSON ({type(exc).__name__})"
         if not isinstance(value, dict):
             return f"{name}, line {number}: a JSON object was expected, got {type(value).__name__}"
-    return f"{name}: could not be read as JSON Lines"
+    return _mixed_kinds(data, name, unit) or f"{name}: could not be read as JSON Lines"
+
+
+def _kind(value: object) -> str | None:
+    """The JSON kind of a field's value (None for null, which goes with any kind)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "an object" if isinstance(value, dict) else "an array"
+
+
+def _mixed_kinds(data: bytes, name: str, unit: str) -> str | None:
+    """The first field holding another kind of value than on an earlier line (an object
+    here, text there): one column holds one kind, so the table reader refuses the file."""
+    first: dict[str, tuple[str, int]] = {}
+    soft: str | None = None  # numbers beside text: read as text, so likely not the cause
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        for key, value in json.loads(line).items():
+            kind = _kind(value)
+            if kind is None:
+                continue
+            seen = first.setdefault(key, (kind, number))
+            if seen[0] == kind:
+                continue
+            said = (
+                f"{name}, {unit} {number}: field '{key}' holds {kind} here but {seen[0]} "
+                f"in {unit} {seen[1]}; a column holds one kind of value (write the field "
+                "the same way in every event)"
+            )
+            if {kind, seen[0]} != {"a number", "text"}:
+                return said
+            soft = soft or said
+    return soft
 
 
 def _lines(data: bytes) -> pl.DataFrame:
@@ -156,11 +196,12 @@ def read_jsonl(data: bytes, name: str) -> pl.DataFrame:
     if not data.strip():
         msg = f"{name}: the file is empty (JSON Lines: one event object a line)"
         raise InputError(msg)
+    unit = "line"
     if data.lstrip()[:1] == b"[":
-        data = _array_as_lines(data, name)
+        data, unit = _array_as_lines(data, name), "element"
     try:
         frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
     except pl.exceptions.PolarsError as exc:
-        raise InputError(_bad_line(data, name)) from exc
+        raise InputError(_bad_line(data, name, unit)) from exc
     _check_repeated_keys(frame, data, name)
     return frame

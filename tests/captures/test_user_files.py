@@ -47,6 +47,25 @@ def test_a_broken_json_array_names_line_and_column(tmp_path: Path) -> None:
     assert "not valid JSON" in err
 
 
+@pytest.mark.parametrize("shape", ["array", "lines"])
+def test_a_field_of_mixed_kinds_names_the_event_and_field(tmp_path: Path, shape: str) -> None:
+    events = [dict(e) for e in EVENTS]
+    events[2]["id"] = "x"  # a number beside text is read as text: not the one named
+    events[0]["id"] = 1
+    events[4]["v"] = {"reading": 4.5}  # an object where the others hold numbers
+    path = tmp_path / ("out.json" if shape == "array" else "out.jsonl")
+    path.write_text(
+        json.dumps(events, indent=2)
+        if shape == "array"
+        else "\n".join(json.dumps(e) for e in events)
+    )
+    code, _, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert err.count("\n") == 1
+    unit = "element" if shape == "array" else "line"
+    assert f"{path}, {unit} 5: field 'v' holds an object here but a number in {unit} 1" in err
+
+
 def _european(tmp_path: Path, sep: str) -> Path:
     lines = [sep.join(["partition_id", "arrival_time", "t", "v"])]
     lines += [sep.join([str(e["partition_id"]), e["arrival_time"], e["t"], f"{e['v']}".replace(".", ",")])
