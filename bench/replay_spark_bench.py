@@ -4,7 +4,9 @@ Generates captures of the given sizes in chunks (never the whole capture in memo
 chunk covers the next stretch of arrival time, so the file is in arrival order as Event Hubs
 hands it over), then times whole ``orderdoc replay --spark`` processes on ``local[1]`` and
 ``local[2]`` with the driver's memory capped, and the local replay where it fits. Prints one
-line per run (wall s, CPU s of the process tree, peak RSS of its largest process), the
+line per run (wall s; CPU s and peak RSS of the processes the run waits for: for ``--spark``
+that is the Python driver, not the JVM, which PySpark does not wait for; measure the JVM
+with a cgroup or ``/usr/bin/time -v`` until this script samples it), the
 log-log slope of wall time over the sizes, the ``local[1]``/``local[2]`` speed-up, and, with
 ``--check``, whether the Spark outcomes equal the local replay's on the smallest size.
 
