@@ -1,6 +1,6 @@
 """Stages S4 and S5 of docs/spark-replay.md: the merged watermark of a job without PARTITION
 BY, built from the partitions' change points of M (never from the events), and the release
-times it gives (spec: "Merge", "Release").
+times it gives (docs/semantics.md, "Watermarks, merge and output release").
 
 W(τ) only changes where some partition's M rises, and between two such points it grows as
 τ − late (the engine's ``merge_release`` finds that crossing), so the steps of W at the
