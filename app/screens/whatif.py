@@ -7,10 +7,14 @@ import streamlit as st
 from diagnostics.appdata import figures, insight, lateness
 from diagnostics.errors import OrderdocError
 from screens import cache
-from screens.common import chart, seconds
+from screens.common import chart, seconds, table
 
 LATE_STEPS = (0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600)
 OOO_STEPS = (0, 1, 2, 5, 10, 30, 60)
+
+
+#: What a missing late-arrival tolerance in a what-if table means.
+UNLIMITED = {"late_arrival_s": "unlimited"}
 
 
 def render() -> None:
@@ -79,9 +83,9 @@ def render() -> None:
                 st.markdown(f"- {line}")
     st.caption(f"Recommendation rule: {best.rule}")
     with st.expander("The grid the sliders pick from"):
-        st.dataframe(result.table, hide_index=True, width="stretch")
+        table(result.table, UNLIMITED)
     with st.expander("Every setting the search measured"):
-        st.dataframe(best.table, hide_index=True, width="stretch")
+        table(best.table, UNLIMITED)
 
 
 @st.cache_data(show_spinner="Searching the best setting the capture allows…", max_entries=8)

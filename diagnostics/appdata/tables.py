@@ -49,6 +49,13 @@ HEADINGS = {
     "share_beyond": "share beyond tolerance",
     "beyond_tolerance": "events beyond tolerance",
     "raw_bytes": "size (bytes)",
+    "late_arrival_s": "late-arrival tolerance (s)",
+    "out_of_order_s": "out-of-order tolerance (s)",
+    "partition_by": "PARTITION BY PartitionId",
+    "over": "TIMESTAMP BY ... OVER",
+    "delay_p50_s": "output delay p50 (s)",
+    "delay_p95_s": "output delay p95 (s)",
+    "delay_max_s": "output delay max (s)",
 }
 
 

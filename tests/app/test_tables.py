@@ -80,3 +80,20 @@ def test_headings_are_words():
     assert tables.heading("pct_adjusted") == "% adjusted"
     assert tables.heading("max_delay_s") == "max watermark delay (s)"
     assert tables.heading("state") == "state"
+
+
+def test_the_what_if_tables_say_unlimited_and_have_no_missing_cell(open_app, tmp_path):
+    """Historical replay: the search measures an unlimited late-arrival tolerance, a missing
+    value in the table's column: shown as "unlimited", never None; headings in words."""
+    from tests.app.conftest import scenario_folder
+
+    at = open_app("What-if", scenario_folder(tmp_path, "historical_replay"))
+    frames = [f.value for f in at.dataframe]
+    assert frames
+    late = [str(v) for f in frames if "late_arrival_s" in f.columns for v in f["late_arrival_s"]]
+    assert "unlimited" in late
+    for value in frames:
+        assert not value.isna().any().any()
+        assert not (value.astype(str) == "None").any().any()
+    assert tables.heading("late_arrival_s") == "late-arrival tolerance (s)"
+    assert tables.heading("delay_p95_s") == "output delay p95 (s)"
