@@ -63,6 +63,7 @@ def local(path: Path, policy: OrderingPolicy, declared: int | None) -> tuple[pl.
     return result.outcomes, {"input": capture.to_dict(), **summarize(result)}
 
 
+@pytest.mark.slow
 @settings(
     max_examples=8,
     deadline=None,
