@@ -3,6 +3,7 @@ agrees with it, for every user-facing message (never ``noun(s)``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -38,3 +39,10 @@ def partitions(ids: Any) -> str:
     names them (never a bare number)."""
     listed = [int(p) for p in ids]
     return f"{noun(len(listed), 'partition')} {', '.join(map(str, listed))}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``: names in a sentence."""
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from diagnostics.whatif.recommend import Recommendation
+from diagnostics.words import listed
 
 #: How many settings "came close" FIX.md and the app list.
 CLOSE = 4
@@ -164,7 +165,7 @@ def aggregation_note(query: str | None, rec: Recommendation) -> str | None:
         return None
     chosen = rec.row
     over = [k for k in chosen["over"].split(",") if k]
-    text = f"The query aggregates per {', '.join(keys)} in windows. "
+    text = f"The query aggregates per {listed(keys)} in windows. "
     if over and {k.lower() for k in over} <= {k.lower() for k in keys}:
         text += (
             f"With OVER {', '.join(over)} each {over[0]}'s windows close on its own events' "
