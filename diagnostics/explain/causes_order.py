@@ -56,6 +56,10 @@ def out_of_order(evidence: Evidence) -> Finding | None:
         )
     if current_late is not None and value > current_late:
         suggestions.append(snippets.late_tolerance(value))
+    added = value
+    if not measured and current_late is not None and value > current_late:
+        # the late tolerance is raised with it: the delay the late arrivals' finding says
+        added = value - current_late
     evidence_out: dict[str, Any] = {**common(stats, evidence.total_events)}
     if stats.exact and stats.lateness.size:
         evidence_out["disorder"] = lateness_evidence(stats)
@@ -68,7 +72,7 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     impact: Impact = {
         "events_affected": stats.events,
         "delay_seconds": 0.0,
-        "fix_adds_output_delay_seconds": 0 if over is not None else value,
+        "fix_adds_output_delay_seconds": 0 if over is not None else added,
     }
     if consequence:
         impact["consequence_of"] = Cause.LATE_ARRIVALS.value

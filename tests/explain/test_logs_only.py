@@ -167,3 +167,7 @@ def test_from_logs_the_out_of_order_finding_says_the_late_findings_tolerance() -
     assert raised[SuggestionKind.LATE_ARRIVAL_TOLERANCE] == 120  # 96 s + 25 %
     for kind in (SuggestionKind.LATE_ARRIVAL_TOLERANCE, SuggestionKind.OUT_OF_ORDER_TOLERANCE):
         assert said[kind] == raised[SuggestionKind.LATE_ARRIVAL_TOLERANCE]
+    # the same fix, the same added delay (120 s from the job's 5 s)
+    added = found.impact["fix_adds_output_delay_seconds"]
+    assert added == 120 - 5
+    assert disorder.impact["fix_adds_output_delay_seconds"] == added
