@@ -2,7 +2,9 @@
 
 Rule (docs/schemas.md, "Minutes with data"): the capture's arrivals, sorted, split wherever
 two consecutive ones are more than :data:`FAR_GAP_NS` apart; the run holding the most events
-is the rest, and every arrival outside it is far off. A far-off arrival is kept and replayed
+is the rest, and an arrival outside it is far off when its run holds few events (at most
+:data:`FEW_SHARE` of them, at least one): a capture of two busy days with an idle one between
+is two stretches of data, not an export error. A far-off arrival is kept and replayed
 where it falls (ASA would process it there too); the per-minute tables do not fill the gap
 (``diagnostics.minutes``), so it costs what one event costs. An arrival before 1900 or after
 2150 is replayed at that bound (``diagnostics.timestamps``), which the note says.
@@ -18,6 +20,8 @@ from diagnostics.timestamps import EARLIEST, LATEST, clamped, iso
 
 #: Arrivals further apart than this split the capture into runs.
 FAR_GAP_NS = DAY
+#: A run of arrivals outside the largest is far off when it holds at most this share of them.
+FEW_SHARE = 0.05
 #: At most this many far-off arrivals are named one by one; the rest are counted.
 SHOWN = 5
 
@@ -39,6 +43,17 @@ def _years_or_days(ns: int) -> str:
     return f"{days:,} days" if days != 1 else "1 day"
 
 
+def far_runs(sizes: np.ndarray | list[int]) -> np.ndarray:
+    """Which runs of arrivals (``sizes``: events per run, in time order) are far off: not
+    the largest, and holding at most :data:`FEW_SHARE` of the events (at least one)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if sizes.size == 0:
+        return np.zeros(0, dtype=bool)
+    few = sizes <= max(1, int(FEW_SHARE * int(sizes.sum())))
+    few[int(np.argmax(sizes))] = False
+    return few
+
+
 def far_off_notes(raw: pl.Series, arrival: pl.Series, column: str) -> tuple[str, ...]:
     """One line per far-off arrival (``SHOWN`` at most, then a count): the row, the value as
     written, and that it was kept (and where a clamped one was replayed). ``arrival`` is
@@ -54,9 +69,12 @@ def far_off_notes(raw: pl.Series, arrival: pl.Series, column: str) -> tuple[str,
     breaks = np.flatnonzero(np.diff(ordered) > FAR_GAP_NS) + 1
     starts = np.r_[0, breaks]
     ends = np.r_[breaks, ordered.size]
-    main = int(np.argmax(ends - starts))
+    sizes = ends - starts
+    main = int(np.argmax(sizes))
     low, high = int(ordered[starts[main]]), int(ordered[ends[main] - 1])
-    far = (values < low) | (values > high)
+    run = np.empty(ordered.size, dtype=np.int64)
+    run[order] = np.repeat(np.arange(sizes.size), sizes)
+    far = far_runs(sizes)[run]
     on_bound = clamped(arrival).to_numpy()[valid]
     picked = np.flatnonzero(far | on_bound)
     if picked.size == 0:

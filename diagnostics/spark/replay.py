@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from diagnostics.captures.far_off import FAR_GAP_NS
+from diagnostics.captures.far_off import FAR_GAP_NS, far_runs
 from diagnostics.captures.names import rename_empty
 from diagnostics.captures.reader import Capture, table_capture
 from diagnostics.captures.tables import table_kind
@@ -197,8 +197,8 @@ def undeclared(
 
 
 def far_off(narrow: DataFrame) -> bool:
-    """Whether some arrival is far off the others (``diagnostics.captures.far_off``: more
-    than a day from the largest run of arrivals, or at a bound of the times a replay holds),
+    """Whether some arrival is far off the others (``diagnostics.captures.far_off``: in a
+    small run more than a day from the largest, or at a bound of the times a replay holds),
     from per-day minima, maxima and counts (O(days) rows): a gap between two arrivals longer
     than a day is a gap between two days' extremes."""
     from pyspark.sql import functions as F
@@ -220,7 +220,7 @@ def far_off(narrow: DataFrame) -> bool:
             runs.append(count)
             count = 0
         count += int(day["n"])
-    return bool(runs)
+    return bool(far_runs([*runs, count]).any())
 
 
 def invalid_warning(

@@ -12,6 +12,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from diagnostics.captures.far_off import far_runs
 from diagnostics.durations import MINUTE
 from diagnostics.instrument.idle import idle_notices, notices_per_gap
 from diagnostics.logs.aggregate import aggregate_files
@@ -199,3 +200,27 @@ def test_the_parser_spark_and_watch_run_quarantines_a_far_off_record() -> None:
     reasons = table.column("reason").to_pylist()
     assert [r is None for r in reasons] == [True, False, True]
     assert "outside 1900-01-01 .. 2150-01-01" in reasons[1]
+
+
+def test_far_runs_are_small_and_never_the_largest() -> None:
+    assert far_runs([300, 1]).tolist() == [False, True]
+    assert far_runs([1, 300, 200]).tolist() == [True, False, False]
+    assert far_runs([300, 200]).tolist() == [False, False]
+    assert far_runs([1]).tolist() == [False]
+    assert far_runs([1, 1]).tolist() == [False, True]
+
+
+def test_two_stretches_of_data_days_apart_are_not_far_off(tmp_path: Path) -> None:
+    # 300 events on one day, 200 two days later: a quiet day, not an export error; a
+    # single arrival in 2099 beside them still is
+    rows = _rows()
+    later = [[1000 + r[0], r[1], r[2], r[3].replace("01-01", "01-03"),
+              r[4].replace("01-01", "01-03")] for r in rows[:200]]  # fmt: skip
+    odd = [[2000, "dev-x", 0, "2024-01-03T00:00:00Z", "2099-06-01T00:00:00Z"]]
+    path = write_csv(tmp_path / "two.csv", HEADER, [*rows, *later, *odd])
+    code, out, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"),
+                             "--timestamp-by", "event_time")  # fmt: skip
+    assert code == 0, err
+    warned = [x for x in out.splitlines() if "warning:" in x]
+    assert len(warned) == 1
+    assert "row 501: '2099-06-01T00:00:00Z' is 75 years after the other arrivals" in warned[0]
