@@ -115,11 +115,13 @@ def job_names(folder: Path, jobs: Sequence[str]) -> str:
         ctx = capture_context(folder)
     except OrderdocError:
         ctx = None
-    if ctx is not None:
-        if ctx.settings.job == UNNAMED_JOB:
-            return "Job not named (load its definition with the capture to name it)"
-        return f"Job {ctx.settings.job}"
     written = _definition_name(folder)
+    if ctx is not None:
+        if ctx.settings.job != UNNAMED_JOB:
+            return f"Job {ctx.settings.job}"
+        if written:  # a definition kept beside a capture replayed without it
+            return f"Job {written}"
+        return "Job not named (load its definition with the capture to name it)"
     named = [written if written and j.lower() == written.lower() else j for j in jobs]
     if not named:
         return "No job named in the logs"

@@ -164,8 +164,11 @@ def test_every_page_shows_the_users_names_and_prose_as_prose(open_app, tmp_path)
             assert advice in [m.value for m in at.markdown]
             codes = [c.value for c in at.code]
             assert not any("Check the producers" in c for c in codes)
-            assert "FROM telemetry PARTITION BY PartitionId" in codes
-            assert any("TIMESTAMP BY eventTime" in c for c in codes)
+            # one FROM clause per finding, keeping the job's TIMESTAMP BY (the idle
+            # partition's PARTITION BY within the recommendation's clause)
+            clauses = [c for c in codes if c.startswith("FROM ")]
+            assert any(c.endswith("PARTITION BY PartitionId") for c in clauses)
+            assert all(c.startswith("FROM telemetry TIMESTAMP BY eventTime") for c in clauses)
 
 
 def test_a_new_session_on_the_pages_url_shows_the_loaded_work(open_app, tmp_path):

@@ -174,3 +174,14 @@ def test_each_finding_gives_one_from_clause_that_keeps_the_jobs_timestamp_by(use
         assert len(clauses) <= 1, (finding.cause, clauses)
         for clause in clauses:
             assert clause.replace("FROM input", "FROM [input]") == written, finding.cause
+
+
+def test_a_capture_replayed_without_the_jobs_name_is_named_by_the_definition_kept_beside_it(
+    user,
+) -> None:
+    """The folder was replayed without a job name, then its definition saved: the header
+    names the job the definition names, not "Job not named"."""
+    from diagnostics.appdata import loaded
+    from tests.whatif.usercapture import user_job
+
+    assert loaded.job_names(user["agg"], ()) == f"Job {user_job()['resources'][0]['name']}"
