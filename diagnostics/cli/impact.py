@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from diagnostics.cli.impact_args import (
@@ -85,9 +86,12 @@ def resolve(args: argparse.Namespace) -> tuple[Resolved, QueryText]:
             query_of(args, None)
         text = read_query_file(args.query)
         name = query_input(text, f"--query {args.query}")
+        named = None
         if not args.timestamp_by:
             args.timestamp_by = query_timestamp(text, name)
-        return resolve_policy(args), QueryText(text, f"--query {args.query}", name)
+            named = f"--query {args.query}" if args.timestamp_by else None
+        resolved = replace(resolve_policy(args), query_file=named)
+        return resolved, QueryText(text, f"--query {args.query}", name)
     resolved = resolve_policy(args)
     return resolved, query_of(args, resolved)
 

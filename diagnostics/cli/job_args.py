@@ -43,11 +43,16 @@ class Resolved:
     job: JobPolicy | None
     overridden: tuple[str, ...]
     partitions: int | None
+    #: a query file (no definition) whose TIMESTAMP BY gave the column, e.g. ``--query F``
+    query_file: str | None = None
 
     @property
     def named_by(self) -> str | None:
-        """The job definition whose query names the columns (``None``: the flags do)."""
-        if self.job is None or {"--timestamp-by", "--over"} & set(self.overridden):
+        """The job definition (or query file) whose query names the columns (``None``: the
+        flags do)."""
+        if self.job is None:
+            return self.query_file
+        if {"--timestamp-by", "--over"} & set(self.overridden):
             return None
         return self.job.describe_source()
 

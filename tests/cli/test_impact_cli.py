@@ -222,3 +222,17 @@ def test_impact_says_how_the_capture_was_read_far_off_arrivals_and_unread_times(
     assert said["warnings"][0].startswith("2 of 2 events have no valid application time")
     assert "'01/01/2024 12:00:01 AM'" in said["warnings"][0]
     assert said["input"]["source"] == str(us)
+
+
+def test_a_query_files_timestamp_column_missing_names_the_query_not_the_flag(tmp_path, capsys):
+    query = tmp_path / "q.asaql"
+    query.write_text(
+        "SELECT COUNT(*) AS n INTO o FROM input TIMESTAMP BY evnt_time "
+        "GROUP BY TumblingWindow(second, 10)"
+    )
+    code = main(["impact", str(LATE), "--query", str(query), "--out", str(tmp_path / "o")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"TIMESTAMP BY column 'evnt_time' of the query of --query {query} is missing" in err
+    assert "did you mean 'event_time'?" in err
+    assert "--timestamp-by" not in err
