@@ -74,8 +74,11 @@ def _listed(values: tuple[int, ...], most: int = 12) -> str:
 def searched_grid(rec: Recommendation) -> str:
     """The grid the recommender searched, as flags that would measure it again."""
     keys = ", ".join(rec.keys) or "none found"
+    late = _listed(rec.late_values_s)
+    if rec.table["late_arrival_s"].null_count():  # measured unlimited: say it, as a flag
+        late = f"{late},unlimited" if late else "unlimited"
     return (
         f"searched: {rec.table.height} settings from the capture's own lateness and disorder "
         f"(sender columns tried with OVER: {keys}); late tolerances --late-arrival "
-        f"{_listed(rec.late_values_s)}, out-of-order --out-of-order {_listed(rec.ooo_values_s)}"
+        f"{late}, out-of-order --out-of-order {_listed(rec.ooo_values_s)}"
     )

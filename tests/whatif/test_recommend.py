@@ -229,3 +229,15 @@ def test_a_large_capture_is_searched_every_nth_second_then_every_second_near_the
     assert any(v % 10 for v in late)  # refined: seconds off the coarse step were measured
     assert thin.row["adjusted"] + thin.row["dropped"] <= thin.rule.allowed(frame.height)
     assert within(thin.row["delay_p95_s"], full.row["delay_p95_s"])
+
+
+def test_the_printed_grid_names_an_unlimited_late_tolerance_it_measured(captures) -> None:
+    """Historical replay: the search measures an unlimited late tolerance (the events are
+    days late); the grid printed as flags says so, so that it measures the same settings."""
+    from diagnostics.whatif.report import searched_grid
+
+    rec = recommend(captures["historical_replay"], POLICY, partitions=(0, 1, 2, 3))
+    assert rec.table["late_arrival_s"].null_count()
+    late = searched_grid(rec).split("--late-arrival ", 1)[1].split(", out-of-order", 1)[0]
+    assert late.split(",")[-1] == "unlimited"
+    assert all(v.endswith("s") for v in late.split(",")[:-1])
