@@ -22,9 +22,11 @@ from diagnostics.appdata import (
     partitions,
     store,
 )
+from diagnostics.appdata import impact as impact_data
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
+from diagnostics.impact import Impact
 
 AGG_KEY = "agg_dir"
 WATCH_KEY = "watch_state"
@@ -207,6 +209,15 @@ def outcomes(path: str, sig: str) -> pl.DataFrame:
     ctx = build.capture_context(Path(path))
     assert ctx is not None
     return pl.read_parquet(ctx.outcomes_path)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def results(path: str, sig: str, text: str, input_name: str) -> Impact:
+    """Cached per folder signature and query text: the query's windows as emitted beside on
+    time (the Results page's widgets rerun the page; the comparison runs once per query)."""
+    ctx = capture(path, sig)
+    assert ctx is not None
+    return impact_data.compare(outcomes(path, sig), text, input_name, ctx.settings.policy)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

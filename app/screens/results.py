@@ -34,7 +34,7 @@ def render() -> None:
     )
     text = st.text_area("Query", start.text, height=160, key="results_query")
     try:
-        result = impact.compare(outcomes, text, impact.input_of(text, start.input_name), policy)
+        result = cache.results(*key, text, impact.input_of(text, start.input_name))
     except OrderdocError as exc:
         st.error(str(exc))
         return

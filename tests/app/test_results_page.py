@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 
 import polars as pl
+import streamlit as st
 
 from diagnostics.appdata import impact
 from diagnostics.appdata.build import capture_context
@@ -66,3 +67,23 @@ def test_results_page_plots_emitted_against_on_time(open_app, agg_late):
 def test_results_page_without_a_capture_says_what_to_do(open_app, agg_asa):
     at = open_app("Results", agg_asa)
     assert "need an event capture" in at.info[0].value
+
+
+def test_the_page_compares_once_per_query_not_once_per_widget_change(
+    open_app, agg_late, monkeypatch
+):
+    calls = []
+    real = impact.compare
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(impact, "compare", counted)
+    st.cache_resource.clear()  # another test of this process may have compared already
+    at = open_app("Results", agg_late)
+    assert [m.value for m in at.metric][:2] == ["241", "60"]
+    keys = at.selectbox(key="results_keys")
+    keys.select(keys.options[1]).run()
+    assert not at.exception
+    assert len(calls) == 1
