@@ -34,10 +34,14 @@ rollup_rows = st.lists(
 ).filter(lambda rows: any(row["kind"] == "EarlyInputEvent" for row in rows))
 
 
+#: The default rule pack, loaded once: rules are frozen configuration, the same for every example.
+RULES = load_rules([RULES_DIR])
+
+
 def alerts_of(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory() as tmp:
         write_table(Path(tmp), TableName.ERROR_ROLLUP, rows)
-        found = evaluate(load_rules([RULES_DIR]), tmp, now=T0 + timedelta(hours=2))
+        found = evaluate(RULES, tmp, now=T0 + timedelta(hours=2))
     return [alert.to_dict() for alert in found]
 
 
