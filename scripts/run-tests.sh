@@ -15,6 +15,9 @@ cd "$(dirname "$0")/.."
 BIN=.venv/bin
 export SPARK_LOCAL_IP=127.0.0.1
 export PYTHONHASHSEED=0
+# Python may write bytecode here (__pycache__ is ignored by git): the many commands the tests
+# start as new processes then import orderdoc compiled once, not each time.
+unset PYTHONDONTWRITEBYTECODE
 tests="${ORDERDOC_TESTS:-}"
 if [ -z "$tests" ]; then
   if [ "${CI:-}" = "true" ]; then tests=all; else tests=fast; fi
