@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from diagnostics.whatif.recommend import Recommendation
-from diagnostics.words import listed
+from diagnostics.words import listed, plural
 
 #: How many settings "came close" FIX.md and the app list.
 CLOSE = 4
@@ -29,9 +29,13 @@ def setting_words(row: dict) -> str:
 
 
 def numbers_words(row: dict) -> str:
-    """``39 adjusted, 0 dropped, p95 output delay 57.7 s``."""
-    p95 = row["delay_p95_s"]
-    delay = "never released" if p95 is None or row["never_released"] else f"{p95:.1f} s"
+    """``39 adjusted, 0 dropped, p95 output delay 57.7 s``; events never released are
+    counted beside the delay of those released (as the fix's before/after measures it)."""
+    p95, never = row["delay_p95_s"], row["never_released"]
+    if p95 is None:
+        delay = "never released"
+    else:
+        delay = f"{p95:.1f} s" + (f" ({plural(never, 'event')} never released)" if never else "")
     return f"{row['adjusted']:,} adjusted, {row['dropped']:,} dropped, p95 output delay {delay}"
 
 

@@ -47,3 +47,15 @@ def test_over_a_column_that_is_not_a_key_and_no_over() -> None:
 def test_a_query_without_windowed_aggregation_has_no_note() -> None:
     assert aggregation_note("SELECT * INTO [o] FROM [i]", _rec("device_id", True)) is None
     assert aggregation_note(None, _rec("device_id", True)) is None
+
+
+def test_numbers_say_the_released_events_delay_and_count_those_never_released() -> None:
+    from diagnostics.whatif.choices import numbers_words
+
+    row = {"adjusted": 0, "dropped": 0, "delay_p95_s": 16.457, "never_released": 12}
+    assert numbers_words(row) == (
+        "0 adjusted, 0 dropped, p95 output delay 16.5 s (12 events never released)"
+    )
+    row = {**row, "never_released": 0}
+    assert numbers_words(row) == "0 adjusted, 0 dropped, p95 output delay 16.5 s"
+    assert numbers_words({**row, "delay_p95_s": None}).endswith("p95 output delay never released")
