@@ -134,6 +134,8 @@ def render() -> None:
     if report.recommended is not None:
         r = report.recommended
         st.info(f"**Recommended setting for this capture:** {r.setting} ({r.numbers}).")
+        for note in r.notes:
+            st.caption(f"{note[:1].upper()}{note[1:]}.")
     if not report.findings:
         st.success("No finding: nothing in this data points to an ordering problem.")
         return

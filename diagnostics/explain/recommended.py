@@ -27,6 +27,13 @@ ONE_ANSWER = (
     "setting above): the best the capture allows under the stated rule, the same setting "
     "--write-fix, whatif and the app give. "
 )
+#: The note beside an unlimited late tolerance recommended for history replayed through a
+#: live job: the fix does not write it (diagnostics.jobdef.plan.NOT_FOR_THE_LIVE_JOB).
+BACKFILL_ONLY = (
+    "the unlimited late-arrival tolerance is for a separate job that replays the old data "
+    "only: the live job keeps its own, as unlimited there would make live output wait for "
+    "the oldest event (the old-data finding below; --write-fix does not write it)"
+)
 _SETTINGS = (
     SuggestionKind.LATE_ARRIVAL_TOLERANCE,
     SuggestionKind.OUT_OF_ORDER_TOLERANCE,
@@ -176,7 +183,10 @@ def with_recommendation(
         return findings, None
     rec = recommend(events, policy, columns=columns, partitions=partitions)
     count = _partitions(events, columns, partitions)
-    return harmonise(findings, rec, policy.timestamp_by, count), summary(rec, count)
+    said = summary(rec, count)
+    if said.late_seconds is None and any(f.cause is Cause.HISTORICAL_REPLAY for f in findings):
+        said = replace(said, notes=(*said.notes, BACKFILL_ONLY))
+    return harmonise(findings, rec, policy.timestamp_by, count), said
 
 
 def _partitions(
