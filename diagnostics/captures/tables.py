@@ -89,9 +89,40 @@ def _named(data: bytes, sep: str) -> tuple[bytes, list[str] | None, tuple[Rename
     return plain + data[end + 1 :], names, renames
 
 
+def _as_utf8(data: bytes, name: str, whole: bool) -> tuple[bytes, tuple[str, ...]]:
+    """``data`` as UTF-8 and a note on how it was decoded: UTF-16 with its byte-order mark
+    (Excel's "Unicode Text"); with ``whole``, text that is not UTF-8 as Windows-1252 (Excel's
+    CSV on Windows); a byte neither reads is one line naming the line and byte."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return data.decode("utf-16").encode(), ("CSV: UTF-16 text, read as such",)
+        except UnicodeDecodeError as exc:
+            msg = f"{name}: UTF-16 text with an odd byte at {exc.start} (a truncated file?)"
+            raise InputError(msg) from exc
+    if not whole:
+        return data, ()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return data, ()
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        msg = (
+            f"{name}, line {line}: byte 0x{data[exc.start]:02x} is neither UTF-8 nor "
+            "Windows-1252 text; save the file as CSV UTF-8"
+        )
+        raise InputError(msg) from exc
+    return text.encode(), ("CSV: not UTF-8; read as Windows-1252 (Excel's CSV on Windows)",)
+
+
 def _read_csv(
     data: bytes, name: str, sep: str | None, options: CsvOptions
 ) -> tuple[pl.DataFrame, tuple[Rename, ...], tuple[str, ...]]:
+    data, decoded = _as_utf8(data, name, whole=False)
     data = data.removeprefix(_BOM)
     if not data.strip():
         msg = f"{name}: the file is empty (a CSV capture starts with a header line)"
@@ -108,13 +139,17 @@ def _read_csv(
         try:
             frame = pl.read_csv(io.BytesIO(data), separator=sep, infer_schema=False)
         except pl.exceptions.PolarsError as exc:
-            raise InputError(locate_problem(original, sep, name)) from exc
+            recoded, decoded = _as_utf8(original, name, whole=True)
+            if recoded is original:
+                raise InputError(locate_problem(original, sep, name)) from exc
+            frame, renames, notes = _read_csv(recoded, name, sep, options)
+            return frame, renames, (*decoded, *notes)
     if names is not None:
         if frame.width != len(names):
             raise InputError(locate_problem(original, sep, name))
         frame.columns = names
     frame, converted = with_decimal_commas(frame, sep, options)
-    return frame, renames, csv_notes(sep, options.separator is not None, converted)
+    return frame, renames, (*decoded, *csv_notes(sep, options.separator is not None, converted))
 
 
 def read_table(

@@ -111,3 +111,34 @@ def test_the_summary_says_how_a_csv_was_read(tmp_path: Path) -> None:
     notes = json.loads(out)["input"]["notes"]
     assert "CSV: semicolon-separated (detected from the header line)" in notes
     assert "CSV: decimal commas read as numbers in 'v'" in notes
+
+
+@pytest.mark.parametrize(
+    ("encoding", "note"),
+    [
+        ("cp1252", "CSV: not UTF-8; read as Windows-1252 (Excel's CSV on Windows)"),
+        ("utf-16", "CSV: UTF-16 text, read as such"),
+    ],
+)
+def test_excel_encodings_are_read_and_said(tmp_path: Path, encoding: str, note: str) -> None:
+    lines = ["partition_id;arrival_time;t;site;v"]
+    lines += [f"0;{e['arrival_time']};{e['t']};Gärtnerstraße;{e['v']}".replace(".5", ",5")
+              for e in EVENTS]  # fmt: skip
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\r\n".join(lines).encode(encoding))
+    code, out, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"),
+                             "--timestamp-by", "t")  # fmt: skip
+    assert code == 0, err
+    assert note in out
+    frame = pl.read_parquet(tmp_path / "o" / "outcomes.parquet")
+    assert set(frame["site"]) == {"Gärtnerstraße"}
+    assert frame["v"].to_list() == [e["v"] for e in EVENTS]
+
+
+def test_a_byte_no_encoding_reads_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "odd.csv"
+    path.write_bytes(b"partition_id;arrival_time\r\n0;2024-01-01T00:00:00Z\r\n\x81;x\r\n")
+    code, _, err = run_cli("replay", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert err.count("\n") == 1
+    assert f"{path}, line 3: byte 0x81 is neither UTF-8 nor Windows-1252 text" in err
