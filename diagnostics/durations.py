@@ -82,7 +82,8 @@ def parse_duration(text: str) -> int:
 
 
 def format_duration(ns: int | None) -> str:
-    """Render nanoseconds compactly (``1h30m``, ``5s``, ``250ms``); ``None`` is ``unlimited``."""
+    """Render nanoseconds compactly (``1h30m``, ``5s``, ``250ms``, ``500us``), in the forms
+    :func:`parse_duration` reads; ``None`` is ``unlimited``."""
     if ns is None:
         return "unlimited"
     if ns == 0:
@@ -90,7 +91,8 @@ def format_duration(ns: int | None) -> str:
     sign = "-" if ns < 0 else ""
     rest = abs(ns)
     parts: list[str] = []
-    for unit, size in (("d", DAY), ("h", HOUR), ("m", MINUTE), ("s", SECOND), ("ms", MS)):
+    units = (("d", DAY), ("h", HOUR), ("m", MINUTE), ("s", SECOND), ("ms", MS), ("us", US))
+    for unit, size in units:
         count, rest = divmod(rest, size)
         if count:
             parts.append(f"{count}{unit}")

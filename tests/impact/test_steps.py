@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from diagnostics.durations import DAY, HOUR, MINUTE, MS, SECOND, US
+from diagnostics.durations import (
+    DAY,
+    HOUR,
+    MINUTE,
+    MS,
+    SECOND,
+    US,
+    format_duration,
+    parse_duration,
+)
 from diagnostics.errors import InputError
 from diagnostics.impact.model import Function, Logic, WindowKind
 from diagnostics.impact.steps import read_steps
@@ -150,6 +159,14 @@ def test_a_step_passing_an_aggregate_through_names_that_step_not_the_events():
     assert [s.describe() for s in over.skipped] == [
         "step `o`: reads c's windowed results; a window over results is not replayed"
     ]
+
+
+def test_sub_millisecond_windows_are_said_in_microseconds():
+    steps = read_steps(
+        "SELECT COUNT(*) INTO o FROM input GROUP BY TumblingWindow(mcs, 500)", "input"
+    )
+    assert steps.steps[0].window.describe() == "TumblingWindow(500us)"
+    assert parse_duration(format_duration(1_500_250)) == 1_500_250  # 1ms500us250ns
 
 
 def test_a_wrong_unit_names_the_step_line_and_column():
