@@ -164,6 +164,7 @@ def test_failures_are_told_in_one_line_with_their_cause() -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow  # a watcher process with its own JVM; the listing itself is tested above
 @pytest.mark.timeout(300)
 def test_an_unreadable_folder_does_not_stop_the_watcher(tmp_path: Path) -> None:
     """With Spark: the file source fails on the folder it cannot list, the readable files are
