@@ -17,9 +17,16 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain import snippets
 from diagnostics.explain.causes_time import P999_SENTENCE
 from diagnostics.explain.model import Cause, Finding, Recommended, Suggestion, SuggestionKind
-from diagnostics.whatif.choices import Proposed, clauses, close_lines, left_out, numbers_words
+from diagnostics.whatif.choices import (
+    OPTIONAL,
+    Proposed,
+    clauses,
+    close_lines,
+    left_out,
+    numbers_words,
+)
 from diagnostics.whatif.choices import setting_words as words
-from diagnostics.whatif.recommend import CURRENT, Recommendation, recommend
+from diagnostics.whatif.recommend import CURRENT, Recommendation, policy_of, recommend
 
 #: What replaces a finding's own sizing of its tolerance in its explanation.
 ONE_ANSWER = (
@@ -177,16 +184,21 @@ def with_recommendation(
     partitions: Sequence[int] | None,
 ) -> tuple[list[Finding], Recommended | None]:
     """The findings with the one recommendation's settings, and the recommendation."""
-    if policy.timestamp_by is None or not any(
-        s.kind in _SETTINGS for f in findings for s in f.suggestions
-    ):
+    if policy.timestamp_by is None:
         return findings, None
     rec = recommend(events, policy, columns=columns, partitions=partitions)
     count = _partitions(events, columns, partitions)
     said = summary(rec, count)
+    if not any(s.kind in _SETTINGS for f in findings for s in f.suggestions):
+        # the same answer whatif gives, said as optional: no finding asks for it
+        return findings, (None if policy_of(rec.row, rec.base) == rec.base else _optional(said))
     if said.late_seconds is None and any(f.cause is Cause.HISTORICAL_REPLAY for f in findings):
         said = replace(said, notes=(*said.notes, BACKFILL_ONLY))
     return harmonise(findings, rec, policy.timestamp_by, count), said
+
+
+def _optional(said: Recommended) -> Recommended:
+    return replace(said, notes=(OPTIONAL, *said.notes))
 
 
 def _partitions(

@@ -25,6 +25,7 @@ from diagnostics.jobdef.fix import Fix, Outcome, build_query
 from diagnostics.jobdef.job import JobPolicy
 from diagnostics.jobdef.query import parse_query
 from diagnostics.whatif.choices import (
+    OPTIONAL,
     Proposed,
     close_lines,
     explain_choice,
@@ -339,6 +340,14 @@ def plan_fix(
             choice = explain_choice(recommendation, proposed, parts, query)
             close = close_lines(recommendation)
         else:
+            # no finding asks for a change: the one recommendation is said, not written
+            recommendation = _recommend(events, current, [], columns, partitions, config)
+            if policy_of(recommendation.row, recommendation.base) != recommendation.base:
+                notes.append(
+                    f"the recommended setting for this capture is "
+                    f"{setting_words(recommendation.row)} "
+                    f"({numbers_words(recommendation.row)}); {OPTIONAL}"
+                )
             after = before
     if chosen == current:
         reasons = []

@@ -16,6 +16,16 @@ from diagnostics.words import listed, plural
 CLOSE = 4
 
 
+#: Beside a recommendation that no finding asks for (nothing adjusted, dropped or held
+#: back): it only lowers the output delay, so the fix leaves the job as it is.
+OPTIONAL = (
+    "optional: no finding asks for a change (nothing is adjusted or dropped); this setting "
+    "only lowers the output delay, so --write-fix leaves the job as it is. A tolerance below "
+    "the lateness this capture shows adjusts any later event in production: keep a margin "
+    "over what a longer capture shows"
+)
+
+
 def setting_words(row: dict) -> str:
     """``late 90 s, out-of-order 40 s, OVER deviceId, PARTITION BY PartitionId, adjust``."""
     late = "unlimited" if row["late_arrival_s"] is None else f"{row['late_arrival_s']:g} s"

@@ -19,7 +19,7 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain.model import Cause
 from tests.whatif.usercapture import write_user_files
 
-from .conftest import JOBS, scenario_folder
+from .conftest import JOBS, SCENARIOS, scenario_folder
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +185,30 @@ def test_a_capture_replayed_without_the_jobs_name_is_named_by_the_definition_kep
     from tests.whatif.usercapture import user_job
 
     assert loaded.job_names(user["agg"], ()) == f"Job {user_job()['resources'][0]['name']}"
+
+
+def test_a_healthy_job_hears_the_same_recommendation_as_optional(tmp_path: Path) -> None:
+    """No finding asks for a change on the healthy scenario: explain still says the one
+    recommendation (whatif's), marked optional, and --write-fix leaves the job as it is."""
+    capture = SCENARIOS / "healthy" / "capture.csv"
+    job = JOBS / "healthy.resource.json"
+    assert orderdoc(["whatif", str(capture), "--job-definition", str(job), "--out",
+                     str(tmp_path / "wi"), "--no-png", "--no-verify"]) == 0  # fmt: skip
+    cli = _whatif_row(tmp_path)
+    assert orderdoc(["explain", "--events", str(capture), "--job-definition", str(job),
+                     "--format", "json", "--out", str(tmp_path / "ex.json")]) == 0  # fmt: skip
+    report = json.loads((tmp_path / "ex.json").read_text())
+    said = report["recommended"]
+    assert (said["late_arrival_seconds"], said["out_of_order_seconds"]) == (
+        cli["late_arrival_s"],
+        cli["out_of_order_s"],
+    )
+    assert said["notes"][0].startswith("optional: no finding asks for a change")
+    assert orderdoc(["explain", "--events", str(capture), "--job-definition", str(job),
+                     "--write-fix", str(tmp_path / "fix")]) == 0  # fmt: skip
+    fixed = json.loads(next((tmp_path / "fix").glob("*.fixed.json")).read_text())
+    original = json.loads(job.read_text())
+    assert fixed == original
+    fix_md = (tmp_path / "fix" / "FIX.md").read_text()
+    assert f"late {cli['late_arrival_s']:g} s" in fix_md
+    assert "optional: no finding asks for a change" in fix_md
