@@ -155,6 +155,23 @@ def damaged(draw: st.DrawFn, pretty: str) -> str:
     return "\n".join(lines)
 
 
+def _closes(text: str) -> bool:
+    """Whether ``text`` ends an element: its braces (outside strings) balance and it ends
+    with ``}``. A cut that keeps an inner closing line whole leaves the element open."""
+    depth, quoted, escaped = 0, False, False
+    for char in text:
+        if quoted:
+            quoted = escaped or char != '"'
+            escaped = not escaped and char == "\\"
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    return depth == 0 and text.rstrip().endswith("}")
+
+
 def indented(text: str, by: int) -> str:
     return "\n".join(" " * by + line for line in text.split("\n"))
 
@@ -229,7 +246,7 @@ def _document(file: File, items: list, indent: int, draw: st.DrawFn) -> None:
             text = indented(json.dumps(value(n), indent=2), indent)
             if kind == "broken":
                 text = draw(damaged(text))
-            complete = text.rstrip().endswith("}")
+            complete = _closes(text)
             how = draw(joint) if complete and not last else "none"
             if how == "comma":
                 text += ","
