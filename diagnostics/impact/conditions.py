@@ -21,6 +21,7 @@ from diagnostics.impact.model import (
     Operand,
     Operator,
 )
+from diagnostics.jobdef.query import column_path
 from diagnostics.jobdef.tokens import Kind, Token
 
 
@@ -31,22 +32,6 @@ class Unsupported(Exception):
 _OPERATORS = {"=": Operator.EQ, "<": Operator.LT, ">": Operator.GT}
 _TWO_CHAR = {"<=": Operator.LE, ">=": Operator.GE, "<>": Operator.NE, "!=": Operator.NE}
 _FUNCTIONS = {f.value for f in Function}
-
-
-def column_path(tokens: Sequence[Token]) -> str | None:
-    """``a.b`` when ``tokens`` are a column reference (parts joined by dots), else None."""
-    if not tokens or len(tokens) % 2 == 0:
-        return None
-    parts: list[str] = []
-    for i, tok in enumerate(tokens):
-        if i % 2 == 1:
-            if not tok.is_punct("."):
-                return None
-        elif tok.kind in (Kind.WORD, Kind.QUOTED):
-            parts.append(tok.value)
-        else:
-            return None
-    return ".".join(parts)
 
 
 def aggregate_call(tokens: Sequence[Token], name: str) -> Aggregate | None:

@@ -19,12 +19,12 @@ from diagnostics.impact.conditions import (
     Unsupported,
     aggregate_call,
     aggregates_in,
-    column_path,
     columns_in,
     map_columns,
 )
 from diagnostics.impact.model import Aggregate, AggregateStep, Condition, QuerySteps, Skipped
 from diagnostics.impact.window_spec import OTHER_WINDOWS, WindowError, is_window, read_window
+from diagnostics.jobdef.query import column_path
 from diagnostics.jobdef.tokens import Kind, Token, tokenize
 
 #: Top-level words that start a clause of a SELECT.

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from diagnostics.durations import DAY, HOUR, MINUTE, MS, SECOND, US
-from diagnostics.impact.conditions import Unsupported, column_path
+from diagnostics.impact.conditions import Unsupported
 from diagnostics.impact.model import Window, WindowKind
+from diagnostics.jobdef.query import column_path
 from diagnostics.jobdef.tokens import Kind, Token
 
 #: The time units of the windowing functions, with their abbreviations.

@@ -68,7 +68,7 @@ class ParsedQuery:
         return [ref for ref in self.sources if ref.name.lower() == name.lower()]
 
 
-def _path(tokens: Sequence[Token]) -> str | None:
+def column_path(tokens: Sequence[Token]) -> str | None:
     """``a.b.c`` when ``tokens`` are a column reference (parts joined by dots), else None."""
     if not tokens or len(tokens) % 2 == 0:
         return None
@@ -145,7 +145,7 @@ class _Reader:
                     msg = f"query: TIMESTAMP BY after {name.text} has no expression"
                     raise InputError(msg)
                 expr = self.tokens[start:stop]
-                column = _path(expr)
+                column = column_path(expr)
                 fields["ts"] = True
                 fields["timestamp_text"] = self.text[expr[0].start : expr[-1].end]
                 fields["timestamp_by"] = column
@@ -186,7 +186,7 @@ class _Reader:
         keys: list[tuple[str, int]] = []
         while True:
             stop = self.expression(i)
-            column = _path(self.tokens[i:stop])
+            column = column_path(self.tokens[i:stop])
             if column is None:
                 msg = f"query: OVER after {source} must list columns"
                 raise InputError(msg)
