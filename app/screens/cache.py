@@ -117,6 +117,25 @@ def require() -> store.Aggregate | None:
     return agg
 
 
+def require_capture(
+    what: str,
+) -> tuple[store.Aggregate, tuple[str, str], build.CaptureContext] | None:
+    """The loaded aggregate, its cache key and its capture, or ``None`` after saying that
+    ``what`` (e.g. "The what-if needs") an event capture."""
+    agg = require()
+    if agg is None:
+        return None
+    folder = key(agg)
+    ctx = capture(*folder)
+    if ctx is None:
+        st.info(
+            f"{what} an event capture (the events themselves, not only the logs): "
+            "upload one on the Load page or load a bundled scenario."
+        )
+        return None
+    return agg, folder, ctx
+
+
 def key(agg: store.Aggregate) -> tuple[str, str]:
     """The cache key of ``agg``."""
     return str(agg.path), store.signature(agg.path)

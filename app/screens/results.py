@@ -12,17 +12,10 @@ from screens.common import chart, plain
 
 def render() -> None:
     st.title("Results")
-    agg = cache.require()
-    if agg is None:
+    loaded = cache.require_capture("The results need")
+    if loaded is None:
         return
-    key = cache.key(agg)
-    ctx = cache.capture(*key)
-    if ctx is None:
-        st.info(
-            "The results need an event capture (the events themselves, not only the logs): "
-            "upload one on the Load page or load a bundled scenario."
-        )
-        return
+    agg, key, ctx = loaded
     policy = ctx.settings.policy
     outcomes = cache.outcomes(*key)
     device = lateness.device_column(outcomes, policy.over)

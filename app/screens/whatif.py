@@ -19,17 +19,10 @@ UNLIMITED = {"late_arrival_s": "unlimited"}
 
 def render() -> None:
     st.title("What-if")
-    agg = cache.require()
-    if agg is None:
+    loaded = cache.require_capture("The what-if needs")
+    if loaded is None:
         return
-    key = cache.key(agg)
-    ctx = cache.capture(*key)
-    if ctx is None:
-        st.info(
-            "The what-if needs an event capture (the events themselves, not only the logs): "
-            "upload one on the Load page or load a bundled scenario."
-        )
-        return
+    _, key, ctx = loaded
     policy = ctx.settings.policy
     device = lateness.device_column(cache.outcomes(*key), policy.over)
     st.caption(f"Current policy: {policy.describe()}")
