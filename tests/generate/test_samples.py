@@ -2,32 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs" / "scenarios"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location(
-        "make_samples", ROOT / "scripts" / "make_samples.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("samples")
-    script = _load_script()
+    script = load_script("make_samples")
     (out / "README.md").write_text(script.readme(script.build(out)))
     return out
 
@@ -70,7 +60,7 @@ CAPTURES = ROOT / "sample_logs" / "captures"
 
 
 def test_committed_capture_samples_are_up_to_date(tmp_path: Path):
-    script = _load_script()
+    script = load_script("make_samples")
     script.build_captures(tmp_path)
     made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     committed = sorted(p.relative_to(CAPTURES) for p in CAPTURES.rglob("*") if p.is_file())

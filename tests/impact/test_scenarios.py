@@ -4,7 +4,6 @@ results the scenarios' README states."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -13,23 +12,12 @@ import polars as pl
 import pytest
 
 from diagnostics.impact import measure_impact, summarize
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "sample_logs" / "scenarios"
 
-
-def _script():
-    spec = importlib.util.spec_from_file_location(
-        "make_samples", ROOT / "scripts" / "make_samples.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = _script()
+SCRIPT = load_script("make_samples")
 
 
 def impact(name: str):

@@ -3,30 +3,18 @@ reads as the job the scenario samples were replayed under."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from diagnostics.durations import SECOND
 from diagnostics.errors import InputError
 from diagnostics.jobdef import job_policy, read_job_definition
+from tests.scripts import load_script
 
-from .conftest import JOBS, ROOT
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "make_job_samples", ROOT / "scripts" / "make_job_samples.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .conftest import JOBS
 
 
 def test_the_committed_samples_are_the_generators_output(tmp_path):
-    written = _generator().build(tmp_path)
+    written = load_script("make_job_samples").build(tmp_path)
     committed = [*JOBS.glob("*.json"), *JOBS.glob("*.asaql")]
     assert sorted(p.name for p in written) == sorted(p.name for p in committed)
     for path in written:
