@@ -181,6 +181,13 @@ def recommendation(
     )
 
 
+def slider_steps(base: Sequence[float], *settings: float | None) -> tuple[float, ...]:
+    """The What-if sliders' grid: ``base`` with each given setting added (the job's current
+    tolerance and the recommended one, so both can be selected), ascending, without repeats;
+    ``None`` (an unlimited late-arrival tolerance) has no place on a slider and is left out."""
+    return tuple(sorted({float(v) for v in (*base, *settings) if v is not None}))
+
+
 def select_point(table: pl.DataFrame, late_s: float, ooo_s: float) -> dict[str, Any] | None:
     """The sweep row nearest to (``late_s``, ``ooo_s``), or ``None`` for an empty table."""
     if table.is_empty():

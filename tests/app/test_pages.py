@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from diagnostics.appdata.build import capture_context
+from diagnostics.appdata.lateness import device_column
 from diagnostics.appdata.partitions import MERGE_RULE
 from diagnostics.durations import SECOND
 from diagnostics.engine.replay import replay
@@ -204,6 +205,37 @@ def test_whatif_page_matches_the_engine_at_the_current_policy(open_app, agg_late
     expected = (result.outcomes["status"] == "adjusted").sum() / events.height * 100
     assert metrics(at)["Adjusted"] == f"{expected:.1f} %"
     assert expected < adjusted
+
+
+def test_whatif_sliders_reach_the_recommended_setting(open_app, agg_late, late_outcomes):
+    """The sliders start on the job's own setting and the button puts them (and the toggles)
+    on the recommended one, which the fixed grid alone may not hold; the metrics shown are
+    then the recommendation's own numbers, as a full replay under it measures."""
+    at = open_app("What-if", agg_late)
+    ctx = capture_context(agg_late)
+    policy = ctx.settings.policy
+    assert at.select_slider(key="wi_late").value == policy.late_arrival_ns / SECOND
+    assert at.select_slider(key="wi_ooo").value == policy.out_of_order_ns / SECOND
+    at.button(key="wi_try_recommended").click().run()
+    assert not at.exception
+    recommended = next(m.value for m in at.markdown if m.value.startswith("**Recommended:**"))
+    late = at.select_slider(key="wi_late").value
+    ooo = at.select_slider(key="wi_ooo").value
+    assert f"late {late:g} s" in recommended
+    assert f"out-of-order {ooo:g} s" in recommended
+    chosen = replace(
+        policy,
+        late_arrival_ns=round(late * SECOND),
+        out_of_order_ns=round(ooo * SECOND),
+        partition_by=at.toggle(key="wi_pby").value,
+        over=(device_column(late_outcomes, policy.over),) if at.toggle(key="wi_over").value else (),
+    )
+    assert f"OVER {chosen.over[0]}" in recommended if chosen.over else "OVER" not in recommended
+    events = pl.read_parquet(ctx.events_path)
+    result = replay(events, chosen, partitions=ctx.partitions, columns=ctx.settings.columns)
+    adjusted = (result.outcomes["status"] == "adjusted").sum() / events.height * 100
+    assert metrics(at)["Adjusted"] == f"{adjusted:.1f} %"
+    assert f"{(result.outcomes['status'] == 'adjusted').sum():,} adjusted" in recommended
 
 
 def test_whatif_needs_a_capture(open_app, agg_asa):
