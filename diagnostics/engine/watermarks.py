@@ -44,7 +44,7 @@ _SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def _substream_minimum(arr: np.ndarray, tl: np.ndarray, ts: np.ndarray) -> np.ndarray:
+def substream_minimum(arr: np.ndarray, tl: np.ndarray, ts: np.ndarray) -> np.ndarray:
     """M of a partition whose watermark is the minimum over substreams, after each event."""
     current: dict[int, int] = {}
     heap: list[tuple[int, int]] = []
@@ -60,7 +60,7 @@ def _substream_minimum(arr: np.ndarray, tl: np.ndarray, ts: np.ndarray) -> np.nd
     return out
 
 
-def _timeline_delays(
+def timeline_delays(
     arr: np.ndarray,
     m_after: np.ndarray,
     *,
@@ -146,15 +146,22 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
         if policy.over:
             timelines = mine["tl"].to_numpy()
             timelines = timelines if order is None else timelines[order]
-            m_after = _substream_minimum(arr, timelines, mine_ts)
+            m_after = substream_minimum(arr, timelines, mine_ts)
         else:
             m_after = np.maximum.accumulate(mine_ts) if len(mine_ts) else mine_ts
-        minutes, delays = _timeline_delays(
+        minutes, delays = timeline_delays(
             arr, m_after, tau0=tau0, tau_end=tau_end, grid=grid, late=late, ooo=ooo
         )
         per_minute = pl.DataFrame({"m": minutes, "d": delays}).group_by("m").agg(pl.col("d").max())
         frames.append(per_minute.with_columns(pl.lit(p, dtype=pl.Int64).alias("partition_id")))
-    per_partition = pl.concat(frames).select("m", "partition_id", "d")
+    return delay_table(pl.concat(frames))
+
+
+def delay_table(per_partition: pl.DataFrame) -> pl.DataFrame:
+    """The table of :func:`watermark_delay_per_minute` from each partition's delay maximum
+    per minute (columns ``m``: minute start ns, ``partition_id``, ``d``: ns; one row per
+    partition and minute of the grid): the job's row is the maximum over partitions."""
+    per_partition = per_partition.select("m", "partition_id", "d")
     job = (
         per_partition.group_by("m")
         .agg(pl.col("d").max())

@@ -111,11 +111,15 @@ def aggregate_errors(
         (pl.col("lateness").max() / 1e9).round(9).alias("lateness_max"),
         distinct.alias("distinct_keys"),
     )
-    return (
-        grouped.sort(["to_ns", "kind_order", "partition"], nulls_last=True)
-        .drop("kind_order")
-        .collect()
-    )
+    return in_record_order(grouped.drop("kind_order").collect())
+
+
+def in_record_order(aggregates: pl.DataFrame) -> pl.DataFrame:
+    """Aggregates (rows of :func:`aggregate_errors`, from one call or many) sorted as records
+    are written: by ``to_ns``, kind order (:data:`KIND_FLAGS`), partition."""
+    kinds = [kind.value for kind, _ in KIND_FLAGS]
+    order = pl.col("kind").replace_strict(kinds, list(range(len(kinds))), return_dtype=pl.Int64)
+    return aggregates.sort([pl.col("to_ns"), order, pl.col("partition")], nulls_last=True)
 
 
 def _jsonable(value: Any) -> Any:

@@ -145,6 +145,13 @@ def idle_notices(
     ``idle_minutes`` (whole minutes of ``k·I``).
     """
     gaps = idle_gaps(arrival_ns, partition, partitions, longer_than=interval_ns)
+    return gap_notices(gaps, interval_ns)
+
+
+def gap_notices(gaps: pl.DataFrame, interval_ns: int) -> pl.DataFrame:
+    """The notices of idle gaps (``partition``, ``start_ns``, ``end_ns``: those of
+    :func:`idle_gaps`, in any order; the Spark replay finds them with its own sorts), as
+    :func:`idle_notices` returns them."""
     starts = gaps["start_ns"].to_numpy()
     ends = gaps["end_ns"].to_numpy()
     length = ends - starts

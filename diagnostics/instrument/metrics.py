@@ -48,6 +48,12 @@ def metrics_frame(
     """The ``metrics.parquet`` table, sorted by ``time`` then ``partition_id`` (job row first)."""
     if outcomes.height == 0:
         return pl.DataFrame(schema=METRICS_SCHEMA)
+    return metrics_table(minute_counts(outcomes), job, partitions, watermark_delay)
+
+
+def minute_counts(outcomes: pl.DataFrame) -> pl.DataFrame:
+    """The counts of :data:`COUNT_COLUMNS` per (``minute``, ``key``: the partition), one row
+    per pair with events (in no particular order)."""
     # Lazy, so the per-event columns are streamed through the group-bys, never held whole.
     events = outcomes.lazy().select(
         ((pl.col("arrival").dt.cast_time_unit("ns").dt.epoch("ns") // MINUTE) * MINUTE).alias(
@@ -62,7 +68,17 @@ def metrics_frame(
         pl.len().cast(pl.Int64).alias("InputEvents"),
         *(pl.col(name).sum().cast(pl.Int64) for name in COUNT_COLUMNS[1:]),
     ]
-    per_partition = events.group_by(["minute", "key"]).agg(sums).collect()
+    return events.group_by(["minute", "key"]).agg(sums).collect()
+
+
+def metrics_table(
+    per_partition: pl.DataFrame,
+    job: str,
+    partitions: Sequence[int] | None = None,
+    watermark_delay: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """The ``metrics.parquet`` table from the counts of :func:`minute_counts` (however they
+    were computed: the Spark replay sums them in its tasks; at least one row)."""
     per_job = (
         per_partition.group_by("minute")
         .agg(pl.col(name).sum() for name in COUNT_COLUMNS)

@@ -69,15 +69,8 @@ def instrument(
         aggregates = aggregate_errors(narrow, options.error_window_ns, keys)
         examples = example_payloads(outcomes, aggregates["example_event_id"].to_list())
         cid = correlation_id(digest.result(), policy_text)
-        ranked: list[tuple[int, int, int, Mapping[str, Any]]] = []
-        for seq, row in enumerate(aggregates.iter_rows(named=True)):
-            example = examples.get(row["example_event_id"], "[]")
-            record = data_error_record(row, example, options, cid, keys)
-            ranked.append((row["to_ns"], 0, seq, record))
         notices = notices_job.result()
-        for seq, row in enumerate(notices.iter_rows(named=True)):
-            ranked.append((row["notice_ns"], 1, seq, notice_record(row, options, cid)))
-        ranked.sort(key=lambda item: item[:3])
+        records = diagnostics_records(aggregates, examples, notices, options, cid, keys)
         if callable(watermark_delay):
             assert delay is not None
             frame = delay.result()
@@ -85,12 +78,34 @@ def instrument(
             frame = watermark_delay
         metrics = metrics_frame(narrow, options.job, partitions, frame)
     return Instrumented(
-        records=tuple(item[3] for item in ranked),
+        records=records,
         metrics=metrics,
         aggregates=aggregates,
         notices=notices,
         correlation_id=cid,
     )
+
+
+def diagnostics_records(
+    aggregates: pl.DataFrame,
+    examples: Mapping[int, str],
+    notices: pl.DataFrame,
+    options: InstrumentOptions,
+    correlation: str,
+    key_columns: tuple[str, ...],
+) -> tuple[Mapping[str, Any], ...]:
+    """The records of ``diagnostics.jsonl``, in their order: the error aggregates (as
+    :func:`aggregate_errors` sorts them, ``examples`` by example event) and the idle notices
+    (as :func:`idle_notices` sorts them), by time, data errors first at equal times."""
+    ranked: list[tuple[int, int, int, Mapping[str, Any]]] = []
+    for seq, row in enumerate(aggregates.iter_rows(named=True)):
+        example = examples.get(row["example_event_id"], "[]")
+        record = data_error_record(row, example, options, correlation, key_columns)
+        ranked.append((row["to_ns"], 0, seq, record))
+    for seq, row in enumerate(notices.iter_rows(named=True)):
+        ranked.append((row["notice_ns"], 1, seq, notice_record(row, options, correlation)))
+    ranked.sort(key=lambda item: item[:3])
+    return tuple(item[3] for item in ranked)
 
 
 #: The outcome columns the error aggregates and the metrics read (the key columns besides).
