@@ -2,9 +2,11 @@
 keys): the recommender tries them, the app's OVER toggle offers the first one.
 
 A sender column is a text or integer column with 2 .. n/2 distinct values whose name says it
-names a sender (``deviceId``, ``DeviceName``, ``device_id``, ``sensor``, ``source``, ...),
-compared without case, ``_``, ``-`` or ``.``. Columns the job reads as times, the arrival and
-partition columns are never keys.
+names a sender (``deviceId``, ``DeviceName``, ``device_id``, ``hostname``, ``sensor``,
+``IoTHub.ConnectionDeviceId``, ...): one of its words (split at ``_``, ``-``, ``.``, spaces
+and case changes, compared without case) is a sender word, alone or followed by ``id``,
+``name`` or ``key``. A word only containing one is not (``parameter``, ``resourceId``).
+Columns the job reads as times, the arrival and partition columns are never keys.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ SENDER_WORDS = (
     "publisher",
 )
 _SQUASH = re.compile(r"[\s_.\-]+")
+#: The words of a column name: runs of letters in one case (``Device``, ``ID``, ``device``)
+#: or of digits.
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SENDER_TOKENS = frozenset(
+    f"{word}{tail}" for word in SENDER_WORDS for tail in ("", "s", "id", "name", "key")
+)
 
 
 def _squashed(name: str) -> str:
@@ -40,8 +48,7 @@ def _squashed(name: str) -> str:
 
 
 def _names_a_sender(name: str) -> bool:
-    squashed = _squashed(name)
-    return any(word in squashed for word in SENDER_WORDS)
+    return any(word.lower() in _SENDER_TOKENS for word in _WORDS.findall(name))
 
 
 def sender_names(names: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:

@@ -190,6 +190,28 @@ def test_sender_columns_are_found_by_their_names() -> None:
     assert sender_columns(frame.drop("DeviceName", "device_id")) == []
 
 
+@pytest.mark.parametrize(
+    ("name", "sender"),
+    [
+        ("deviceId", True),
+        ("DEVICE_ID", True),
+        ("IoTHub.ConnectionDeviceId", True),
+        ("hostname", True),
+        ("sensor-name", True),
+        ("gatewayKey", True),
+        ("SourceSystem", True),
+        ("parameter", False),
+        ("resourceId", False),
+        ("ghost_count", False),
+        ("diameter_mm", False),
+        ("barcode", False),
+    ],
+)
+def test_a_sender_is_named_by_a_word_not_by_letters_inside_one(name: str, sender: bool) -> None:
+    frame = pl.DataFrame({name: ["a", "b", "a", "b"], "other": [1, 2, 3, 4]})
+    assert sender_columns(frame) == ([name] if sender else [])
+
+
 def test_whatif_searches_by_default_prints_its_grid_and_still_takes_a_users_grid(
     tmp_path, capsys
 ) -> None:
