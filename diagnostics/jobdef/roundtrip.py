@@ -11,7 +11,8 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain.model import Finding
 from diagnostics.jobdef.definition import read_job_definition
-from diagnostics.jobdef.fix import MEASURE_HINT, Fix, Outcome, write_fix
+from diagnostics.jobdef.fix import Fix, Outcome
+from diagnostics.jobdef.fixfiles import MEASURE_HINT, write_fix
 from diagnostics.jobdef.job import JobPolicy, job_policy
 from diagnostics.jobdef.plan import Events, measure, plan_fix
 from diagnostics.whatif.recommend import RecommendConfig

@@ -22,14 +22,8 @@ from diagnostics.explain.snippets import (
 )
 from diagnostics.jobdef import job_policy, read_job_definition
 from diagnostics.jobdef.definition import LATE, OUT_OF_ORDER, POLICY, get_path
-from diagnostics.jobdef.fix import (
-    Fix,
-    Outcome,
-    apply_script,
-    corrected_document,
-    fix_markdown,
-    write_fix,
-)
+from diagnostics.jobdef.fix import Fix, Outcome, corrected_document
+from diagnostics.jobdef.fixfiles import apply_script, fix_markdown, write_fix
 from diagnostics.jobdef.plan import plan_fix
 from diagnostics.kinds import Severity
 
