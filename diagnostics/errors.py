@@ -51,6 +51,15 @@ class Setting(StrEnum):
     WATCH_INTERVAL = "watch interval"
     WATCH_STATE = "state folder"
     METRICS_PORT = "metrics port"
+    RULES = "engine rules"
+    WINDOW = "window size"
+    OUT_OF_ORDERNESS = "Flink out-of-orderness bound"
+    IDLENESS = "Flink idleness timeout"
+    ALLOWED_LATENESS = "Flink allowed lateness"
+    WATERMARK_INTERVAL = "Flink watermark interval"
+    WATERMARK_DELAY = "Spark watermark delay"
+    TRIGGER = "Spark trigger interval"
+    INPUT_COLUMN = "Spark input column"
 
 
 class OrderdocError(Exception):

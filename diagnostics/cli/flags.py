@@ -45,6 +45,15 @@ FLAGS: dict[Setting, str] = {
     Setting.WATCH_INTERVAL: "--interval",
     Setting.WATCH_STATE: "--state",
     Setting.METRICS_PORT: "--metrics-port",
+    Setting.RULES: "--rules",
+    Setting.WINDOW: "--window",
+    Setting.OUT_OF_ORDERNESS: "--out-of-orderness",
+    Setting.IDLENESS: "--idleness",
+    Setting.ALLOWED_LATENESS: "--allowed-lateness",
+    Setting.WATERMARK_INTERVAL: "--watermark-interval",
+    Setting.WATERMARK_DELAY: "--watermark-delay",
+    Setting.TRIGGER: "--trigger",
+    Setting.INPUT_COLUMN: "--input-col",
 }
 
 

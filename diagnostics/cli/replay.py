@@ -20,6 +20,7 @@ from diagnostics.cli.capture_args import capture_from_args
 from diagnostics.cli.diagnostics_args import add_arguments as add_diagnostics_arguments
 from diagnostics.cli.diagnostics_args import given_flags as given_diagnostics_flags
 from diagnostics.cli.diagnostics_args import options_from_args
+from diagnostics.cli.engine_args import add_rules_arguments, check_rules_flags, chosen_rules
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
     add_column_arguments,
@@ -33,6 +34,7 @@ from diagnostics.cli.replay_spark import check_spark_flags, run_spark
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
+from diagnostics.engines.policy import Rules
 from diagnostics.errors import InputError, Setting, UsageError
 from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE, write_outputs
 from diagnostics.instrument.run import atomic_write
@@ -58,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_column_arguments(parser)
     add_policy_arguments(parser)
     add_job_arguments(parser)
+    add_rules_arguments(parser)
     add_diagnostics_arguments(parser)
     parser.add_argument(
         "--batch-size",
@@ -165,6 +168,11 @@ def write_outcomes(result: ReplayResult) -> Callable[[Path], object]:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
+    check_rules_flags(args)
+    if chosen_rules(args) is not Rules.ASA:
+        from diagnostics.cli.replay_rules import run as run_rules
+
+        return run_rules(args)
     resolved = resolve_policy(args)
     check_flags(args, resolved)
     check_spark_flags(args)

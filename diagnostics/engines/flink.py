@@ -1,0 +1,148 @@
+"""Flink's rules (docs/engines.md, "Flink"): per-split bounded-out-of-orderness watermarks
+emitted on processing-time ticks, idleness, the min merge across splits, and the window
+operator's late-element drop. Vectorised: the combined watermark only changes on a tick that
+follows an event or on which a split turns idle, so only those ticks are computed.
+
+Time is injected: processing time is the capture's arrival times, ticks fall on whole
+multiples of the watermark interval (since the epoch), the first one at or after the first
+arrival.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from diagnostics.durations import MS
+from diagnostics.engines.policy import FlinkRules
+from diagnostics.engines.windows import (
+    NO_WATERMARK,
+    Decisions,
+    floor_units,
+    next_tick,
+    tumbling_end,
+)
+
+_NEVER = np.iinfo(np.int64).max
+#: Ticks × splits computed at once (bounds the memory of the min merge).
+_CELLS = 4_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """One split's watermark as a step function of the tick, and its idle intervals."""
+
+    ticks: np.ndarray  # ticks that saw events of the split (ascending)
+    watermarks: np.ndarray  # the split's watermark from each of those ticks on (ms)
+    idle_from: np.ndarray  # idle intervals [idle_from, idle_until) in ticks (ns)
+    idle_until: np.ndarray
+
+    def at(self, ticks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The split's watermark (ms) and whether it is idle, on each of ``ticks``."""
+        j = np.searchsorted(self.ticks, ticks, side="right") - 1
+        safe = np.maximum(j, 0)
+        wm = np.where(j >= 0, self.watermarks[safe] if len(self.ticks) else 0, NO_WATERMARK)
+        k = np.searchsorted(self.idle_from, ticks, side="right") - 1
+        idle = (
+            (k >= 0) & (ticks < self.idle_until[np.maximum(k, 0)])
+            if len(self.idle_from)
+            else (np.zeros(len(ticks), dtype=bool))
+        )
+        return wm, idle
+
+
+def _split(ticks: np.ndarray, ts_ms: np.ndarray, first_tick: int, rules: FlinkRules) -> _Split:
+    """The split whose events (arrival order) were first seen on ``ticks`` with event times
+    ``ts_ms``: ``BoundedOutOfOrdernessWatermarks`` (max seen − bound − 1 ms) and, with
+    idleness, ``WatermarksWithIdleness``'s timer (docs/engines.md, "Flink")."""
+    unique = np.unique(ticks)
+    if len(unique):
+        running = np.maximum.accumulate(ts_ms)
+        last = np.searchsorted(ticks, unique, side="right") - 1
+        watermarks = running[last] - rules.out_of_orderness_ns // MS - 1
+    else:
+        watermarks = np.empty(0, dtype=np.int64)
+    if rules.idleness_ns is None:
+        empty = np.empty(0, dtype=np.int64)
+        return _Split(unique, watermarks, empty, empty)
+    interval = rules.watermark_interval_ns
+    # The timer starts on the first tick that saw no event since the previous one, and the
+    # split is idle from the first tick more than the timeout after that.
+    after = (rules.idleness_ns // interval + 1) * interval
+    previous = np.concatenate(([first_tick - interval], unique))
+    following = np.concatenate((unique, [_NEVER]))
+    starts = previous + interval + after
+    keep = starts < following
+    return _Split(unique, watermarks, starts[keep], following[keep])
+
+
+def flink_decisions(
+    arrival_ns: np.ndarray,
+    split: np.ndarray,
+    splits: int,
+    event_ns: np.ndarray,
+    valid: np.ndarray,
+    rules: FlinkRules,
+) -> Decisions:
+    """Flink's decisions for events in arrival order: ``split`` (0..splits-1) is each
+    event's source split, ``event_ns`` its event time (meaningful where ``valid``)."""
+    n = len(arrival_ns)
+    interval = rules.watermark_interval_ns
+    tick = next_tick(arrival_ns, interval)
+    ts_ms = floor_units(np.where(valid, event_ns, 0), MS)
+    first_tick = int(tick.min()) if n else 0
+    parts = [
+        _split(tick[(split == s) & valid], ts_ms[(split == s) & valid], first_tick, rules)
+        for s in range(splits)
+    ]
+    points = np.unique(
+        np.concatenate([[first_tick], *(p.ticks for p in parts), *(p.idle_from for p in parts)])
+    )
+    combined = _combined(points, parts)
+    before = np.searchsorted(points, tick - interval, side="right") - 1
+    seen = np.where(before >= 0, combined[np.maximum(before, 0)], NO_WATERMARK)
+    end = tumbling_end(ts_ms, rules.window_ns // MS)
+    max_timestamp = end - 1  # TimeWindow.maxTimestamp()
+    lateness = rules.allowed_lateness_ns // MS
+    # WindowOperator.isWindowLate: window.maxTimestamp() + allowedLateness <= watermark.
+    dropped = valid & (max_timestamp + lateness <= seen)
+    # EventTimeTrigger: the window fires when the watermark reaches maxTimestamp; an element
+    # of a window already past it (within the allowed lateness) fires it again at once.
+    refire = valid & ~dropped & (max_timestamp <= seen)
+    k = np.searchsorted(combined, max_timestamp, side="left")
+    fires = valid & ~dropped & ~refire & (k < len(points))
+    release = np.where(refire, arrival_ns, points[np.minimum(k, len(points) - 1)])
+    has = seen != NO_WATERMARK
+    return Decisions(
+        watermark_ns=np.where(has, seen, 0) * MS,
+        has_watermark=has,
+        late=valid & (ts_ms <= seen),
+        dropped=dropped,
+        release_ns=np.where(refire | fires, release, 0),
+        released=refire | fires,
+        timeline=split.astype(np.int64),
+    )
+
+
+def _combined(points: np.ndarray, parts: list[_Split]) -> np.ndarray:
+    """The combined watermark on each tick of ``points``: the minimum over the splits that
+    are not idle (no change while all are idle), never decreasing (``CombinedWatermarkStatus``
+    and ``StatusWatermarkValve``)."""
+    out = np.empty(len(points), dtype=np.int64)
+    carry = NO_WATERMARK
+    step = max(1, _CELLS // max(1, len(parts)))
+    for start in range(0, len(points), step):
+        ticks = points[start : start + step]
+        low = np.full(len(ticks), _NEVER, dtype=np.int64)
+        active = np.zeros(len(ticks), dtype=bool)
+        for part in parts:
+            wm, idle = part.at(ticks)
+            low = np.where(idle, low, np.minimum(low, wm))
+            active |= ~idle
+        candidate = np.where(active, low, NO_WATERMARK)
+        candidate[0] = max(int(candidate[0]), carry)
+        chunk = np.maximum.accumulate(candidate)
+        out[start : start + step] = chunk
+        carry = int(chunk[-1])
+    return out

@@ -1,0 +1,180 @@
+"""Whole-capture replay under Flink's or Spark's rules: read the columns, sort by arrival,
+decide (:mod:`diagnostics.engines.flink`, :mod:`diagnostics.engines.spark`), and build the
+same outcome columns as the ASA replay (docs/schemas.md), in input order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from diagnostics.captures.names import Rename, rename_taken, renamed
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.inputs import BatchReader
+from diagnostics.engine.outcomes import STATUS_DTYPE
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import arrival_times, partitions_in
+from diagnostics.engines.flink import flink_decisions
+from diagnostics.engines.policy import EngineRules, FlinkRules
+from diagnostics.engines.spark import spark_decisions
+from diagnostics.engines.windows import Decisions
+from diagnostics.errors import InputError, Setting
+from diagnostics.kinds import EventStatus
+from diagnostics.timestamps import from_ns
+
+
+@dataclass(frozen=True, slots=True)
+class EngineReplayResult:
+    """A finished replay under ``rules``: ``outcomes`` has one row per input event, in input
+    order, with the outcome columns; ``sources`` names the inputs (Spark with an input column)."""
+
+    outcomes: pl.DataFrame
+    rules: EngineRules
+    partitions: tuple[int, ...]
+    columns: EventColumns
+    renames: tuple[Rename, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+def replay_rules(
+    events: pl.DataFrame,
+    rules: EngineRules,
+    *,
+    partitions: Sequence[int] | None = None,
+    columns: EventColumns | None = None,
+) -> EngineReplayResult:
+    """Replay ``events`` under ``rules``: events are taken in arrival order (ties: input
+    order); an event without a valid event time is set aside (``invalid_timestamp``)."""
+    columns = columns or EventColumns()
+    events, renames = rename_taken(events)
+    if renames:
+        part = None if columns.partition is None else renamed(columns.partition, renames)
+        columns = replace(columns, arrival=renamed(columns.arrival, renames), partition=part)
+        rules = _renamed(rules, renames)
+    arrival = arrival_times(events, columns)
+    parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
+    reader = BatchReader(OrderingPolicy(timestamp_by=rules.event_time), columns, parts)
+    work = reader.read(events.with_columns(arrival.alias(columns.parsed_arrival)), 0)
+    arrival_ns = work["__arr"].to_numpy()
+    order = np.argsort(arrival_ns, kind="stable")
+    app = work["__app"]
+    valid = app.is_not_null().to_numpy()
+    event_ns = app.fill_null(0).to_numpy()
+    pidx = work["__pidx"].to_numpy()
+    sources: tuple[str, ...] = ()
+    if isinstance(rules, FlinkRules):
+        decided = flink_decisions(
+            arrival_ns[order], pidx[order], len(parts), event_ns[order], valid[order], rules
+        )
+    else:
+        source, sources = _sources(events, rules.input_column)
+        decided = spark_decisions(
+            arrival_ns[order], source[order], len(sources), event_ns[order], valid[order], rules
+        )
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    feed = _outcome_columns(decided, inverse, order, parts, pidx, arrival_ns, event_ns, valid)
+    outcomes = pl.concat([events, feed], how="horizontal")
+    return EngineReplayResult(outcomes, rules, parts, columns, renames, sources)
+
+
+def _renamed(rules: EngineRules, renames: tuple[Rename, ...]) -> EngineRules:
+    if isinstance(rules, FlinkRules):
+        return replace(rules, event_time=renamed(rules.event_time, renames))
+    source = None if rules.input_column is None else renamed(rules.input_column, renames)
+    return replace(rules, event_time=renamed(rules.event_time, renames), input_column=source)
+
+
+def _sources(events: pl.DataFrame, column: str | None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each event's input index and the inputs' names (one input without ``column``)."""
+    if column is None:
+        return np.zeros(events.height, dtype=np.int64), ("input",)
+    if column not in events.columns:
+        msg = f"input column '{column}' is missing (columns: {', '.join(events.columns)})"
+        raise InputError(msg, Setting.INPUT_COLUMN)
+    names = events[column].cast(pl.String)
+    if names.null_count():
+        row = int(names.is_null().arg_true()[0]) + 1
+        msg = f"input column '{column}', row {row}: is empty; every event names its input"
+        raise InputError(msg, Setting.INPUT_COLUMN)
+    unique = names.unique().sort()
+    index = {name: i for i, name in enumerate(unique.to_list())}
+    codes = names.replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    return codes, tuple(str(v) for v in unique.to_list())
+
+
+def _outcome_columns(
+    decided: Decisions,
+    inverse: np.ndarray,
+    order: np.ndarray,
+    parts: tuple[int, ...],
+    pidx: np.ndarray,
+    arrival_ns: np.ndarray,
+    event_ns: np.ndarray,
+    valid: np.ndarray,
+) -> pl.DataFrame:
+    """The outcome columns in input order (``inverse`` maps input row to arrival position)."""
+    n = len(inverse)
+
+    def back(values: np.ndarray) -> np.ndarray:
+        return values[inverse]
+
+    dropped = back(decided.dropped) | ~valid
+    released = back(decided.released)
+    release = back(decided.release_ns)
+    kept_time = pl.Series(event_ns, dtype=pl.Int64)
+    behind = _behind(decided.timeline, event_ns[order], valid[order])
+    return pl.DataFrame(
+        {
+            "event_id": pl.Series(np.arange(n), dtype=pl.Int64),
+            "partition": pl.Series(np.asarray(parts, dtype=np.int64)[pidx], dtype=pl.Int64),
+            "timeline": pl.Series(back(decided.timeline), dtype=pl.Int64),
+            "application_time": from_ns(pl.Series(event_ns).set(pl.Series(~valid), None)),
+            "arrival": from_ns(pl.Series(arrival_ns)),
+            "system_timestamp": from_ns(kept_time.set(pl.Series(dropped), None)),
+            "late": back(decided.late),
+            "early": np.zeros(n, dtype=bool),
+            "out_of_order": back(behind),
+            "reordered": np.zeros(n, dtype=bool),
+            "invalid_timestamp": ~valid,
+            "invalid_key": np.zeros(n, dtype=bool),
+            "dropped": dropped,
+            "status": _status(dropped),
+            "watermark": from_ns(
+                pl.Series(back(decided.watermark_ns)).set(
+                    pl.Series(~back(decided.has_watermark)), None
+                )
+            ),
+            "release_time": from_ns(pl.Series(release).set(pl.Series(~released), None)),
+            "output_rank": _ranks(released, release, event_ns, order),
+        }
+    )
+
+
+def _behind(timeline: np.ndarray, event_ns: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """In arrival order: the event's time is before one that arrived earlier on its timeline
+    (out of order; neither engine reorders or adjusts it)."""
+    frame = pl.DataFrame({"t": timeline, "e": np.where(valid, event_ns, np.iinfo(np.int64).min)})
+    previous = frame.select(pl.col("e").cum_max().shift(1).over("t").alias("p"))["p"]
+    return (valid & (event_ns < previous.fill_null(np.iinfo(np.int64).min).to_numpy())).astype(bool)
+
+
+def _status(dropped: np.ndarray) -> pl.Series:
+    codes = np.where(dropped, EventStatus.DROPPED.value, EventStatus.ACCEPTED.value)
+    return pl.Series("status", codes, dtype=STATUS_DTYPE)
+
+
+def _ranks(
+    released: np.ndarray, release: np.ndarray, event_ns: np.ndarray, order: np.ndarray
+) -> pl.Series:
+    """``output_rank``: released events by release time, then event time, then arrival."""
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    ids = np.flatnonzero(released)
+    ranked = ids[np.lexsort((position[ids], event_ns[ids], release[ids]))]
+    rank = np.full(len(released), -1, dtype=np.int64)
+    rank[ranked] = np.arange(len(ranked))
+    series = pl.Series("output_rank", rank)
+    return series.set(series < 0, None)
