@@ -24,6 +24,7 @@ from diagnostics.appdata import (
 )
 from diagnostics.appdata import impact as impact_data
 from diagnostics.appdata import quarantine as quarantine_data
+from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
 from diagnostics.impact import Impact
@@ -227,7 +228,7 @@ def outcomes(path: str, sig: str) -> pl.DataFrame:
     """Cached per folder signature (see ``diagnostics.appdata``): outcomes."""
     ctx = build.capture_context(Path(path))
     assert ctx is not None
-    return pl.read_parquet(ctx.outcomes_path)
+    return read_outcomes(ctx.outcomes_path)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

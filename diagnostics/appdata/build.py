@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from diagnostics.aggregates import write_tables
 from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.outcomes_files import OUTCOMES_FILE, outcomes_in
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.logs.aggregate import Progress, aggregate_files
@@ -260,7 +261,7 @@ def build_from_capture(
     write_diagnostics(cap / "diagnostics.jsonl", done.records)
     write_metrics(cap / "metrics.parquet", done.metrics)
     events.write_parquet(cap / "events.parquet")
-    result.outcomes.write_parquet(cap / "outcomes.parquet")
+    result.outcomes.write_parquet(cap / OUTCOMES_FILE)
     info = {**settings.to_dict(), "partitions": list(result.partitions), "events": events.height}
     (cap / SOURCE_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     progress(0.85, "aggregating the diagnostics")
@@ -279,6 +280,7 @@ class CaptureContext:
     settings: CaptureSettings
     partitions: tuple[int, ...]
     events_path: Path
+    #: ``outcomes.parquet``, or an ``outcomes/`` folder (docs/schemas.md)
     outcomes_path: Path
 
 
@@ -297,5 +299,5 @@ def capture_context(agg_dir: Path) -> CaptureContext | None:
         settings=CaptureSettings.from_dict(data),
         partitions=tuple(int(p) for p in data.get("partitions", ())),
         events_path=cap / "events.parquet",
-        outcomes_path=cap / "outcomes.parquet",
+        outcomes_path=outcomes_in(cap) or cap / OUTCOMES_FILE,
     )

@@ -14,6 +14,7 @@ import polars as pl
 
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan, utc
+from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.kinds import ErrorKind
 from diagnostics.words import plural
 
@@ -240,9 +241,9 @@ def _distinct_errors(agg: Aggregate) -> int | None:
     from diagnostics.engine.summary import events_with_data_errors
 
     ctx = capture_context(agg.path)
-    if ctx is None or not ctx.outcomes_path.is_file():
+    if ctx is None or not ctx.outcomes_path.exists():
         return None
-    return events_with_data_errors(pl.read_parquet(ctx.outcomes_path, columns=["status"]))
+    return events_with_data_errors(read_outcomes(ctx.outcomes_path, columns=["status"]))
 
 
 def choose_bucket(start: datetime, end: datetime, max_buckets: int) -> str:

@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from diagnostics.cli.spark_args import add_target_arguments, progress_line
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.inputs import expand_inputs
 from diagnostics.words import partitions, plural
-
-
-def _conf(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        msg = f"--conf: {text!r} is not KEY=VALUE"
-        raise argparse.ArgumentTypeError(msg)
-    return key.strip(), value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,22 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="file, folder or glob")
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--master", help="Spark master URL (default: embedded local[*])")
-    target.add_argument("--remote", help="Spark Connect URL, sc://host:port")
-    parser.add_argument(
-        "--conf", action="append", type=_conf, default=[], metavar="KEY=VALUE",
-        help="extra Spark setting (repeatable)",
-    )  # fmt: skip
+    add_target_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def _progress(started: float) -> Callable[[str], None]:
-    def say(message: str) -> None:
-        sys.stderr.write(f"[{time.monotonic() - started:7.1f}s] {message}\n")
-        sys.stderr.flush()
-
-    return say
 
 
 def _time_range(summary: dict) -> str:
@@ -138,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         msg = f"INPUT: no log files among {', '.join(args.inputs)}"
         raise UsageError(msg)
     require_java(target)
-    say = _progress(time.monotonic())
+    say = progress_line()
     say(inputs_line(len(files.logs), len(files.metrics), files.total_bytes))
     result = aggregate_on(target, files, args.out, progress=say)
     say("done")

@@ -22,17 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from diagnostics.cli.spark_args import add_target_arguments
 from diagnostics.durations import SECOND, DurationError, parse_duration
 from diagnostics.errors import UsageError
 from diagnostics.rules.webhook import DeliveryPolicy, check_url
-
-
-def _conf(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        msg = f"--conf: {text!r} is not KEY=VALUE"
-        raise argparse.ArgumentTypeError(msg)
-    return key.strip(), value
 
 
 def _interval(text: str) -> float:
@@ -161,20 +154,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="HOST",
         help="address of the metrics endpoint (default 127.0.0.1)",
     )
-    target = parser.add_mutually_exclusive_group()
-    target.add_argument("--master", help="Spark master URL (default: embedded local[*])")
-    target.add_argument(
-        "--remote",
-        help="Spark Connect URL sc://HOST:PORT (the server must see LOG_DIR and "
+    add_target_arguments(
+        parser,
+        remote_help="Spark Connect URL sc://HOST:PORT (the server must see LOG_DIR and "
         "--state at the same paths; see docs/watch.md)",
-    )
-    parser.add_argument(
-        "--conf",
-        action="append",
-        type=_conf,
-        default=[],
-        metavar="KEY=VALUE",
-        help="extra Spark setting (repeatable)",
     )
     parser.set_defaults(func=run)  # fmt: skip
 

@@ -27,6 +27,7 @@ import polars as pl
 from diagnostics.aggregates import write_tables
 from diagnostics.captures.reader import Capture, read_capture
 from diagnostics.durations import MS, parse_duration
+from diagnostics.engine.outcomes_files import OUTCOMES_FILE, outcomes_in, read_outcomes
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.explain import Report, explain
@@ -83,7 +84,7 @@ def replay_capture(source: Capture, out: Path, job: str) -> ReplayResult:
         events, policy, partitions=declared_partitions(PARTITIONS), columns=source.columns
     )
     out.mkdir(parents=True, exist_ok=True)
-    result.outcomes.write_parquet(out / "outcomes.parquet", compression="snappy")
+    result.outcomes.write_parquet(out / OUTCOMES_FILE, compression="snappy")
     write_replay_outputs(result, out, InstrumentOptions(job=job, source=SOURCE))
     return result
 
@@ -172,7 +173,7 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
         say(f"[{scenario}] what-if: the recommender's search")
         whatif = recommend(events, policy, columns=read.columns, partitions=partitions).as_sweep()
         write_outputs(whatif, folder / "whatif", png=False)
-    outcomes = pl.read_parquet(replay_dir / "outcomes.parquet")
+    outcomes = read_outcomes(outcomes_in(replay_dir) or replay_dir / OUTCOMES_FILE)
     fix = None
     if definition is not None and job is not None:
         say(f"[{scenario}] fix the job definition {definition.name} -> {folder / 'fix'}")

@@ -24,6 +24,7 @@ from diagnostics.captures.reader import Capture, table_capture
 from diagnostics.captures.tables import table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine
+from diagnostics.engine.outcomes_files import OUTCOMES_FOLDER
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import arrival_times, partitions_in
 from diagnostics.engine.summary import (
@@ -53,8 +54,6 @@ from diagnostics.timestamps import EARLIEST, LATEST
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-#: The folder ``--spark`` writes the outcomes to (a Parquet dataset; docs/schemas.md).
-OUTCOMES_FOLDER = "outcomes"
 #: Rows per Arrow batch handed to the tasks (their memory, not the result, depends on it).
 BATCH_ROWS = 65_536
 _BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"

@@ -6,12 +6,21 @@ times, resolves the partitions and sorts the capture into arrival order once; ea
 is then a single-batch run of :class:`~diagnostics.engine.engine.OrderingEngine` on that
 prepared frame (no re-parsing, no output files, no output ranks), and :func:`evaluate`
 reduces its outcomes and releases to counts and output-delay percentiles.
+
+Who runs the engine is injected: an :class:`Evaluator` takes a prepared capture and a batch
+of settings and gives each one's :class:`Measures`. :func:`evaluate_locally` runs them here,
+one after the other; ``whatif --spark`` passes the Spark evaluator
+(:mod:`diagnostics.spark.whatif`: settings × partitions as Spark tasks), which gives the
+same numbers. The search that chooses the settings stays in
+:mod:`diagnostics.whatif.recommend` either way.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import polars as pl
@@ -90,6 +99,57 @@ def delay_points(delays_s: np.ndarray) -> dict[str, float | None]:
         return {name: None for name, _ in PERCENTILES}
     points = np.quantile(delays_s, [q for _, q in PERCENTILES], method="higher")
     return {name: float(points[i]) for i, (name, _) in enumerate(PERCENTILES)}
+
+
+def delay_ranks(n: int) -> list[int]:
+    """For ``n`` sorted output delays, the position of each of :data:`PERCENTILES` (numpy's
+    ``quantile(..., method="higher")``), so an evaluator that sorts the delays elsewhere picks
+    the values :func:`delay_points` gives."""
+    if n <= 0:
+        return []
+    return [min(math.ceil((n - 1) * q), n - 1) for _, q in PERCENTILES]
+
+
+@dataclass(frozen=True)
+class Measures:
+    """One setting's numbers as every what-if table shows them (delays in seconds, ``None``
+    without a released event)."""
+
+    events: int
+    adjusted: int
+    dropped: int
+    never_released: int
+    delay_p50_s: float | None
+    delay_p95_s: float | None
+    delay_max_s: float | None
+
+    @classmethod
+    def of(cls, result: Evaluation) -> Measures:
+        """The numbers of one engine run."""
+        points = delay_points(result.delays_s)
+        return cls(
+            events=result.events,
+            adjusted=result.adjusted,
+            dropped=result.dropped,
+            never_released=result.never_released,
+            delay_p50_s=points["p50"],
+            delay_p95_s=points["p95"],
+            delay_max_s=points["max"],
+        )
+
+
+class Evaluator(Protocol):
+    """Runs the engine on ``prepared`` under each of ``policies``; one :class:`Measures` per
+    policy, in their order."""
+
+    def __call__(
+        self, prepared: Prepared, policies: Sequence[OrderingPolicy]
+    ) -> list[Measures]: ...
+
+
+def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> list[Measures]:
+    """The :class:`Evaluator` of this process: :func:`evaluate` for each policy in turn."""
+    return [Measures.of(evaluate(prepared, policy)) for policy in policies]
 
 
 def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:

@@ -13,6 +13,10 @@ the engine replays them coarse to fine (a few spread over the list, then the nei
 the best, until no unmeasured setting is left between them), with PARTITION BY off and on.
 Every number shown is the engine's. The rule (:class:`~diagnostics.whatif.rule.Rule`)
 then picks one row of everything measured, the job's own setting included.
+
+Each round of the search hands its settings to the evaluator together
+(:class:`~diagnostics.whatif.evaluate.Evaluator`: here by default, or on Spark with
+``whatif --spark``); the search itself is the same whoever runs the engine.
 """
 
 from __future__ import annotations
@@ -27,12 +31,12 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import MAX_TOLERANCE_NS, Action, OrderingPolicy
 from diagnostics.errors import Setting, UsageError
-from diagnostics.whatif.evaluate import Prepared, prepare
+from diagnostics.whatif.evaluate import Evaluator, Measures, Prepared, evaluate_locally, prepare
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 from diagnostics.whatif.senders import sender_columns
 from diagnostics.whatif.staircase import Timelines, late_candidates_s, staircase, timelines_of
-from diagnostics.whatif.sweep import SCHEMA, SweepResult, measure_row, pareto_mask
+from diagnostics.whatif.sweep import SCHEMA, SweepResult, pareto_mask, row_of
 
 #: Where each measured row came from (the ``tried_as`` column).
 SEARCH, CURRENT, PROPOSED = "search", "job as it is", "proposed"
@@ -121,15 +125,16 @@ def policy_of(row: dict, base: OrderingPolicy) -> OrderingPolicy:
     )
 
 
-def _coarse_to_fine(size: int, score: Callable[[int], float], coarse: int) -> None:
+def _coarse_to_fine(size: int, score: Callable[[list[int]], list[float]], coarse: int) -> None:
     """Measure a few of ``size`` settings spread evenly, then the neighbours of the best,
-    until no unmeasured setting is left between the best and its measured neighbours."""
+    until no unmeasured setting is left between the best and its measured neighbours;
+    ``score`` takes each round's new settings together."""
     seen: dict[int, float] = {}
     lo, hi = 0, size - 1
     while size:
-        for i in np.unique(np.linspace(lo, hi, coarse).round().astype(int)).tolist():
-            if i not in seen:
-                seen[i] = score(i)
+        spread = np.unique(np.linspace(lo, hi, coarse).round().astype(int)).tolist()
+        new = [i for i in spread if i not in seen]
+        seen.update(zip(new, score(new), strict=True))
         inside = sorted(i for i in seen if lo <= i <= hi)
         best = min(inside, key=lambda i: (seen[i], i))
         pos = inside.index(best)
@@ -160,9 +165,11 @@ class _Measured:
         base: OrderingPolicy,
         columns: EventColumns,
         partitions: Sequence[int] | None,
+        evaluator: Evaluator,
     ) -> None:
         self.events, self.base = events, base
         self.columns, self.partitions = columns, partitions
+        self.evaluator = evaluator
         self.rows: dict[OrderingPolicy, dict] = {}
         self._prepared: dict[tuple[str, ...], Prepared] = {}
         self.skipped: list[str] = []
@@ -179,17 +186,27 @@ class _Measured:
             )
         return self._prepared[over]
 
-    def measure(self, policy: OrderingPolicy, tried_as: str) -> dict | None:
-        if policy in self.rows:
-            return self.rows[policy]
-        prepared = self.prepared(policy.over)
-        problem = policy.partition_problem(len(prepared.partitions))
-        if problem is not None:
-            self.skipped.append(f"{policy.describe()}: {problem}")
-            return None
-        row = {**measure_row(prepared, policy), "action": policy.action.value}
-        self.rows[policy] = {**row, "tried_as": tried_as}
-        return self.rows[policy]
+    def measure(self, settings: Sequence[tuple[OrderingPolicy, str]]) -> list[dict | None]:
+        """The row of each setting (``None``: ASA rejects it, noted in ``skipped``); those
+        not measured yet go to the evaluator together, one batch per OVER key set, and are
+        kept in the order given (a setting measured before keeps its row)."""
+        todo: dict[OrderingPolicy, str] = {}
+        for policy, tried_as in settings:
+            if policy in self.rows or policy in todo:
+                continue
+            problem = policy.partition_problem(len(self.prepared(policy.over).partitions))
+            if problem is not None:
+                self.skipped.append(f"{policy.describe()}: {problem}")
+                continue
+            todo[policy] = tried_as
+        found: dict[OrderingPolicy, Measures] = {}
+        for over in dict.fromkeys(policy.over for policy in todo):
+            batch = [policy for policy in todo if policy.over == over]
+            found.update(zip(batch, self.evaluator(self.prepared(over), batch), strict=True))
+        for policy, tried_as in todo.items():
+            row = {**row_of(policy, found[policy]), "action": policy.action.value}
+            self.rows[policy] = {**row, "tried_as": tried_as}
+        return [self.rows.get(policy) for policy, _ in settings]
 
 
 def _score(row: dict | None) -> float:
@@ -230,10 +247,13 @@ def _search(
         scores: dict[int, float] = {}
 
         def score(
-            i: int, settings: list[OrderingPolicy] = settings, scores: dict[int, float] = scores
-        ) -> float:
-            scores[i] = _score(measured.measure(settings[i], SEARCH))
-            return scores[i]
+            new: list[int],
+            settings: list[OrderingPolicy] = settings,
+            scores: dict[int, float] = scores,
+        ) -> list[float]:
+            rows = measured.measure([(settings[i], SEARCH) for i in new])
+            scores.update((i, _score(row)) for i, row in zip(new, rows, strict=True))
+            return [scores[i] for i in new]
 
         _coarse_to_fine(len(settings), score, config.coarse)
         found += [(v, i) for i, v in scores.items() if points[i][0] is not None]
@@ -251,10 +271,12 @@ def recommend(
     partitions: Sequence[int] | None = None,
     config: RecommendConfig | None = None,
     also: Sequence[tuple[OrderingPolicy, str]] = (),
+    evaluator: Evaluator = evaluate_locally,
 ) -> Recommendation:
     """The best setting for ``events`` under ``config.rule``; ``policy`` is the job's (its
     TIMESTAMP BY column, action and early policy; its own setting is always measured);
-    ``also``: more settings to measure and show, each with where it came from."""
+    ``also``: more settings to measure and show, each with where it came from;
+    ``evaluator``: who runs the engine on the settings (default: here)."""
     config = config or RecommendConfig()
     if policy.timestamp_by is None:
         msg = "a TIMESTAMP BY column is required: without TIMESTAMP BY no tolerance applies"
@@ -271,7 +293,7 @@ def recommend(
         over_sets.append(policy.over)
     over_sets = [(), *dict.fromkeys(over_sets)]
     actions = config.actions or (policy.action,)
-    measured = _Measured(events, policy, columns, partitions)
+    measured = _Measured(events, policy, columns, partitions, evaluator)
     lines = {
         over: timelines_of(
             measured.prepared(over), policy.timestamp_by, over, early_policy=policy.early_policy
@@ -291,10 +313,8 @@ def recommend(
                 near = range(max(0, best - step), best + step + 1)
                 finer = sorted({*late_values, *(v for v in near if v <= top[-1])})
                 _search(measured, policy, tl, finer, allowed, over, action, config)
-    measured.measure(policy, CURRENT)
-    for extra, tried_as in also:
-        if extra.timestamp_by == policy.timestamp_by:
-            measured.measure(extra, tried_as)
+    extras = [(extra, t) for extra, t in also if extra.timestamp_by == policy.timestamp_by]
+    measured.measure([(policy, CURRENT), *extras])
     schema = {**SCHEMA, "action": pl.String, "tried_as": pl.String}
     table = pl.DataFrame(list(measured.rows.values()), schema=schema, orient="row")
     if config.results is not None:

@@ -20,7 +20,7 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import PolicyError, Setting, UsageError
-from diagnostics.whatif.evaluate import Prepared, delay_points, evaluate, prepare
+from diagnostics.whatif.evaluate import Evaluator, Measures, Prepared, evaluate_locally, prepare
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 
@@ -62,11 +62,9 @@ class SweepResult:
         return rows.row(0, named=True) if rows.height else None
 
 
-def measure_row(prepared: Prepared, policy: OrderingPolicy) -> dict:
-    """One setting replayed by the engine: a row of :data:`SCHEMA`."""
-    result = evaluate(prepared, policy)
-    n = max(result.events, 1)
-    points = delay_points(result.delays_s)
+def row_of(policy: OrderingPolicy, measures: Measures) -> dict:
+    """A row of :data:`SCHEMA`: the setting and what the engine measured under it."""
+    n = max(measures.events, 1)
     return {
         "late_arrival_s": None
         if policy.late_arrival_ns is None
@@ -74,16 +72,23 @@ def measure_row(prepared: Prepared, policy: OrderingPolicy) -> dict:
         "out_of_order_s": policy.out_of_order_ns / SECOND,
         "partition_by": policy.partition_by,
         "over": ",".join(policy.over),
-        "events": result.events,
-        "adjusted": result.adjusted,
-        "dropped": result.dropped,
-        "never_released": result.never_released,
-        "pct_adjusted": 100 * result.adjusted / n,
-        "pct_dropped": 100 * result.dropped / n,
-        "delay_p50_s": points["p50"],
-        "delay_p95_s": points["p95"],
-        "delay_max_s": points["max"],
+        "events": measures.events,
+        "adjusted": measures.adjusted,
+        "dropped": measures.dropped,
+        "never_released": measures.never_released,
+        "pct_adjusted": 100 * measures.adjusted / n,
+        "pct_dropped": 100 * measures.dropped / n,
+        "delay_p50_s": measures.delay_p50_s,
+        "delay_p95_s": measures.delay_p95_s,
+        "delay_max_s": measures.delay_max_s,
     }
+
+
+def measure_row(
+    prepared: Prepared, policy: OrderingPolicy, evaluator: Evaluator = evaluate_locally
+) -> dict:
+    """One setting replayed by the engine: a row of :data:`SCHEMA`."""
+    return row_of(policy, evaluator(prepared, [policy])[0])
 
 
 def _check(policy: OrderingPolicy, prepared: Prepared) -> None:
@@ -129,9 +134,11 @@ def sweep(
     partitions: Sequence[int] | None = None,
     rule: Rule = DEFAULT_RULE,
     results: ResultsQuery | None = None,
+    evaluator: Evaluator = evaluate_locally,
 ) -> SweepResult:
     """Evaluate every combination of the given values on ``events`` (tolerances in ns);
-    with ``results``, each is also weighed by the query's windowed results.
+    with ``results``, each is also weighed by the query's windowed results; ``evaluator``
+    runs the engine (default: here).
 
     ``policy`` supplies everything else (``timestamp_by``, action, early policy). Settings
     ASA rejects (OVER on a multi-partition input without PARTITION BY) are skipped and listed
@@ -150,6 +157,7 @@ def sweep(
         prepared = prepare(
             events, policy.timestamp_by, over, columns=columns, partitions=partitions
         )
+        settings: list[OrderingPolicy] = []
         for pby in dict.fromkeys(partition_by_values):
             for late in dict.fromkeys(late_values):
                 for ooo in dict.fromkeys(ooo_values):
@@ -162,10 +170,14 @@ def sweep(
                     )
                     try:
                         _check(setting, prepared)
-                        rows.append(measure_row(prepared, setting))
-                        measured.append(setting)
                     except PolicyError as exc:
                         skipped.append(f"{setting.describe()}: {exc}")
+                    else:
+                        settings.append(setting)
+        if settings:  # one batch per OVER key set: the evaluator may run them side by side
+            found = evaluator(prepared, settings)
+            rows += [row_of(s, m) for s, m in zip(settings, found, strict=True)]
+            measured += settings
     table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
     if results is not None:
         table = with_results(

@@ -1,0 +1,74 @@
+"""Where a replay's outcomes are on disk, and reading them: one file or one folder.
+
+The local replay writes ``outcomes.parquet``; ``replay --spark`` writes ``outcomes/``, a
+Parquet dataset folder of ``part-NNNNN.parquet`` files numbered in input order
+(docs/schemas.md, "ASA replay outcomes"). Every reader of outcomes goes through
+:func:`outcomes_in` and :func:`read_outcomes`, so each takes the folder as it takes the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from diagnostics.errors import InputError
+
+#: The local replay's outcomes file.
+OUTCOMES_FILE = "outcomes.parquet"
+#: The Spark replay's outcomes folder (a Parquet dataset).
+OUTCOMES_FOLDER = "outcomes"
+#: The part files of an outcomes folder (files being written have a hidden temporary name).
+PART_GLOB = "part-*.parquet"
+
+
+def outcomes_in(folder: Path) -> Path | None:
+    """The outcomes a replay wrote into ``folder``: ``outcomes.parquet``, else the
+    ``outcomes/`` folder, else ``None``."""
+    file = folder / OUTCOMES_FILE
+    if file.is_file():
+        return file
+    parts = folder / OUTCOMES_FOLDER
+    return parts if parts.is_dir() else None
+
+
+def part_files(path: Path) -> list[Path]:
+    """The files that hold the outcomes at ``path``: the file itself, or a folder's part
+    files in name order (input order). A folder without one is an :class:`InputError`."""
+    if not path.is_dir():
+        return [path]
+    parts = sorted(p for p in path.glob(PART_GLOB) if p.is_file())
+    if not parts:
+        msg = (
+            f"{path}: no {PART_GLOB} file in this outcomes folder (a replay that did not "
+            "finish?); replay the capture again"
+        )
+        raise InputError(msg)
+    return parts
+
+
+def read_outcomes(path: str | Path, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """The outcomes at ``path`` (``outcomes.parquet`` or an ``outcomes/`` folder) as one
+    frame in input order; ``columns``: only these."""
+    path = Path(path)
+    if not path.exists():
+        msg = f"{path}: no such outcomes file or folder"
+        raise InputError(msg)
+    wanted = None if columns is None else list(columns)
+    frames = []
+    for part in part_files(path):
+        try:
+            frames.append(pl.read_parquet(part, columns=wanted))
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            msg = f"{part}: cannot be read as replay outcomes ({detail})"
+            raise InputError(msg) from exc
+    if len(frames) == 1:
+        return frames[0]
+    try:
+        return pl.concat(frames, how="vertical").rechunk()
+    except pl.exceptions.PolarsError as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        msg = f"{path}: its part files do not hold the same columns ({detail})"
+        raise InputError(msg) from exc
