@@ -15,8 +15,9 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError, Setting
-from diagnostics.explain.evidence import Evidence, KindStats, minute_rates
+from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.keys import analyse_keys, candidate_columns
+from diagnostics.explain.kind_stats import KindStats, minute_rates
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_int
 

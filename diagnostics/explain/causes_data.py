@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
-from diagnostics.explain.evidence import Evidence, KindStats
+from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.explain.time_evidence import DEFAULT_LATE_S
 from diagnostics.kinds import KindFamily, Severity, kind_family

@@ -10,7 +10,8 @@ from typing import Any
 
 from diagnostics.explain import snippets
 from diagnostics.explain.causes_time import suggested_late_s
-from diagnostics.explain.evidence import Evidence, KindStats
+from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
 from diagnostics.explain.sources import CTI, EVENT_ORDERING, RULES, TIMESTAMP_BY
 from diagnostics.explain.time_evidence import (

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from diagnostics.explain import snippets
-from diagnostics.explain.evidence import Evidence, KindStats
+from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
 from diagnostics.explain.sources import EVENT_ORDERING, TIME_HANDLING, TIMESTAMP_BY
 from diagnostics.explain.time_evidence import (

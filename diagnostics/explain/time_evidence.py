@@ -9,7 +9,8 @@ from typing import Any
 
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
-from diagnostics.explain.evidence import Evidence, KindStats
+from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.model import Suggestion
 from diagnostics.kinds import Severity
 from diagnostics.words import plural

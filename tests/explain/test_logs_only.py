@@ -16,7 +16,8 @@ from diagnostics.explain import Cause, SuggestionKind, explain
 from diagnostics.explain.causes_data import unknown_data_errors
 from diagnostics.explain.causes_order import out_of_order
 from diagnostics.explain.causes_time import late_arrivals
-from diagnostics.explain.evidence import Evidence, KindStats, from_agg_dir
+from diagnostics.explain.evidence import Evidence, from_agg_dir
+from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.readable import impact_sentence
 from diagnostics.kinds import ErrorKind, Severity
 from diagnostics.report.pipeline import write_agg_dir
