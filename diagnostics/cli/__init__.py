@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "explain",
     "whatif",
     "impact",
+    "translate",
     "demo",
 )
 

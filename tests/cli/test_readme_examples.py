@@ -1,6 +1,6 @@
 """The README's command examples run as written (on the bundled samples, in this process).
 
-Every ``orderdoc replay|whatif|explain|cti|generate`` line of a ``bash`` block that names only
+Every ``orderdoc replay|whatif|explain|cti|generate|translate`` line of a ``bash`` block that names only
 files shipped in ``sample_logs/`` is run with its ``out/`` folders moved under a temporary
 folder; the command table's ``whatif`` form is run on a bundled capture, without ``--out``
 as the table shows it."""
@@ -17,7 +17,7 @@ from tests.captures.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-RUNNABLE = ("replay", "whatif", "explain", "cti", "generate")
+RUNNABLE = ("replay", "whatif", "explain", "cti", "generate", "translate")
 
 
 def _looks_like_a_path(word: str) -> bool:
