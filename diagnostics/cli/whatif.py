@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from diagnostics.cli.impact_args import add_optimise_argument, add_query_argument
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
@@ -17,8 +19,18 @@ from diagnostics.cli.policy_args import (
     duration_arg,
     late_arg,
 )
+from diagnostics.cli.spark_args import (
+    add_spark_arguments,
+    check_spark_flags,
+    progress_line,
+    spark_session,
+    target_of,
+)
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
+
+if TYPE_CHECKING:
+    from diagnostics.whatif.evaluate import Evaluator
 
 T = TypeVar("T")
 
@@ -111,6 +123,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="skip replaying the recommended setting with the engine as a cross-check",
     )
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    add_spark_arguments(
+        parser,
+        "run the engine on the settings as Spark tasks (settings × partitions); the same "
+        "table and recommendation as without --spark. The capture is read and the search "
+        "guided here; the executors must see the system's temporary folder (or --out) at "
+        "the same path",
+    )
     parser.set_defaults(func=run)
 
 
@@ -121,7 +140,7 @@ def rule_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Rule(optimise=Optimise.RESULTS) if args.optimise == "results" else DEFAULT_RULE
 
 
-def _searched(args, events, base, over_values, columns, partitions, results):  # type: ignore[no-untyped-def]
+def _searched(args, events, base, over_values, columns, partitions, results, evaluator):  # type: ignore[no-untyped-def]
     """The recommender's search (no grid given): its measured rows and the grid it printed."""
     from diagnostics.engine.policy import Action
     from diagnostics.whatif.recommend import RecommendConfig, recommend
@@ -136,11 +155,13 @@ def _searched(args, events, base, over_values, columns, partitions, results):  #
         if args.try_drop
         else None,
     )
-    rec = recommend(events, base, columns=columns, partitions=partitions, config=config)
+    rec = recommend(
+        events, base, columns=columns, partitions=partitions, config=config, evaluator=evaluator
+    )
     return rec.as_sweep(), searched_grid(rec)
 
 
-def _grid(args, events, base, over_values, columns, partitions, results):  # type: ignore[no-untyped-def]
+def _grid(args, events, base, over_values, columns, partitions, results, evaluator):  # type: ignore[no-untyped-def]
     """The user's grid (the job's own setting added), every combination replayed."""
     from dataclasses import replace
 
@@ -165,7 +186,31 @@ def _grid(args, events, base, over_values, columns, partitions, results):  # typ
         partitions=partitions,
         rule=rule_of(args),
         results=results,
+        evaluator=evaluator,
     )
+
+
+@contextmanager
+def _evaluator(args: argparse.Namespace, out: Path | None) -> Iterator[Evaluator]:
+    """Who runs the engine on the settings: this process, or Spark with ``--spark`` (the
+    prepared capture written under ``out``, else the temporary folder, and removed)."""
+    from diagnostics.whatif.evaluate import evaluate_locally
+
+    if not args.spark:
+        yield evaluate_locally
+        return
+    from diagnostics.spark.whatif import SparkEvaluator
+
+    say = progress_line()
+    with spark_session(target_of(args, "orderdoc-whatif")) as spark:
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+        evaluator = SparkEvaluator(spark, out, progress=say)
+        try:
+            yield evaluator
+        finally:
+            evaluator.close()
+            say(f"{evaluator.batches} Spark jobs, {evaluator.tasks} engine tasks")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.whatif import write_outputs
     from diagnostics.whatif.report import format_table
 
+    check_spark_flags(args)
     resolved = resolve_policy(args) if args.job_definition else None
     timestamp_by = resolved.policy.timestamp_by if resolved else args.timestamp_by
     if not timestamp_by:
@@ -206,13 +252,16 @@ def run(args: argparse.Namespace) -> int:
 
     results = results_query(args, resolved)
     try:
-        if searched:
-            result, grid = _searched(
-                args, events, base, over_values, capture.columns, declared, results
-            )
-        else:
-            grid = None
-            result = _grid(args, events, base, over_values, capture.columns, declared, results)
+        with _evaluator(args, out) as evaluator:
+            if searched:
+                result, grid = _searched(
+                    args, events, base, over_values, capture.columns, declared, results, evaluator
+                )
+            else:
+                grid = None
+                result = _grid(
+                    args, events, base, over_values, capture.columns, declared, results, evaluator
+                )
     except InputError as exc:
         msg = f"{args.events}: {exc}"
         raise InputError(msg) from exc

@@ -274,3 +274,13 @@ def test_spark_flags_need_each_other(tmp_path, capsys):
     assert "--master: Spark settings, which only --spark uses" in capsys.readouterr().err
     assert main([*args, "--conf", "a=b"]) == 2
     assert "--conf: Spark settings" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["whatif", "replay"])
+def test_spark_settings_without_spark_are_one_line(command, tmp_path, capsys):
+    flags = ["--out", str(tmp_path / "o")] if command == "replay" else []
+    code = main([command, "x.csv", "--timestamp-by", "t", *flags, "--master", "local[2]"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--master: Spark settings, which only --spark uses; add --spark" in err
