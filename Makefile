@@ -3,7 +3,8 @@
 #   make test     - installs everything (with Debian's chromium for the browser test and
 #                   prometheus-alertmanager for the watcher test), lint, and every test but
 #                   those marked slow (CI=true, as .ci/run sets, runs them all: make test-all)
-#   make test-all - the same, every test, then the wheel check: what CI runs
+#   make test-all - the same, every test (installing apache-flink into .venv-flink for the
+#                   real-engine tests), then the wheel check: what CI runs
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
@@ -11,7 +12,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 OUT ?= out/demo
 
-.PHONY: demo test test-all lint install browser alertmanager clean
+.PHONY: demo test test-all lint install browser alertmanager flink clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +29,11 @@ browser:
 alertmanager:
 	@bash scripts/install-alertmanager.sh
 
+# apache-flink in its own .venv-flink, for the real-engine tests (scripts/run-tests.sh runs it
+# for the full test set only: it is large)
+flink:
+	@bash scripts/install-flink.sh
+
 demo: install
 	$(BIN)/orderdoc demo --out $(OUT)
 
@@ -43,4 +49,4 @@ lint: install
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-flink out .pytest_cache .ruff_cache .hypothesis

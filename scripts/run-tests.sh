@@ -31,6 +31,10 @@ $BIN/ruff check . || exit 1
 $BIN/ruff format --check . || exit 1
 $BIN/mypy || exit 1   # over diagnostics/, configured in pyproject.toml
 echo "running the $tests test set (README, \"Tests\")" >&2
+if [ "$tests" = "all" ]; then
+  # the real-engine tests (tests/engines/real) need apache-flink in .venv-flink
+  bash scripts/install-flink.sh
+fi
 workers="${ORDERDOC_TEST_WORKERS:-2}"
 $BIN/python -m pytest -q -p no:cacheprovider --durations=25 -n "$workers" --dist loadfile \
   "${select[@]}" "$@"

@@ -51,7 +51,7 @@ def spark() -> Iterator[object]:
 
 #: Folders whose tests use Spark. Under pytest-xdist each runs whole on one worker, so one JVM
 #: serves them (a Spark test elsewhere still works: its worker starts a session of its own).
-SPARK_FOLDERS = ("tests/spark/", "tests/watch/")
+SPARK_FOLDERS = ("tests/spark/", "tests/watch/", "tests/engines/real/")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,0 +1,171 @@
+"""Small captures for checking orderdoc's Flink and Spark rules against the real engines: the
+events (id, source split, event time, arrival time, all in whole milliseconds), written both
+as an orderdoc capture (CSV) and as each engine's input, and what an engine reported.
+
+The hand-made captures each hold one situation (on time, late by exactly the boundary and
+1 ms either side, out of order within the bound, two splits one of them idle); the seeded
+random one mixes them over a few hundred events.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+#: 2024-01-01T00:00:00Z in ms: the captures' time origin (a whole multiple of every window,
+#: trigger and tick the tests use, so windows and ticks start on it).
+T0_MS = 1_704_067_200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One captured event: ``event_ms`` is its event time, ``arrival_ms`` when it reached the
+    engine's source (processing time), ``split`` the source split (partition) it came from."""
+
+    id: str
+    split: int
+    event_ms: int
+    arrival_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """Events in arrival order (strictly increasing arrival times) and their split count."""
+
+    name: str
+    events: tuple[Event, ...]
+    splits: int = 1
+
+    def __post_init__(self) -> None:
+        arrivals = [e.arrival_ms for e in self.events]
+        if any(b <= a for a, b in itertools.pairwise(arrivals)):
+            msg = f"capture {self.name}: arrival times must strictly increase"
+            raise ValueError(msg)
+        ids = [e.id for e in self.events]
+        if len(set(ids)) != len(ids):
+            msg = f"capture {self.name}: event ids must be unique"
+            raise ValueError(msg)
+        if any(not 0 <= e.split < self.splits for e in self.events):
+            msg = f"capture {self.name}: a split outside 0..{self.splits - 1}"
+            raise ValueError(msg)
+
+    def window_counts(
+        self, window_ms: int, dropped: frozenset[str] = frozenset()
+    ) -> dict[int, int]:
+        """Events per tumbling window (keyed by its start, ms), leaving out ``dropped``."""
+        counts: dict[int, int] = {}
+        for e in self.events:
+            if e.id not in dropped:
+                start = e.event_ms - e.event_ms % window_ms
+                counts[start] = counts.get(start, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class EngineResult:
+    """What one engine did with a capture: the events it dropped as late and each window's
+    final count (windows whose every event was dropped are absent)."""
+
+    dropped: frozenset[str]
+    counts: dict[int, int]
+    details: dict[str, object] = field(default_factory=dict)
+
+
+def iso(ms: int) -> str:
+    """``ms`` since the epoch as an ISO-8601 UTC time with milliseconds."""
+    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def write_orderdoc_capture(capture: Capture, path: Path) -> Path:
+    """The capture as orderdoc reads it: ``id,partition_id,arrival_time,ts`` (CSV)."""
+    lines = ["id,partition_id,arrival_time,ts"]
+    lines += [f"{e.id},{e.split},{iso(e.arrival_ms)},{iso(e.event_ms)}" for e in capture.events]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _at(seconds: float) -> int:
+    return T0_MS + round(seconds * 1000)
+
+
+def hand_captures() -> dict[str, Capture]:
+    """The hand-made captures (windows of 10 s; the tests give each its settings)."""
+
+    def ev(id_: str, event_s: float, arrival_s: float, split: int = 0) -> Event:
+        return Event(id_, split, _at(event_s), _at(arrival_s))
+
+    return {
+        # in order, each window closed by the next one's first event: nothing late
+        "on_time": Capture(
+            "on_time",
+            (ev("a", 1, 1.1), ev("b", 5, 5.1), ev("c", 12, 12.1), ev("d", 25, 25.1)),
+        ),
+        # the window [0 s, 10 s) ends; events of it come after watermarks 1 ms either side
+        # and exactly at its boundary (see the tests for the boundary of each engine)
+        "boundary": Capture(
+            "boundary",
+            (
+                ev("w1", 2, 2.1),
+                ev("x1", 10.998, 11.1),  # pushes the watermark near the window's end
+                ev("late_a", 3, 11.3),
+                ev("x2", 10.999, 12.1),
+                ev("late_b", 4, 12.3),
+                ev("x3", 11.000, 13.1),
+                ev("late_c", 5, 13.3),
+                ev("x4", 11.001, 14.1),
+                ev("late_d", 6, 14.3),
+                ev("y", 30, 31.1),
+                ev("late_e", 9.999, 31.3),
+            ),
+        ),
+        # out of order within and beyond a 2 s bound
+        "out_of_order": Capture(
+            "out_of_order",
+            (
+                ev("p1", 8, 8.1),
+                ev("p2", 11, 11.1),
+                ev("p3", 9.5, 11.2),  # 1.5 s behind the max: within a 2 s bound
+                ev("p4", 13, 13.1),
+                ev("p5", 9.9, 13.2),  # 3.1 s behind the max
+                ev("p6", 12.5, 13.3),
+                ev("p7", 25, 25.1),
+                ev("p8", 19, 25.2),
+            ),
+        ),
+        # split 1 sends twice early and then nothing; split 0 goes on for a minute
+        "idle_split": Capture(
+            "idle_split",
+            (
+                ev("s1a", 1, 1.1, split=1),
+                ev("s0a", 2, 2.1),
+                ev("s1b", 3, 3.1, split=1),
+                ev("s0b", 12, 12.1),
+                ev("s0c", 25, 25.1),
+                ev("s0d", 4, 26.1),  # of [0 s, 10 s): late once split 1 no longer holds back
+                ev("s0e", 40, 40.1),
+                ev("s0f", 14, 41.1),
+                ev("s0g", 61, 61.1),
+                ev("s0h", 35, 62.1),
+            ),
+            splits=2,
+        ),
+    }
+
+
+def random_capture(seed: int, count: int = 200, splits: int = 2) -> Capture:
+    """``count`` events on ``splits`` splits: event times mostly rising with the arrivals,
+    some a little behind (out of order), some far behind (late), distinct arrivals ~50 ms to
+    ~1 s apart, whole milliseconds."""
+    rng = random.Random(seed)
+    events: list[Event] = []
+    arrival = _at(0)
+    for i in range(count):
+        arrival += rng.randint(50, 1000)
+        lag = rng.choice((0, 0, 0, rng.randint(0, 2_500), rng.randint(2_000, 25_000)))
+        event_ms = max(T0_MS, arrival - 100 - lag)
+        events.append(Event(f"e{i:04d}", rng.randrange(splits), event_ms, arrival))
+    return Capture(f"random_{seed}", tuple(events), splits=splits)

@@ -1,0 +1,147 @@
+"""Runs captures through Apache Flink's own window operator (FlinkWindowCount.java, next to this
+file) on a local MiniCluster, with the jars of the ``apache-flink`` package that
+scripts/install-flink.sh puts in ``.venv-flink`` (its own venv: its pins clash with the
+project's). The Java program is compiled once per source version with the machine's ``javac``
+and runs every case of a test module in one JVM (each case its own job).
+
+Why Java and not PyFlink's Python DataStream API: a watermark generator cannot be written in
+Python, and the tests need one that emits in order with the events (Flink's periodic emission
+runs on the wall clock); and a Python window function makes PyFlink run its own Python port of
+the window operator instead of Flink's WindowOperator, which Java and SQL jobs run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.engines.real.captures import Capture, EngineResult
+
+ROOT = Path(__file__).resolve().parents[3]
+SOURCE = Path(__file__).with_name("FlinkWindowCount.java")
+VENV = ROOT / ".venv-flink"
+#: Java 17 runs Flink 2's MiniCluster without extra --add-opens for this job; the heap is kept
+#: small, as the machine is shared.
+JAVA_OPTS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+
+#: The MiniCluster's configuration: one slot, and no REST server port to collide on.
+FLINK_CONFIG = "parallelism.default: 1\ntaskmanager.numberOfTaskSlots: 1\nrest.bind-port: 0\n"
+
+
+@dataclass(frozen=True, slots=True)
+class FlinkSettings:
+    """The job's settings (ms): ``tick_ms`` 0 emits the watermark after every event,
+    otherwise on whole multiples of it (the periodic emission, on the arrival clock)."""
+
+    window_ms: int
+    out_of_orderness_ms: int = 0
+    allowed_lateness_ms: int = 0
+    idleness_ms: int = 0
+    tick_ms: int = 0
+
+
+def flink_lib() -> Path | None:
+    """The apache-flink package's jar folder in .venv-flink, or None when not installed."""
+    found = sorted(VENV.glob("lib/python3*/site-packages/pyflink/lib"))
+    return found[0] if found and any(found[0].glob("flink-dist-*.jar")) else None
+
+
+def flink_problem() -> str | None:
+    """Why the Flink engine tests cannot run here (None when they can)."""
+    if flink_lib() is None:
+        return (
+            "apache-flink is not installed in .venv-flink (scripts/install-flink.sh installs "
+            "it; it could not, see .venv-flink/install.log)"
+        )
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        return "a JDK (java and javac) is needed to compile the Flink test job"
+    return None
+
+
+def _classes(workdir: Path) -> Path:
+    """FlinkWindowCount compiled, cached in .venv-flink by the source's hash."""
+    lib = flink_lib()
+    assert lib is not None
+    digest = hashlib.sha1(SOURCE.read_bytes()).hexdigest()[:12]
+    out = VENV / "engine-check" / digest
+    if not (out / "FlinkWindowCount.class").exists():
+        scratch = workdir / "classes"
+        scratch.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["javac", "-nowarn", "-cp", f"{lib}/*", "-d", str(scratch), str(SOURCE)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not out.exists():
+            shutil.copytree(scratch, out)
+    return out
+
+
+def _case_line(capture: Capture, settings: FlinkSettings, workdir: Path, n: int) -> str:
+    events = workdir / f"case-{n}.csv"
+    events.write_text(
+        "".join(f"{e.id},{e.split},{e.event_ms},{e.arrival_ms}\n" for e in capture.events),
+        encoding="utf-8",
+    )
+    flags = {
+        "--input": events,
+        "--output": workdir / f"case-{n}.json",
+        "--window-ms": settings.window_ms,
+        "--out-of-orderness-ms": settings.out_of_orderness_ms,
+        "--allowed-lateness-ms": settings.allowed_lateness_ms,
+        "--idleness-ms": settings.idleness_ms,
+        "--tick-ms": settings.tick_ms,
+        "--splits": capture.splits,
+    }
+    return " ".join(f"{k} {v}" for k, v in flags.items())
+
+
+def run_flink(
+    cases: list[tuple[Capture, FlinkSettings]], workdir: Path, timeout_s: float = 600
+) -> list[EngineResult]:
+    """Each case through Flink (one JVM for all), in order."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    classes = _classes(workdir)
+    lib = flink_lib()
+    lines = [_case_line(c, s, workdir, n) for n, (c, s) in enumerate(cases)]
+    (workdir / "cases.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # the MiniCluster reads FLINK_CONF_DIR/config.yaml: this run's own, not a user's
+    (workdir / "config.yaml").write_text(FLINK_CONFIG, encoding="utf-8")
+    env = {**os.environ, "FLINK_CONF_DIR": str(workdir)}
+    done = subprocess.run(
+        [
+            *("java", *JAVA_OPTS, "-cp", f"{classes}:{lib}/*", "FlinkWindowCount"),
+            *("--cases", str(workdir / "cases.txt")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        msg = f"the Flink job failed (exit {done.returncode}):\n{done.stderr[-4000:]}"
+        raise RuntimeError(msg)
+    results = []
+    for n, (capture, settings) in enumerate(cases):
+        raw = json.loads((workdir / f"case-{n}.json").read_text(encoding="utf-8"))
+        firings = [tuple(int(v) for v in f) for f in raw["firings"]]
+        counts: dict[int, int] = {}
+        for start, end, count in firings:
+            assert end - start == settings.window_ms, (capture.name, start, end)
+            counts[start] = max(counts.get(start, 0), count)  # a late firing only adds
+        results.append(
+            EngineResult(
+                dropped=frozenset(raw["dropped"]),
+                counts=dict(sorted(counts.items())),
+                details={"firings": firings, "dropped_in_order": raw["dropped"]},
+            )
+        )
+    return results
