@@ -36,6 +36,7 @@ from diagnostics.engine.summary import (
 from diagnostics.errors import InputError, UsageError
 from diagnostics.scalars import as_datetime
 from diagnostics.spark.replay_merge import merged_releases
+from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, values_at, with_position
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
     NARROW,
@@ -279,20 +280,16 @@ def with_releases(
     return events.join(merged, "eid", "left")
 
 
-def with_output_rank(spark: SparkSession, events: DataFrame) -> DataFrame:
+def with_output_rank(events: DataFrame, tasks: int) -> DataFrame:
     """S6: ``output_rank``, the position by (release time, System.Timestamp, event) of the
-    released events (a global sort and an index, both distributed)."""
+    released events (a bucketed sort and per-bucket offsets, both distributed)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType, StructField, StructType
 
     released = events.filter(F.col("release_time").isNotNull())
-    ordered = released.select("eid", "release_time", "system_timestamp").orderBy(
-        "release_time", "system_timestamp", "eid"
-    )
-    ranked = ordered.rdd.zipWithIndex().map(lambda pair: (pair[0]["eid"], pair[1]))
-    schema = StructType([StructField("eid", LongType()), StructField("output_rank", LongType())])
-    ranks = spark.createDataFrame(ranked, schema)
-    return events.join(ranks, "eid", "left")
+    ordered = released.select("eid", "release_time", "system_timestamp")
+    keys = ("release_time", "system_timestamp", "eid")
+    ranks = with_position(ordered, keys, "output_rank", tasks * BUCKETS_PER_TASK)
+    return events.join(ranks.select("eid", "output_rank"), "eid", "left")
 
 
 def write_outcomes(events: DataFrame, plan: ReplayPlan, folder: Path, tasks: int) -> DataFrame:
@@ -301,27 +298,15 @@ def write_outcomes(events: DataFrame, plan: ReplayPlan, folder: Path, tasks: int
     return ordered.mapInArrow(partial(write_batches, plan, str(folder)), ddl(WRITTEN))
 
 
-def delay_percentiles(events: DataFrame, released: int) -> list[int]:
-    """S9: the output delays at the summary's percentile ranks (a distributed sort; only
-    the picked values reach the driver)."""
+def delay_percentiles(events: DataFrame, released: int, tasks: int) -> list[int]:
+    """S9: the output delays at the summary's percentile ranks (a distributed bucketed sort;
+    only the picked values reach the driver)."""
     from pyspark.sql import functions as F
 
-    ranks = percentile_ranks(released)
-    if not ranks:
-        return []
     delays = events.filter(F.col("release_time").isNotNull()).select(
         (F.col("release_time") - F.col("arrival")).alias("d")
     )
-    wanted = set(ranks)
-    picked = (
-        delays.orderBy("d")
-        .rdd.zipWithIndex()
-        .filter(lambda pair: pair[1] in wanted)
-        .map(lambda pair: (pair[1], pair[0]["d"]))
-        .collect()
-    )
-    by_rank = dict(picked)
-    return [int(by_rank[r]) for r in ranks]
+    return values_at(delays, "d", percentile_ranks(released), tasks * BUCKETS_PER_TASK)
 
 
 def run_spark_replay(
@@ -368,22 +353,29 @@ def run_spark_replay(
                 raise UsageError(msg)
             plan = plan.with_partitions(partitions)
             progress(f"replaying {len(present)} partitions")
-            events = with_releases(replayed(narrow, plan, tasks), plan, applied, tasks)
-            events = with_output_rank(spark, events).persist()
+            # S3's rows feed both sides of the release join (and S4/S5): computed once
+            rows = replayed(narrow, plan, tasks).persist()
+            try:
+                events = with_releases(rows, plan, applied, tasks).persist()
+                progress("summarising")
+                stats = events.agg(
+                    F.min("arrival").alias("lo"),
+                    F.max("arrival").alias("hi"),
+                    F.countDistinct("timeline").alias("timelines"),
+                ).collect()[0]  # also fills the cache of events: S3's rows are done
+            finally:
+                rows.unpersist()
             try:
                 folder = out / OUTCOMES_FOLDER
                 if folder.exists():
                     shutil.rmtree(folder)
                 folder.mkdir(parents=True)
-                progress("writing outcomes")
-                written = write_outcomes(events, plan, folder, tasks).collect()
+                progress("ranking the output and writing outcomes")
+                ranked = with_output_rank(events, tasks)
+                written = write_outcomes(ranked, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
-                stats = events.agg(
-                    F.min("arrival").alias("lo"),
-                    F.max("arrival").alias("hi"),
-                    F.countDistinct("timeline").alias("timelines"),
-                ).collect()[0]
-                delays = delay_percentiles(events, counts["released"])
+                progress("output delay percentiles")
+                delays = delay_percentiles(events, counts["released"], tasks)
                 warnings = invalid_warning(
                     narrow, plan, applied, counts["dropped_invalid_timestamp"], counts["events"]
                 )

@@ -14,7 +14,7 @@ the engine's ``merge_release``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -31,10 +31,11 @@ from diagnostics.engine.release import (
     merge_release,
     merge_steps,
 )
+from diagnostics.spark.replay_rank import range_of
 from diagnostics.spark.replay_tasks import ddl
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 STEPS = pa.schema(
     [("r", pa.int64()), ("tau", pa.int64()), ("w", pa.int64()), ("unstarted", pa.bool_())]
@@ -195,16 +196,6 @@ def _table(plan: MergePlan, r: int, steps: pl.DataFrame) -> MergeSteps:
         tau, w = np.r_[start.tau, tau], np.r_[start.watermark, w]
         unstarted = np.r_[start.unstarted, unstarted]
     return MergeSteps(tau.astype(np.int64), w.astype(np.int64), unstarted.astype(bool))
-
-
-def range_of(column: Column, bounds: Sequence[int]) -> Column:
-    """The range index of each value: how many ``bounds`` are below it (``bounds`` sorted)."""
-    from pyspark.sql import functions as F
-
-    result = F.lit(len(bounds))
-    for i in reversed(range(len(bounds))):
-        result = F.when(column <= F.lit(bounds[i]), F.lit(i)).otherwise(result)
-    return result.cast("long")
 
 
 def merged_releases(

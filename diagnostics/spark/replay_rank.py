@@ -1,0 +1,95 @@
+"""Positions in a distributed sort without the RDD API (docs/spark-replay.md, S6 and S9): the
+output rank of every released event, and the output delays at the summary's percentile ranks.
+
+Both cut the sort key into buckets at approximate quantiles (O(buckets) bounds on the
+driver), count each bucket (O(buckets) rows to the driver) and give every bucket its
+offset, the prefix sum of the counts before it. A row's position is its bucket's offset plus
+its row number inside the bucket, numbered by a window over the bucket (Spark's sort, in the
+JVM, spilling). Everything is a DataFrame operation, so it runs on Spark Connect too, and no
+row passes through Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+#: Buckets per task: enough that a skewed bucket is a small part of a task's work.
+BUCKETS_PER_TASK = 4
+#: The approximate quantiles' relative error (a bucket holds at most about 2 x its share).
+_ERROR = 0.0005
+_BUCKET = "__bucket"
+
+
+def range_of(column: Column, bounds: Sequence[int]) -> Column:
+    """The range index of each value: how many ``bounds`` are below it (``bounds`` sorted,
+    distinct), as a balanced tree of comparisons (depth log2 of the bounds)."""
+    from pyspark.sql import functions as F
+
+    def tree(lo: int, hi: int) -> Column:
+        if lo == hi:
+            return F.lit(lo)
+        mid = (lo + hi) // 2
+        return F.when(column <= F.lit(bounds[mid]), tree(lo, mid)).otherwise(tree(mid + 1, hi))
+
+    return tree(0, len(bounds)).cast("long")
+
+
+def _bucketed(frame: DataFrame, key: str, buckets: int) -> tuple[DataFrame, list[int]]:
+    """``frame`` with its bucket (by ``key``, not null) and each bucket's count, in order."""
+    from pyspark.sql import functions as F
+
+    probabilities = [i / buckets for i in range(1, buckets)]
+    cuts = sorted({int(v) for v in frame.approxQuantile(key, probabilities, _ERROR)})
+    tagged = frame.withColumn(_BUCKET, range_of(F.col(key), cuts))
+    counted = {int(r[_BUCKET]): int(r["n"]) for r in tagged.groupBy(_BUCKET).agg(
+        F.count(F.lit(1)).alias("n")).collect()}  # fmt: skip
+    return tagged, [counted.get(b, 0) for b in range(len(cuts) + 1)]
+
+
+def with_position(frame: DataFrame, keys: Sequence[str], name: str, buckets: int) -> DataFrame:
+    """``frame`` with column ``name``: each row's 0-based position in the order of ``keys``
+    (the first a non-null long; together unique, so the order is total)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    tagged, counts = _bucketed(frame, keys[0], buckets)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int).tolist()
+    mapping = F.create_map(*[F.lit(v) for b, o in enumerate(offsets) for v in (b, o)])
+    window = Window.partitionBy(_BUCKET).orderBy(*keys)
+    position = F.row_number().over(window) - F.lit(1) + F.element_at(mapping, F.col(_BUCKET))
+    return tagged.withColumn(name, position.cast("long")).drop(_BUCKET)
+
+
+def values_at(frame: DataFrame, key: str, ranks: Sequence[int], buckets: int) -> list[int]:
+    """The values of ``key`` (a non-null long) at ``ranks`` of its ascending order; only the
+    buckets holding those ranks are numbered, and only the picked values reach the driver."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not ranks:
+        return []
+    tagged, counts = _bucketed(frame, key, buckets)
+    ends = np.cumsum(counts)
+    wanted: dict[tuple[int, int], int] = {}
+    for rank in ranks:
+        bucket = int(np.searchsorted(ends, rank, side="right"))
+        wanted[(bucket, rank - int(ends[bucket] - counts[bucket]))] = rank
+    chosen = sorted({b for b, _ in wanted})
+    window = Window.partitionBy(_BUCKET).orderBy(key)
+    local = F.row_number().over(window) - F.lit(1)
+    picked = (
+        tagged.filter(F.col(_BUCKET).isin(chosen))
+        .withColumn("__local", local)
+        .filter(F.col("__local").isin(sorted({i for _, i in wanted})))
+        .select(_BUCKET, "__local", key)
+        .collect()
+    )
+    found = {(int(r[_BUCKET]), int(r["__local"])): int(r[key]) for r in picked}
+    by_rank = {rank: found[pair] for pair, rank in wanted.items()}
+    return [by_rank[rank] for rank in ranks]
