@@ -1,7 +1,9 @@
 """``orderdoc replay CAPTURE --spark``: the replay as a Spark job (docs/spark-replay.md).
 
 So far for Parquet capture files of jobs without TIMESTAMP BY ... OVER, writing
-``DIR/outcomes/`` (a Parquet dataset) and the summary; what it does not replay yet is refused with one line before Spark starts.
+``DIR/outcomes/`` (a Parquet dataset) and the summary; what it does not replay yet is refused with one line before Spark starts. Runs on the embedded Spark, a master
+(``--master``) or a Spark Connect server (``--remote``: the capture and ``--out`` on storage
+this machine and the cluster both see).
 """
 
 from __future__ import annotations
@@ -25,18 +27,18 @@ from diagnostics.errors import InputError, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--spark``, ``--master`` and ``--conf``."""
+    """``--spark``, ``--master`` or ``--remote``, and ``--conf``."""
     add_spark_arguments(
         parser,
         "replay as a Spark job, for captures larger than this machine's memory "
         "(so far: a Parquet file, no TIMESTAMP BY ... OVER, with --outcomes-only); "
         "writes DIR/outcomes/ (a Parquet dataset)",
-        remote=False,
     )
 
 
 def check_spark_flags(args: argparse.Namespace) -> None:
-    """``--master``/``--conf`` only with ``--spark``; ``--spark`` only with ``--outcomes-only``."""
+    """``--master``/``--remote``/``--conf`` only with ``--spark``; ``--spark`` only with
+    ``--outcomes-only``."""
     check_target_flags(args)
     if args.spark and not args.outcomes_only:
         msg = (
@@ -49,13 +51,16 @@ def check_spark_flags(args: argparse.Namespace) -> None:
 def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
     """Replay on Spark, write ``DIR/outcomes/``, print the summary."""
     from diagnostics.spark.replay import run_spark_replay, unsupported
+    from diagnostics.spark.session import check_reachable
 
     declared = declared_partitions(resolved.partitions) if resolved.partitions else None
     problem = unsupported(args.events, resolved.policy)
     if problem is not None:
         raise UsageError(problem)
-    out = out_folder(args.out, create=True)
     target = target_of(args, "orderdoc-replay")
+    if target.remote is not None:
+        check_reachable(target.remote)  # one line now, before anything is written
+    out = out_folder(args.out, create=True)
     say = progress_line()
     with spark_session(target) as spark:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -274,6 +275,12 @@ def test_spark_flags_need_each_other(tmp_path, capsys):
     assert "--master: Spark settings, which only --spark uses" in capsys.readouterr().err
     assert main([*args, "--conf", "a=b"]) == 2
     assert "--conf: Spark settings" in capsys.readouterr().err
+    assert main([*args, "--remote", "sc://127.0.0.1:1"]) == 2
+    assert "--remote: Spark settings, which only --spark uses" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as both:
+        main([*args, "--spark", "--master", "local[1]", "--remote", "sc://127.0.0.1:1"])
+    assert both.value.code == 2
+    assert "not allowed with argument --master" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["whatif", "replay"])
@@ -284,3 +291,24 @@ def test_spark_settings_without_spark_are_one_line(command, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "--master: Spark settings, which only --spark uses; add --spark" in err
+
+
+@pytest.mark.parametrize(
+    ("remote", "says"),
+    [
+        ("http://127.0.0.1:1", "'http://127.0.0.1:1' is not of the form sc://host:port"),
+        ("sc://127.0.0.1:{port}", "Spark Connect server 'sc://127.0.0.1:{port}' cannot be reached"),
+    ],
+)
+def test_spark_remote_refused_in_one_line_before_writing(tmp_path, capsys, remote, says):
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    events = write_capture(tmp_path / "cap.parquet")
+    args = ["replay", str(events), "--out", str(tmp_path / "out"), "--timestamp-by", "ts"]
+    code = main([*args, "--outcomes-only", "--spark", "--remote", remote.format(port=port)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.count("\n") == 0
+    assert says.format(port=port) in err
+    assert not (tmp_path / "out").exists()

@@ -170,10 +170,12 @@ def test_watch_runs_on_the_cluster(
     assert (state / "alerts" / "alerts.db").is_file()
 
 
-def test_replay_on_the_standalone_master(cluster: dict[str, str], tmp_path: Path) -> None:
-    """``orderdoc replay --spark --master spark://...`` (tasks in the worker's Python) writes
-    the outcomes and the summary of the local replay, without PARTITION BY (the merged
-    watermark's stages) and with a partition that never sent data."""
+@pytest.mark.parametrize("mode", ["remote", "master"])
+def test_replay_on_the_cluster(cluster: dict[str, str], tmp_path: Path, mode: str) -> None:
+    """``orderdoc replay --spark --master spark://...`` (tasks in the worker's Python) and
+    ``--remote sc://...`` (Spark Connect: no SparkContext, no RDD) write the outcomes and the
+    summary of the local replay, without PARTITION BY (the merged watermark's stages) and
+    with a partition that never sent data."""
     from datetime import timedelta
 
     import polars as pl
@@ -201,7 +203,7 @@ def test_replay_on_the_standalone_master(cluster: dict[str, str], tmp_path: Path
     flags = ["--timestamp-by", "ts", "--partitions", "3", "--outcomes-only"]
     command = [sys.executable, "-m", "diagnostics", "replay", str(path), *flags]
     done = subprocess.run(
-        [*command, "--out", str(tmp_path / "sp"), "--spark", "--master", cluster["master"],
+        [*command, "--out", str(tmp_path / "sp"), "--spark", f"--{mode}", cluster[mode],
          "--conf", "spark.sql.shuffle.partitions=2"],
         capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip
