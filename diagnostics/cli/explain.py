@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from diagnostics.cli.engine_args import add_rules_arguments, check_rules_flags, chosen_rules
 from diagnostics.cli.impact_args import add_optimise_argument, add_query_argument
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=["text", "json", "markdown"], default="text", help="default text"
     )
     parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
+    add_rules_arguments(parser)
     parser.set_defaults(func=run, batch_size=1_000_000)
 
 
@@ -93,9 +95,15 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.cli.flags import with_flags
     from diagnostics.engine.replay import declared_partitions
+    from diagnostics.engines.policy import Rules
     from diagnostics.errors import InputError
     from diagnostics.explain import explain, render
 
+    check_rules_flags(args)
+    if chosen_rules(args) is not Rules.ASA:
+        from diagnostics.cli.engine_advice import run_explain
+
+        return run_explain(args)
     if args.agg_dir is None and args.events is None:
         msg = "give an AGG_DIR, --events CAPTURE, or both"
         raise UsageError(msg)

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from diagnostics.cli.engine_args import add_rules_arguments, check_rules_flags, chosen_rules
 from diagnostics.cli.impact_args import add_optimise_argument, add_query_argument
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
@@ -130,6 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "guided here; the executors must see the system's temporary folder (or --out) at "
         "the same path",
     )
+    add_rules_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -220,10 +222,16 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.engine.policy import Action, OrderingPolicy
     from diagnostics.engine.replay import declared_partitions
+    from diagnostics.engines.policy import Rules
     from diagnostics.errors import InputError
     from diagnostics.whatif import write_outputs
     from diagnostics.whatif.report import format_table
 
+    check_rules_flags(args)
+    if chosen_rules(args) is not Rules.ASA:
+        from diagnostics.cli.engine_advice import run_whatif
+
+        return run_whatif(args)
     check_spark_flags(args)
     resolved = resolve_policy(args) if args.job_definition else None
     timestamp_by = resolved.policy.timestamp_by if resolved else args.timestamp_by

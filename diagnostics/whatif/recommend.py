@@ -125,7 +125,7 @@ def policy_of(row: dict, base: OrderingPolicy) -> OrderingPolicy:
     )
 
 
-def _coarse_to_fine(size: int, score: Callable[[list[int]], list[float]], coarse: int) -> None:
+def coarse_to_fine(size: int, score: Callable[[list[int]], list[float]], coarse: int) -> None:
     """Measure a few of ``size`` settings spread evenly, then the neighbours of the best,
     until no unmeasured setting is left between the best and its measured neighbours;
     ``score`` takes each round's new settings together."""
@@ -255,7 +255,7 @@ def _search(
             scores.update((i, _score(row)) for i, row in zip(new, rows, strict=True))
             return [scores[i] for i in new]
 
-        _coarse_to_fine(len(settings), score, config.coarse)
+        coarse_to_fine(len(settings), score, config.coarse)
         found += [(v, i) for i, v in scores.items() if points[i][0] is not None]
     if not found:
         return None
