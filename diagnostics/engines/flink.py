@@ -11,6 +11,7 @@ arrival.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -92,9 +93,13 @@ def flink_decisions(
     tick = next_tick(arrival_ns, interval)
     ts_ms = floor_units(np.where(valid, event_ns, 0), MS)
     first_tick = int(tick.min()) if n else 0
+    # each split's valid events, in arrival order: one stable sort by split
+    mine = np.flatnonzero(valid)
+    mine = mine[np.argsort(split[mine], kind="stable")]
+    bounds = np.searchsorted(split[mine], np.arange(splits + 1))
     parts = [
-        _split(tick[(split == s) & valid], ts_ms[(split == s) & valid], first_tick, rules)
-        for s in range(splits)
+        _split(tick[mine[lo:hi]], ts_ms[mine[lo:hi]], first_tick, rules)
+        for lo, hi in pairwise(bounds)
     ]
     points = np.unique(
         np.concatenate([[first_tick], *(p.ticks for p in parts), *(p.idle_from for p in parts)])

@@ -161,9 +161,15 @@ def _behind(timeline: np.ndarray, event_ns: np.ndarray, valid: np.ndarray) -> np
     return (valid & (event_ns < previous.fill_null(np.iinfo(np.int64).min).to_numpy())).astype(bool)
 
 
+_STATUS = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)
+
+
 def _status(dropped: np.ndarray) -> pl.Series:
-    codes = np.where(dropped, EventStatus.DROPPED.value, EventStatus.ACCEPTED.value)
-    return pl.Series("status", codes, dtype=STATUS_DTYPE)
+    accepted, gone = (
+        list(EventStatus).index(s) for s in (EventStatus.ACCEPTED, EventStatus.DROPPED)
+    )
+    codes = np.where(dropped, gone, accepted).astype(np.uint32)
+    return _STATUS.gather(pl.Series(codes)).alias("status")
 
 
 def _ranks(
