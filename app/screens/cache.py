@@ -22,8 +22,10 @@ from diagnostics.appdata import (
     partitions,
     store,
 )
+from diagnostics.appdata import engines as engines_data
 from diagnostics.appdata import impact as impact_data
 from diagnostics.appdata import quarantine as quarantine_data
+from diagnostics.appdata.engines import EngineChoice, EngineView
 from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
@@ -308,3 +310,18 @@ def report_or_error(agg: store.Aggregate) -> Report | None:
     except Exception as exc:  # a bug elsewhere must not show a traceback here
         st.error(f"The explainer failed on this folder (a bug; {type(exc).__name__}: {exc}).")
     return None
+
+
+@st.cache_resource(show_spinner="Replaying under the engine's rules…", max_entries=8)
+def engine_view(path: str, sig: str, choice: EngineChoice) -> EngineView:
+    """Cached per folder signature and engine choice: the capture under that engine's rules
+    (its findings and its settings searched)."""
+    ctx = capture(path, sig)
+    assert ctx is not None
+    return engines_data.engine_view(
+        events(path, sig),
+        ctx.settings.policy.timestamp_by,
+        ctx.settings.columns,
+        ctx.partitions or None,
+        choice,
+    )

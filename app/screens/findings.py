@@ -9,7 +9,7 @@ from diagnostics.appdata import figures, insight, lateness, tables
 from diagnostics.appdata.store import Aggregate
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Finding
-from screens import cache
+from screens import cache, engine_view
 from screens.common import chart, severity, suggestion
 
 LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
@@ -123,6 +123,9 @@ def _job_fix(agg: Aggregate) -> None:
 
 def render() -> None:
     st.title("Findings")
+    if engine_view.choice().rules.value != "asa":
+        engine_view.findings_page()
+        return
     agg = cache.require()
     if agg is None:
         return

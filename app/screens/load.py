@@ -24,7 +24,7 @@ from diagnostics.appdata.capture_input import (
 )
 from diagnostics.appdata.store import open_aggregate
 from diagnostics.errors import OrderdocError
-from screens import cache
+from screens import cache, engine_view
 from screens.policy_form import JOB_NAME, JOB_UPLOAD, PATH_FORMAT, policy_form
 
 
@@ -205,6 +205,8 @@ def render() -> None:
         else:
             cache.set_source(agg.path, str(agg.path))
             st.success(f"Opened {agg.path} ({', '.join(agg.tables) or 'summary only'}).")
+
+    engine_view.load_form()
 
     st.subheader("Upload")
     settings = policy_form()

@@ -9,7 +9,7 @@ import streamlit as st
 from diagnostics.appdata import figures, insight, lateness
 from diagnostics.durations import SECOND
 from diagnostics.errors import OrderdocError
-from screens import cache
+from screens import cache, engine_view
 from screens.common import chart, seconds, table
 
 LATE_STEPS = (0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600)
@@ -22,6 +22,9 @@ UNLIMITED = {"late_arrival_s": "unlimited"}
 
 def render() -> None:
     st.title("What-if")
+    if engine_view.choice().rules.value != "asa":
+        engine_view.whatif_page()
+        return
     loaded = cache.require_capture("The what-if needs")
     if loaded is None:
         return
