@@ -12,6 +12,8 @@ from diagnostics.engine.summary import delay_seconds, percentile_ranks
 from diagnostics.engines.policy import EngineRules, Rules
 from diagnostics.engines.replay import EngineReplayResult
 from diagnostics.scalars import as_datetime
+from diagnostics.timestamps import ACCEPTED_FORMATS
+from diagnostics.words import noun
 
 #: The metric each engine counts its dropped late events in.
 DROP_COUNTER: dict[Rules, str] = {
@@ -57,6 +59,7 @@ def summarize_rules(result: EngineReplayResult) -> dict[str, Any]:
     """The summary of a replay under an engine's rules."""
     out = result.outcomes
     arrival = out["arrival"]
+    warning = _invalid_times(result)
     return {
         "rules": result.rules.rules.value,
         "policy": result.rules.describe(),
@@ -67,7 +70,26 @@ def summarize_rules(result: EngineReplayResult) -> dict[str, Any]:
         "output_delay_seconds": output_delays(out),
         "arrival_from": None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         "arrival_to": None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
+        "warnings": [] if warning is None else [warning],
     }
+
+
+def _invalid_times(result: EngineReplayResult) -> str | None:
+    """One line when most events have no valid event time (as the ASA replay's summary)."""
+    out, column = result.outcomes, result.rules.event_time
+    invalid = out["invalid_timestamp"]
+    bad = int(invalid.sum())
+    values = out[column].filter(invalid).drop_nulls() if column in out.columns else None
+    first = None if values is None or values.is_empty() else values[0]
+    total = out.height
+    if bad * 2 <= total:
+        return None
+    example = "empty values" if first is None else f"values such as '{str(first)[:60]}'"
+    return (
+        f"{bad:,} of {total:,} {noun(total, 'event')} have no valid event time: {column} "
+        f"holds {example}, not a time orderdoc reads (set aside, not counted as late); "
+        f"accepted: {ACCEPTED_FORMATS}"
+    )
 
 
 def _pct(part: int, whole: int) -> str:
@@ -94,6 +116,7 @@ def format_rules_summary(summary: dict[str, Any]) -> str:
         f"  never emitted           {c['never_released']:>12,}  {_pct(c['never_released'], n):>8}"
         "   (window not closed by the end of the capture)",
     ]
+    lines += [f"warning     {w}" for w in summary.get("warnings", [])]
     if d["max"] is not None:
         lines.append(
             "output delay (window emitted - arrival): "

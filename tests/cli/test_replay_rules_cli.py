@@ -4,6 +4,7 @@ the summary in the engine's terms, and one-line errors (exit 2) for flags that d
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -125,3 +126,14 @@ def test_an_unknown_rule_set_is_a_usage_error(capture, tmp_path, capsys) -> None
         main(["replay", str(capture), "--out", str(tmp_path / "o"), "--rules", "beam"])
     assert caught.value.code == 2
     assert "'beam' is not a rule set: asa, flink or spark" in capsys.readouterr().err
+
+
+def test_most_event_times_invalid_is_a_warning_line(capture, tmp_path, capsys) -> None:
+    code = main(["replay", str(capture), "--out", str(tmp_path / "o"), "--rules", "spark",
+                 "--timestamp-by", "name", "--window", "10s"])  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert (
+        "warning     4 of 4 events have no valid event time: name holds values such as 'a'" in text
+    )
+    assert re.search(r"no valid event time +4 +100.00%", text)
