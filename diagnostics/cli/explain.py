@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from diagnostics.cli.engine_args import add_rules_arguments, check_rules_flags, chosen_rules
+from diagnostics.cli.explain_spark import add_arguments as add_spark_arguments
+from diagnostics.cli.explain_spark import capture_engines
 from diagnostics.cli.impact_args import add_optimise_argument, add_query_argument
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import (
@@ -16,6 +18,7 @@ from diagnostics.cli.policy_args import (
     add_policy_arguments,
     application_time_flags,
 )
+from diagnostics.cli.spark_args import check_spark_flags
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import UsageError
 
@@ -51,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
     add_rules_arguments(parser)
+    add_spark_arguments(parser)
     parser.set_defaults(func=run, batch_size=1_000_000)
 
 
@@ -99,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.errors import InputError
     from diagnostics.explain import explain, render
 
+    check_spark_flags(args, chosen_rules(args))
     check_rules_flags(args)
     if chosen_rules(args) is not Rules.ASA:
         from diagnostics.cli.engine_advice import run_explain
@@ -106,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         return run_explain(args)
     if args.agg_dir is None and args.events is None:
         msg = "give an AGG_DIR, --events CAPTURE, or both"
+        raise UsageError(msg)
+    if args.spark and args.events is None:
+        msg = "--spark replays the event capture on Spark: give --events CAPTURE"
         raise UsageError(msg)
     if args.events is None:
         capture_flags = {
@@ -145,14 +153,17 @@ def run(args: argparse.Namespace) -> int:
         events, policy = capture.apply(policy, named_by=resolved.named_by)
     partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
     try:
-        report = explain(
-            Path(args.agg_dir) if args.agg_dir else None,
-            events=events,
-            policy=policy,
-            columns=capture.columns if capture is not None else None,
-            partitions=partitions,
-            job=args.job,
-        )
+        with capture_engines(args, resolved, partitions) as (replayed, evaluator):
+            report = explain(
+                Path(args.agg_dir) if args.agg_dir else None,
+                events=events,
+                policy=policy,
+                columns=capture.columns if capture is not None else None,
+                partitions=partitions,
+                job=args.job,
+                replayed=replayed,
+                evaluator=evaluator,
+            )
     except InputError as exc:
         where = args.events if args.events else args.agg_dir
         msg = f"{where}: {exc}" if where and str(where) not in str(exc) else str(exc)

@@ -58,9 +58,13 @@ def add_spark_arguments(parser: argparse.ArgumentParser, what: str, *, remote: b
     add_target_arguments(parser, remote=remote, when="with --spark: ")
 
 
-def check_spark_flags(args: argparse.Namespace) -> None:
-    """``--master``, ``--remote`` and ``--conf`` only with ``--spark`` (one line naming them)."""
+def check_spark_flags(args: argparse.Namespace, rules: str = "asa") -> None:
+    """``--master``, ``--remote`` and ``--conf`` only with ``--spark`` (one line naming them);
+    ``--spark`` runs ASA's rules only (``rules``: the ``--rules`` chosen)."""
     if args.spark:
+        if rules != "asa":
+            msg = f"--spark runs ASA's rules; --rules {rules} runs here: remove --spark or --rules"
+            raise UsageError(msg)
         return
     given = (
         ("--master", getattr(args, "master", None)),

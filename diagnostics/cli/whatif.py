@@ -227,12 +227,12 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.whatif import write_outputs
     from diagnostics.whatif.report import format_table
 
+    check_spark_flags(args, chosen_rules(args))
     check_rules_flags(args)
     if chosen_rules(args) is not Rules.ASA:
         from diagnostics.cli.engine_advice import run_whatif
 
         return run_whatif(args)
-    check_spark_flags(args)
     resolved = resolve_policy(args) if args.job_definition else None
     timestamp_by = resolved.policy.timestamp_by if resolved else args.timestamp_by
     if not timestamp_by:

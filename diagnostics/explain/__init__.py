@@ -19,7 +19,7 @@ from diagnostics.durations import format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import Setting, UsageError
-from diagnostics.explain.capture import from_capture
+from diagnostics.explain.capture import Replayed, from_capture
 from diagnostics.explain.evidence import Evidence, from_agg_dir, jobs_in, merge
 from diagnostics.explain.model import (
     Cause,
@@ -31,12 +31,14 @@ from diagnostics.explain.model import (
 )
 from diagnostics.explain.rank import diagnose, rank
 from diagnostics.explain.render import render
+from diagnostics.whatif.evaluate import Evaluator
 
 __all__ = [
     "Cause",
     "Evidence",
     "Finding",
     "Impact",
+    "Replayed",
     "Report",
     "Suggestion",
     "SuggestionKind",
@@ -55,13 +57,17 @@ def explain(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     job: str | None = None,
+    replayed: Replayed | None = None,
+    evaluator: Evaluator | None = None,
 ) -> Report:
     """Findings from an aggregate folder and/or a capture, most important first.
 
     With ``events`` the capture is replayed under ``policy`` (which needs ``timestamp_by``)
     and its exact facts replace the logs' estimates; idle notices and CTI records still come
     from the logs. At least one source is needed. ``job`` restricts the aggregate tables to
-    one job (an aggregate folder may hold several).
+    one job (an aggregate folder may hold several). ``replayed``: the capture's replay made
+    elsewhere (``explain --events --spark``); ``evaluator``: who runs the engine on the
+    recommender's settings (default: here).
     """
     if agg_dir is None and events is None:
         msg = "explain needs an aggregate folder or an event capture"
@@ -79,7 +85,11 @@ def explain(
         evidence = from_agg_dir(Path(agg_dir), policy, job)
     if events is not None:
         captured = from_capture(
-            events, policy or OrderingPolicy(), columns=columns, partitions=partitions
+            events,
+            policy or OrderingPolicy(),
+            columns=columns,
+            partitions=partitions,
+            replayed=replayed,
         )
         evidence = captured if evidence is None else merge(evidence, captured)
     assert evidence is not None
@@ -89,7 +99,7 @@ def explain(
         from diagnostics.explain.recommended import with_recommendation
 
         findings, recommended = with_recommendation(
-            findings, events, policy, columns=columns, partitions=partitions
+            findings, events, policy, columns=columns, partitions=partitions, evaluator=evaluator
         )
     return Report(
         findings=findings,

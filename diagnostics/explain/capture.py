@@ -5,6 +5,8 @@ per-partition counts, silent stretches per partition, and the per-key OVER analy
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -12,7 +14,7 @@ import polars as pl
 from diagnostics.durations import MINUTE
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.engine.replay import replay
+from diagnostics.engine.replay import ReplayResult, replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError, Setting
 from diagnostics.explain.evidence import Evidence
@@ -86,14 +88,31 @@ def _idle(out: pl.DataFrame, partitions: Sequence[int]) -> list[dict]:
     return episodes
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """A finished replay as the evidence reads it: the outcome frame (every event, in input
+    order), the partitions and the replay summary (``engine.summary``'s dict)."""
+
+    outcomes: pl.DataFrame
+    partitions: tuple[int, ...]
+    summary: dict[str, Any]
+
+    @classmethod
+    def of(cls, result: ReplayResult) -> Replayed:
+        """The local replay's result."""
+        return cls(result.outcomes, tuple(result.partitions), summarize(result))
+
+
 def from_capture(
     events: pl.DataFrame,
     policy: OrderingPolicy,
     *,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    replayed: Replayed | None = None,
 ) -> Evidence:
-    """Exact evidence from ``events`` replayed under ``policy`` (needs ``TIMESTAMP BY``)."""
+    """Exact evidence from ``events`` replayed under ``policy`` (needs ``TIMESTAMP BY``);
+    ``replayed``: that replay already made elsewhere (``explain --spark``), else run here."""
     if policy.timestamp_by is None:
         msg = "an event capture needs a TIMESTAMP BY column: without TIMESTAMP BY no ordering rule applies"
         raise InputError(msg, Setting.TIMESTAMP_BY)
@@ -101,8 +120,9 @@ def from_capture(
         msg = f"TIMESTAMP BY column '{policy.timestamp_by}' is missing (columns: {', '.join(events.columns)})"
         raise InputError(msg, Setting.TIMESTAMP_BY)
     columns = columns or EventColumns()
-    result = replay(events, policy, partitions=partitions, columns=columns)
-    out = result.outcomes
+    if replayed is None:
+        replayed = Replayed.of(replay(events, policy, partitions=partitions, columns=columns))
+    out = replayed.outcomes
     arrival_ns = out["arrival"].dt.epoch("ns")
     app_ns = out["application_time"].dt.epoch("ns")
     lateness = ((arrival_ns - app_ns) / 1e9).alias("lateness")
@@ -137,17 +157,17 @@ def from_capture(
         for kind, flag in _FLAGS.items()
     }
     counts = out.group_by("partition").len()
-    per_part = {int(p): 0 for p in result.partitions}
+    per_part = {int(p): 0 for p in replayed.partitions}
     per_part.update(
         {int(p): int(n) for p, n in zip(counts["partition"], counts["len"], strict=True)}
     )
-    summary = summarize(result)
+    summary = replayed.summary
     return Evidence(
         sources=("capture",),
         policy=policy,
         total_events=out.height,
         kinds=kinds,
-        idle=_idle(out, result.partitions),
+        idle=_idle(out, replayed.partitions),
         idle_source="capture",
         partition_events=dict(sorted(per_part.items())),
         output_delay=summary["output_delay_seconds"],

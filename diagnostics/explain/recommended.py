@@ -26,6 +26,7 @@ from diagnostics.whatif.choices import (
     numbers_words,
 )
 from diagnostics.whatif.choices import setting_words as words
+from diagnostics.whatif.evaluate import Evaluator, evaluate_locally
 from diagnostics.whatif.recommend import CURRENT, Recommendation, policy_of, recommend
 
 #: What replaces a finding's own sizing of its tolerance in its explanation.
@@ -182,11 +183,19 @@ def with_recommendation(
     *,
     columns: EventColumns | None,
     partitions: Sequence[int] | None,
+    evaluator: Evaluator | None = None,
 ) -> tuple[list[Finding], Recommended | None]:
-    """The findings with the one recommendation's settings, and the recommendation."""
+    """The findings with the one recommendation's settings, and the recommendation
+    (``evaluator``: who runs the engine on the recommender's settings; default: here)."""
     if policy.timestamp_by is None:
         return findings, None
-    rec = recommend(events, policy, columns=columns, partitions=partitions)
+    rec = recommend(
+        events,
+        policy,
+        columns=columns,
+        partitions=partitions,
+        evaluator=evaluator or evaluate_locally,
+    )
     count = _partitions(events, columns, partitions)
     said = summary(rec, count)
     if not any(s.kind in _SETTINGS for f in findings for s in f.suggestions):

@@ -312,3 +312,11 @@ def test_spark_remote_refused_in_one_line_before_writing(tmp_path, capsys, remot
     assert err.count("\n") == 0
     assert says.format(port=port) in err
     assert not (tmp_path / "out").exists()
+
+
+def test_spark_with_other_rules_is_one_line(capsys):
+    code = main(["whatif", "x.csv", "--timestamp-by", "t", "--rules", "flink", "--spark"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--spark runs ASA's rules; --rules flink runs here: remove --spark or --rules" in err

@@ -1,0 +1,52 @@
+"""A capture replayed on Spark as the commands that read a replay take it: ``explain
+--events --spark`` and ``demo --spark`` run :func:`replayed_on_spark` where they would run the
+local replay, then read the ``outcomes/`` folder back with the one outcomes reader
+(:func:`diagnostics.engine.outcomes_files.read_outcomes`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from diagnostics.engine.outcomes_files import read_outcomes
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.errors import UsageError
+from diagnostics.explain.capture import Replayed
+from diagnostics.spark.replay import run_spark_replay, unsupported
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def replayed_on_spark(
+    spark: SparkSession,
+    path: str,
+    policy: OrderingPolicy,
+    out: Path,
+    *,
+    declared: Sequence[int] | None = None,
+    arrival: str | None = None,
+    partition: str | None = None,
+    named_by: str | None = None,
+    progress: Callable[[str], None] = lambda _message: None,
+) -> Replayed:
+    """Replay the capture at ``path`` on ``spark`` into ``out/outcomes/`` and read it back:
+    the outcome frame, partitions and summary the local replay gives (what the Spark replay
+    does not replay yet is a one-line :class:`UsageError` before Spark starts)."""
+    problem = unsupported(path, policy)
+    if problem is not None:
+        raise UsageError(problem)
+    result = run_spark_replay(
+        spark,
+        path=path,
+        arrival=arrival,
+        partition=partition,
+        policy=policy,
+        declared=declared,
+        out=out,
+        named_by=named_by,
+        progress=progress,
+    )
+    partitions = tuple(int(p) for p in result.summary["partitions"])
+    return Replayed(read_outcomes(result.outcomes), partitions, result.summary)
