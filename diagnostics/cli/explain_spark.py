@@ -20,13 +20,12 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--spark`` with ``--master`` and ``--conf``."""
+    """``--spark`` with ``--master`` or ``--remote``, and ``--conf``."""
     add_spark_arguments(
         parser,
         "with --events: replay the capture as a Spark job and run the recommender's settings "
         "as Spark tasks (so far: a Parquet capture, no TIMESTAMP BY ... OVER); the same "
         "report as without --spark",
-        remote=False,
     )
 
 
