@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from diagnostics.cli.spark_args import add_spark_arguments, check_spark_flags, target_of
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
 
@@ -25,8 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--scenario", action="append", metavar="NAME", help="only this scenario (repeatable)"
     )
-    parser.add_argument(
-        "--spark", action="store_true", help="aggregate with the Spark job (needs Java 17+)"
+    add_spark_arguments(
+        parser,
+        "replay the captures, aggregate the logs and run the recommender's settings on Spark "
+        "(needs Java 17+, or --remote); the same report as without --spark",
     )
     parser.set_defaults(func=run)
 
@@ -37,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from diagnostics.report.pipeline import run_demo
     from diagnostics.report.render import to_html_report, to_markdown_report, to_text
 
+    check_spark_flags(args)
     out = out_folder(args.out)
     known = {s.value for s in Scenario}
     for name in args.scenario or []:
@@ -48,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         sys.stderr.write(message + "\n")
 
-    runs = run_demo(out, args.scenario, spark=args.spark, say=say)
+    target = target_of(args, "orderdoc-demo") if args.spark else None
+    runs = run_demo(out, args.scenario, spark=target, say=say)
     focus = next((r for r in runs if r.scenario == "late_senders"), runs[0])
     app_hint = f"orderdoc app {focus.agg_dir}"
     (out / "report.md").write_text(to_markdown_report(runs, app_hint), encoding="utf-8")

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from diagnostics.cli.job_args import Resolved
-from diagnostics.cli.spark_args import add_spark_arguments, progress_line, spark_session, target_of
+from diagnostics.cli.spark_args import add_spark_arguments, progress_line, target_of
 from diagnostics.errors import UsageError
+from diagnostics.spark.session import spark_session
 
 if TYPE_CHECKING:
     from diagnostics.explain import Replayed

@@ -16,7 +16,6 @@ from diagnostics.cli.job_args import Resolved
 from diagnostics.cli.spark_args import (
     add_spark_arguments,
     progress_line,
-    spark_session,
     target_of,
 )
 from diagnostics.cli.spark_args import check_spark_flags as check_target_flags
@@ -24,6 +23,7 @@ from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import declared_partitions
 from diagnostics.engine.summary import format_summary
 from diagnostics.errors import InputError, UsageError
+from diagnostics.spark.session import spark_session
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,8 @@
 ``replay``, ``whatif``, ``explain --events`` and ``demo`` run locally unless ``--spark`` is
 given, and then take the same three flags (:func:`add_spark_arguments`). :func:`target_of`
 turns them into the one :class:`~diagnostics.spark.session.SparkTarget`, and
-:func:`spark_session` starts it (and stops only a session it started).
+:func:`diagnostics.spark.session.spark_session` starts it (and stops only a session it
+started).
 """
 
 from __future__ import annotations
@@ -12,15 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from diagnostics.errors import UsageError
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from diagnostics.spark.session import SparkTarget
 
 
@@ -100,18 +98,3 @@ def progress_line(started: float | None = None) -> Callable[[str], None]:
         sys.stderr.flush()
 
     return say
-
-
-@contextmanager
-def spark_session(target: SparkTarget) -> Iterator[SparkSession]:
-    """A session on ``target``; stopped at the end only when this started it (not a test's,
-    spark-submit's or a Spark Connect server's)."""
-    from diagnostics.spark.session import build_session, session_active
-
-    owned = target.remote is None and not session_active()
-    spark = build_session(target)
-    try:
-        yield spark
-    finally:
-        if owned:
-            spark.stop()

@@ -24,11 +24,11 @@ from diagnostics.cli.spark_args import (
     add_spark_arguments,
     check_spark_flags,
     progress_line,
-    spark_session,
     target_of,
 )
 from diagnostics.cli.values import out_folder
 from diagnostics.errors import UsageError
+from diagnostics.spark.session import spark_session
 
 if TYPE_CHECKING:
     from diagnostics.whatif.evaluate import Evaluator

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -41,7 +41,13 @@ from diagnostics.logs.aggregate import aggregate_files
 from diagnostics.logs.inputs import InputFiles, expand_inputs
 from diagnostics.resources import samples_dir
 from diagnostics.whatif import SweepResult, write_outputs
+from diagnostics.whatif.evaluate import Evaluator, evaluate_locally
 from diagnostics.whatif.recommend import recommend
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from diagnostics.spark.session import SparkTarget
 
 EVENTS, PARTITIONS, DURATION, SEED, SOURCE = 2_000, 4, "30m", 7, "telemetry"
 POLICY = OrderingPolicy(timestamp_by="event_time")
@@ -76,15 +82,19 @@ def write_capture_file(scenario: str, capture: Path) -> pl.DataFrame:
     return frame
 
 
-def replay_capture(source: Capture, out: Path, job: str) -> ReplayResult:
+def replay_capture(source: Capture, out: Path, job: str, *, outcomes: bool = True) -> ReplayResult:
     """Replay ``source`` under :data:`POLICY` on :data:`PARTITIONS` partitions and write
-    ``outcomes.parquet``, ``diagnostics.jsonl`` and ``metrics.parquet`` into ``out``."""
+    ``outcomes.parquet`` (unless ``outcomes`` is false: the Spark replay writes them),
+    ``diagnostics.jsonl`` and ``metrics.parquet`` into ``out``."""
     events, policy = source.apply(POLICY)
     result = replay(
         events, policy, partitions=declared_partitions(PARTITIONS), columns=source.columns
     )
     out.mkdir(parents=True, exist_ok=True)
-    result.outcomes.write_parquet(out / OUTCOMES_FILE, compression="snappy")
+    if outcomes:
+        result.outcomes.write_parquet(out / OUTCOMES_FILE, compression="snappy")
+    else:  # an earlier run's file would hide the Spark replay's outcomes/ folder
+        (out / OUTCOMES_FILE).unlink(missing_ok=True)
     write_replay_outputs(result, out, InstrumentOptions(job=job, source=SOURCE))
     return result
 
@@ -102,10 +112,10 @@ def write_agg_dir(
     return tables.summary
 
 
-def _aggregate_spark(files: InputFiles, out: Path, say: Say) -> None:
-    from diagnostics.spark.session import SparkTarget, aggregate_on
+def _aggregate_spark(spark: SparkSession, files: InputFiles, out: Path, say: Say) -> None:
+    from diagnostics.spark.job import run_aggregate
 
-    aggregate_on(SparkTarget(), files, out, progress=lambda message: say(f"  spark: {message}"))
+    run_aggregate(spark, files, out, progress=lambda message: say(f"  spark: {message}"))
 
 
 def job_definition_for(scenario: str, jobs_dir: Path | None = None) -> Path | None:
@@ -128,8 +138,27 @@ def _alerts(agg_dir: Path) -> list[dict[str, Any]]:
     return [alert.to_dict() for alert in evaluate(rules, agg_dir)]
 
 
-def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = print) -> ScenarioRun:
-    """The whole pipeline for one scenario under ``out/<scenario>``."""
+def run_scenario(
+    scenario: str, out: Path, *, spark: SparkSession | None = None, say: Say = print
+) -> ScenarioRun:
+    """The whole pipeline for one scenario under ``out/<scenario>``; with ``spark``, the
+    replay, the aggregation and the recommender's settings run on it
+    (:mod:`diagnostics.report.spark_demo`)."""
+    evaluator: Evaluator = evaluate_locally
+    if spark is None:
+        return _run_scenario(scenario, out, None, evaluator, say)
+    from diagnostics.spark.whatif import SparkEvaluator
+
+    spark_evaluator = SparkEvaluator(spark, out)
+    try:
+        return _run_scenario(scenario, out, spark, spark_evaluator, say)
+    finally:
+        spark_evaluator.close()
+
+
+def _run_scenario(
+    scenario: str, out: Path, spark: SparkSession | None, evaluator: Evaluator, say: Say
+) -> ScenarioRun:
     folder = out / scenario
     folder.mkdir(parents=True, exist_ok=True)
     capture = folder / "capture.csv"
@@ -138,15 +167,21 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     replay_dir = folder / "replay"
     say(f"[{scenario}] replay (TIMESTAMP BY event_time, late 5s, out-of-order 0s, adjust)")
     read = read_capture(capture)  # the reader every command uses (renames, column detection)
-    replay_capture(read, replay_dir, f"sample-{scenario.replace('_', '-')}")
+    replay_capture(read, replay_dir, f"sample-{scenario.replace('_', '-')}", outcomes=not spark)
+    replayed = None
+    if spark is not None:
+        from diagnostics.report.spark_demo import replay_on_spark
+
+        say(f"[{scenario}] replay on Spark -> {replay_dir / 'outcomes'}/")
+        replayed = replay_on_spark(spark, read, POLICY, PARTITIONS, folder, replay_dir, say)
     agg_dir = folder / "agg"
     # both producers read the same expansion of the replay's files (and list what it skips)
     files = expand_inputs(
         [str(replay_dir / "diagnostics.jsonl"), str(replay_dir / "metrics.parquet")]
     )
     say(f"[{scenario}] aggregate ({'Spark' if spark else 'polars reference'}) -> {agg_dir}")
-    if spark:
-        _aggregate_spark(files, agg_dir, say)
+    if spark is not None:
+        _aggregate_spark(spark, files, agg_dir, say)
     else:
         write_agg_dir(files.logs, files.metrics, agg_dir, skipped=files.skipped)
     events, policy = read.apply(POLICY)
@@ -154,7 +189,13 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     say(f"[{scenario}] explain (logs only, then with the capture)")
     logs_report = explain(agg_dir, policy=POLICY)
     report = explain(
-        agg_dir, events=events, policy=policy, columns=read.columns, partitions=partitions
+        agg_dir,
+        events=events,
+        policy=policy,
+        columns=read.columns,
+        partitions=partitions,
+        replayed=replayed,
+        evaluator=evaluator,
     )
     definition = job_definition_for(scenario)
     job = job_policy(read_job_definition(definition)) if definition is not None else None
@@ -171,7 +212,9 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
     whatif = None
     if report.top is not None and report.top.cause.value in ("late_arrivals", "out_of_order"):
         say(f"[{scenario}] what-if: the recommender's search")
-        whatif = recommend(events, policy, columns=read.columns, partitions=partitions).as_sweep()
+        whatif = recommend(
+            events, policy, columns=read.columns, partitions=partitions, evaluator=evaluator
+        ).as_sweep()
         write_outputs(whatif, folder / "whatif", png=False)
     outcomes = read_outcomes(outcomes_in(replay_dir) or replay_dir / OUTCOMES_FILE)
     fix = None
@@ -187,8 +230,18 @@ def run_scenario(scenario: str, out: Path, *, spark: bool = False, say: Say = pr
 
 
 def run_demo(
-    out: Path, scenarios: Sequence[str] | None = None, *, spark: bool = False, say: Say = print
+    out: Path,
+    scenarios: Sequence[str] | None = None,
+    *,
+    spark: SparkTarget | None = None,
+    say: Say = print,
 ) -> list[ScenarioRun]:
-    """Run every scenario (default: all seven, in the order the generator lists them)."""
+    """Run every scenario (default: all seven, in the order the generator lists them); with
+    ``spark``, on one session on that target (stopped at the end if this started it)."""
     chosen = list(scenarios) if scenarios else [s.value for s in Scenario]
-    return [run_scenario(name, out, spark=spark, say=say) for name in chosen]
+    if spark is None:
+        return [run_scenario(name, out, say=say) for name in chosen]
+    from diagnostics.spark.session import spark_session
+
+    with spark_session(spark) as session:
+        return [run_scenario(name, out, spark=session, say=say) for name in chosen]

@@ -15,7 +15,8 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -176,6 +177,19 @@ def build_session(target: SparkTarget) -> SparkSession:
     for key, value in BASE_CONF + target.conf:
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+@contextmanager
+def spark_session(target: SparkTarget) -> Iterator[SparkSession]:
+    """A session on ``target``; stopped at the end only when this started it (not a test's,
+    spark-submit's or a Spark Connect server's)."""
+    owned = target.remote is None and not session_active()
+    spark = build_session(target)
+    try:
+        yield spark
+    finally:
+        if owned:
+            spark.stop()
 
 
 def aggregate_on(
