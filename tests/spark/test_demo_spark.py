@@ -23,6 +23,7 @@ def _demo(out: Path, *spark: str) -> str:
     return buffer.getvalue().replace(str(out), "OUT")
 
 
+@pytest.mark.slow
 def test_demo_on_spark_reports_what_the_local_demo_reports(spark, tmp_path):
     local = _demo(tmp_path / "local")
     on_spark = _demo(tmp_path / "spark", "--spark", "--master", "local[2]")

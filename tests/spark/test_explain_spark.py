@@ -16,6 +16,7 @@ pytestmark = pytest.mark.spark
 LATE = Path(__file__).resolve().parents[2] / "sample_logs" / "scenarios" / "late_senders"
 
 
+@pytest.mark.slow
 def test_explain_on_spark_prints_the_local_report(spark, tmp_path, capsys):
     capture = tmp_path / "late.parquet"
     pl.read_csv(LATE / "capture.csv").head(400).write_parquet(capture, row_group_size=150)

@@ -106,6 +106,7 @@ def test_an_undeclared_partition_stops_with_the_local_error(spark, tmp_path):
     assert str(spark_error.value) == str(local_error.value)
 
 
+@pytest.mark.slow
 def test_cli_whatif_on_spark_prints_the_local_table(spark, tmp_path, capsys):
     capture = tmp_path / "late.csv"
     pl.read_csv(LATE / "capture.csv").head(400).write_csv(capture)
