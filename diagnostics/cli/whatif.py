@@ -202,6 +202,7 @@ def _evaluator(args: argparse.Namespace, out: Path | None) -> Iterator[Evaluator
         yield evaluate_locally
         return
     from diagnostics.spark.whatif import SparkEvaluator
+    from diagnostics.words import plural
 
     say = progress_line()
     with spark_session(target_of(args, "orderdoc-whatif")) as spark:
@@ -212,7 +213,10 @@ def _evaluator(args: argparse.Namespace, out: Path | None) -> Iterator[Evaluator
             yield evaluator
         finally:
             evaluator.close()
-            say(f"{evaluator.batches} Spark jobs, {evaluator.tasks} engine tasks")
+            say(
+                f"{plural(evaluator.batches, 'batch', 'batches')} of settings run as "
+                f"{plural(evaluator.tasks, 'engine task')} on Spark"
+            )
 
 
 def run(args: argparse.Namespace) -> int:

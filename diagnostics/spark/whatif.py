@@ -41,6 +41,7 @@ from diagnostics.whatif.evaluate import (
     evaluate,
     evaluate_locally,
 )
+from diagnostics.words import plural
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -194,7 +195,9 @@ class SparkEvaluator:
         tasks = tasks_of(units, policies)
         self.batches += 1
         self.tasks += len(tasks)
-        self.progress(f"evaluating {len(policies)} settings as {len(tasks)} Spark tasks")
+        self.progress(
+            f"evaluating {plural(len(policies), 'setting')} as {plural(len(tasks), 'Spark task')}"
+        )
         return self._measure(Batch(units, tuple(policies)), tasks, prepared.size)
 
     def _measure(self, batch: Batch, tasks: list[tuple[int, int]], size: int) -> list[Measures]:
