@@ -1,7 +1,8 @@
 """``orderdoc replay CAPTURE --spark``: the replay as a Spark job (docs/spark-replay.md).
 
-So far for Parquet capture files of jobs without TIMESTAMP BY ... OVER, writing
-``DIR/outcomes/`` (a Parquet dataset) and the summary; what it does not replay yet is refused with one line before Spark starts. Runs on the embedded Spark, a master
+So far for Parquet capture files, writing ``DIR/outcomes/`` (a Parquet dataset),
+``diagnostics.jsonl`` and ``metrics.parquet`` (not with ``--outcomes-only``) and the summary;
+what it does not replay yet is refused with one line before Spark starts. Runs on the embedded Spark, a master
 (``--master``) or a Spark Connect server (``--remote``: the capture and ``--out`` on storage
 this machine and the cluster both see).
 """
@@ -12,6 +13,7 @@ import argparse
 import json
 import sys
 
+from diagnostics.cli.diagnostics_args import options_from_args
 from diagnostics.cli.job_args import Resolved
 from diagnostics.cli.spark_args import (
     add_spark_arguments,
@@ -31,21 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_spark_arguments(
         parser,
         "replay as a Spark job, for captures larger than this machine's memory "
-        "(so far: a Parquet file, no TIMESTAMP BY ... OVER, with --outcomes-only); "
-        "writes DIR/outcomes/ (a Parquet dataset)",
+        "(so far: a Parquet file); writes DIR/outcomes/ (a Parquet dataset)",
     )
 
 
 def check_spark_flags(args: argparse.Namespace) -> None:
-    """``--master``/``--remote``/``--conf`` only with ``--spark``; ``--spark`` only with
-    ``--outcomes-only``."""
+    """``--master``/``--remote``/``--conf`` only with ``--spark``."""
     check_target_flags(args)
-    if args.spark and not args.outcomes_only:
-        msg = (
-            "--spark writes the outcomes and the summary so far, not diagnostics.jsonl or "
-            "metrics.parquet: add --outcomes-only, or replay without --spark"
-        )
-        raise UsageError(msg)
 
 
 def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
@@ -74,6 +68,7 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
                 out=out,
                 named_by=resolved.named_by,
                 progress=say,
+                instrument=None if args.outcomes_only else options_from_args(args),
             )
         except InputError as exc:
             msg = f"{args.events}: {exc}"
@@ -87,5 +82,6 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
     if resolved.job is not None:
         lines.insert(0, f"policy: {resolved.describe()}")
     sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.write(f"wrote {result.outcomes}/\n")
+    written = [f"{result.outcomes}/", *(str(path) for path in result.diagnostics)]
+    sys.stdout.write(f"wrote {', '.join(written)}\n")
     return 0

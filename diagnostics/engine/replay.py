@@ -99,6 +99,15 @@ def arrival_times(events: pl.DataFrame, columns: EventColumns, first_row: int = 
     return arrival
 
 
+def policy_as_replayed(policy: OrderingPolicy, renames: Sequence[Rename]) -> OrderingPolicy:
+    """``policy`` naming its columns as the outcomes do, once ``renames`` (input columns named
+    like outcome columns, kept as ``input_<name>``) are applied."""
+    if not renames:
+        return policy
+    ts = None if policy.timestamp_by is None else renamed(policy.timestamp_by, renames)
+    return replace(policy, timestamp_by=ts, over=tuple(renamed(c, renames) for c in policy.over))
+
+
 def replay(
     events: pl.DataFrame,
     policy: OrderingPolicy,
@@ -118,10 +127,7 @@ def replay(
     if renames:  # input columns named like outcome columns are kept as input_<name>
         part = None if columns.partition is None else renamed(columns.partition, renames)
         columns = replace(columns, arrival=renamed(columns.arrival, renames), partition=part)
-        ts = None if policy.timestamp_by is None else renamed(policy.timestamp_by, renames)
-        policy = replace(
-            policy, timestamp_by=ts, over=tuple(renamed(c, renames) for c in policy.over)
-        )
+        policy = policy_as_replayed(policy, renames)
     arrival = arrival_times(events, columns)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     total = events.height

@@ -70,7 +70,8 @@ def timeline_delays(
     late: int | None,
     ooo: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sample points (minute they count in, ns) and the delay (ns) there, for one timeline."""
+    """Sample points (ns) and the delay (ns) there, for one timeline (a sample counts in the
+    minute it falls in)."""
 
     def cap(values: np.ndarray) -> np.ndarray:
         return values if late is None else np.minimum(values, late)
@@ -104,9 +105,7 @@ def timeline_delays(
         a = arr[change]
         points.append(a - 1)
         values.append(np.where(m > NEG, cap(a - m + ooo), unstarted(a)))
-    times = np.concatenate(points)
-    minutes = times - np.mod(times, MINUTE)
-    return minutes, np.concatenate(values)
+    return np.concatenate(points), np.concatenate(values)
 
 
 def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None) -> pl.DataFrame:
@@ -149,10 +148,12 @@ def watermark_delay_per_minute(result: ReplayResult, *, until: int | None = None
             m_after = substream_minimum(arr, timelines, mine_ts)
         else:
             m_after = np.maximum.accumulate(mine_ts) if len(mine_ts) else mine_ts
-        minutes, delays = timeline_delays(
+        times, delays = timeline_delays(
             arr, m_after, tau0=tau0, tau_end=tau_end, grid=grid, late=late, ooo=ooo
         )
-        per_minute = pl.DataFrame({"m": minutes, "d": delays}).group_by("m").agg(pl.col("d").max())
+        per_minute = (
+            pl.DataFrame({"m": minute_of(times), "d": delays}).group_by("m").agg(pl.col("d").max())
+        )
         frames.append(per_minute.with_columns(pl.lit(p, dtype=pl.Int64).alias("partition_id")))
     return delay_table(pl.concat(frames))
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-_NULL = np.iinfo(np.int64).min
+#: How a null time is hashed.
+NULL_NS = int(np.iinfo(np.int64).min)
 
 
 #: Events per digest chunk: the digest is computed chunk by chunk (the Spark replay hashes
@@ -28,16 +29,21 @@ def _column_ns(outcomes: pl.DataFrame, name: str) -> np.ndarray:
     series = outcomes.get_column(name)
     if series.dtype.is_temporal():
         series = series.dt.cast_time_unit("ns").dt.epoch("ns")
-    return series.cast(pl.Int64).fill_null(_NULL).to_numpy()
+    return series.cast(pl.Int64).fill_null(NULL_NS).to_numpy()
 
 
-def chunk_digest(arrival: np.ndarray, application: np.ndarray, partition: np.ndarray) -> bytes:
-    """SHA-256 of one chunk of consecutive events: each event's arrival, application time and
-    partition (int64 ns, little-endian; a null as the smallest int64), event by event."""
+def chunk_rows(arrival: np.ndarray, application: np.ndarray, partition: np.ndarray) -> memoryview:
+    """The bytes hashed for consecutive events: each event's arrival, application time and
+    partition (int64 ns, little-endian; a null as :data:`NULL_NS`), event by event."""
     rows = np.column_stack(
         [np.asarray(a, dtype=np.int64) for a in (arrival, application, partition)]
     )
-    return hashlib.sha256(np.ascontiguousarray(rows, dtype="<i8").data.cast("B")).digest()
+    return np.ascontiguousarray(rows, dtype="<i8").data.cast("B")
+
+
+def chunk_digest(arrival: np.ndarray, application: np.ndarray, partition: np.ndarray) -> bytes:
+    """SHA-256 of one chunk of consecutive events (:func:`chunk_rows`)."""
+    return hashlib.sha256(chunk_rows(arrival, application, partition)).digest()
 
 
 def combine_digests(events: int, chunks: Sequence[bytes]) -> str:

@@ -34,8 +34,15 @@ from diagnostics.engine.summary import (
     summary_of,
 )
 from diagnostics.errors import InputError, UsageError
+from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.scalars import as_datetime
+from diagnostics.spark.replay_diagnostics import (
+    diagnostics_plan,
+    spark_instrument,
+    write_spark_outputs,
+)
 from diagnostics.spark.replay_merge import merged_releases
+from diagnostics.spark.replay_over import over_problem, with_substreams
 from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, values_at, with_position
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
@@ -67,6 +74,7 @@ class SparkReplay:
     capture: Capture
     summary: dict[str, Any]
     outcomes: Path
+    diagnostics: tuple[Path, ...] = ()
 
 
 def unsupported(path: str, policy: OrderingPolicy) -> str | None:
@@ -83,8 +91,6 @@ def unsupported(path: str, policy: OrderingPolicy) -> str | None:
             f"{path}: --spark reads Parquet capture files (not .gz) so far; replay this "
             f"{kind}{' (gzip)' if gz else ''} file without --spark, or convert it to Parquet"
         )
-    if policy.over:
-        return "--spark: TIMESTAMP BY ... OVER is not replayed on Spark yet; replay without --spark"
     return None
 
 
@@ -249,9 +255,10 @@ def invalid_warning(
 
 
 def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
-    """S3: each partition's events in processing order through its own engine."""
-    ordered = narrow.select(*NARROW.names).repartition(tasks, "part")
-    ordered = ordered.sortWithinPartitions("part", "arr", "eid")
+    """S3: each timeline's events (column ``sub``: S2's substream, else 0) in processing
+    order through its own engine."""
+    ordered = narrow.select(*NARROW.names, "sub").repartition(tasks, "part", "sub")
+    ordered = ordered.sortWithinPartitions("part", "sub", "arr", "eid")
     return ordered.mapInArrow(partial(replay_batches, plan), ddl(REPLAYED))
 
 
@@ -264,9 +271,10 @@ def with_releases(
     from pyspark.sql import functions as F
 
     events = rows.filter(F.col("kind") == 0).drop("release_time")
-    if policy.partition_by or len(plan.partitions) == 1:
-        releases = rows.filter(F.col("kind") == 1).select("part", "pos", "release_time")
-        return events.join(releases, ["part", "pos"], "left")
+    if policy.partition_by or policy.over or len(plan.partitions) == 1:
+        keys = ["part", "timeline", "pos"]
+        releases = rows.filter(F.col("kind") == 1).select(*keys, "release_time")
+        return events.join(releases, keys, "left")
     merged = merged_releases(
         events,
         partitions=plan.partitions,
@@ -320,8 +328,10 @@ def run_spark_replay(
     out: Path,
     named_by: str | None = None,
     progress: Callable[[str], None] = lambda _message: None,
+    instrument: InstrumentOptions | None = None,
 ) -> SparkReplay:
-    """Replay the Parquet capture at ``path`` on ``spark`` and write ``out/outcomes/``."""
+    """Replay the Parquet capture at ``path`` on ``spark`` and write ``out/outcomes/`` (and,
+    given ``instrument``, ``diagnostics.jsonl`` and ``metrics.parquet``)."""
     from pyspark.sql import functions as F
 
     plan, capture = plan_replay(path, path, arrival, partition, policy, named_by)
@@ -340,6 +350,8 @@ def run_spark_replay(
                 sorted(int(r["part"]) for r in narrow.select("part").distinct().collect())
             )
             partitions = tuple(declared) if declared is not None else present
+            if (problem := over_problem(plan, partitions)) is not None:
+                raise problem
             if declared is not None:
                 error = undeclared(narrow, plan, capture.columns, partitions)
                 if error is not None:
@@ -354,7 +366,8 @@ def run_spark_replay(
             plan = plan.with_partitions(partitions)
             progress(f"replaying {len(present)} partitions")
             # S3's rows feed both sides of the release join (and S4/S5): computed once
-            rows = replayed(narrow, plan, tasks).persist()
+            timelines = with_substreams(spark, narrow, plan, applied.over)
+            rows = replayed(timelines, plan, tasks).persist()
             try:
                 events = with_releases(rows, plan, applied, tasks).persist()
                 progress("summarising")
@@ -379,6 +392,13 @@ def run_spark_replay(
                 warnings = invalid_warning(
                     narrow, plan, applied, counts["dropped_invalid_timestamp"], counts["events"]
                 )
+                files: tuple[Path, ...] = ()
+                if instrument is not None:
+                    progress("writing diagnostics and metrics")
+                    diag = diagnostics_plan(capture, applied, partitions, instrument)
+                    files = write_spark_outputs(
+                        out, spark_instrument(spark, events, plan, diag, counts["events"], tasks)
+                    )
             finally:
                 events.unpersist()
         finally:
@@ -398,7 +418,7 @@ def run_spark_replay(
         arrival_to=_iso(stats["hi"]),
         warnings=warnings,
     )
-    return SparkReplay(capture, summary, folder)
+    return SparkReplay(capture, summary, folder, files)
 
 
 def _iso(ns: int | None) -> str | None:

@@ -193,20 +193,31 @@ _ENGINE_COLUMNS = EventColumns(
 )
 
 
+#: With TIMESTAMP BY ... OVER, the one key column of a substream's engine: a constant for
+#: a substream's events, null for the events whose key is missing (stage S2 numbered them).
+_KEY = "__key"
+
+
 def _engine_policy(plan: ReplayPlan) -> OrderingPolicy:
-    """The policy the engine of one partition runs: application time in column ``app``."""
+    """The policy the engine of one run executes: application time in column ``app``; with
+    OVER, one key column (the run is one substream, or the events without a key)."""
     ts = "app" if plan.policy.timestamp_by is not None else None
-    return dataclasses.replace(plan.policy, timestamp_by=ts, over=())
+    over = (_KEY,) if plan.policy.over else ()
+    return dataclasses.replace(plan.policy, timestamp_by=ts, over=over)
 
 
 class _PartitionRun:
-    """One partition's events fed to one engine, as they come (sorted by arrival, eid)."""
+    """One timeline's events fed to one engine, as they come (sorted by arrival, eid): a
+    partition's, or with OVER a substream's (``sub``: its id from S2, -1 for the events of
+    the partition whose key is missing)."""
 
-    def __init__(self, plan: ReplayPlan, part: int) -> None:
+    def __init__(self, plan: ReplayPlan, part: int, sub: int) -> None:
         self.part = part
-        self.timeline = plan.partitions.index(part)
+        self.sub = sub
+        self.over = bool(plan.policy.over)
+        self.timeline = sub if self.over else plan.partitions.index(part)
         self.engine = OrderingEngine(_engine_policy(plan), (part,), _ENGINE_COLUMNS)
-        self.m = NEG  # the partition's M: the largest System.Timestamp accepted so far
+        self.m = NEG  # the timeline's M: the largest System.Timestamp accepted so far
 
     def feed(self, rows: pl.DataFrame) -> list[pa.RecordBatch]:
         batch = pl.DataFrame(
@@ -218,6 +229,9 @@ class _PartitionRun:
                 "app": rows["app"].cast(pl.Datetime("ns")).dt.replace_time_zone("UTC"),
             }
         )
+        if self.over:
+            key = pl.repeat("k" if self.sub >= 0 else None, rows.height, dtype=pl.String)
+            batch = batch.with_columns(key.alias(_KEY))
         result = self.engine.process(batch)
         out = result.outcomes
         # M after each event, as engine/watermarks.py derives it: the running maximum of the
@@ -233,7 +247,8 @@ class _PartitionRun:
                 "pos": out["event_id"],
                 "eid": rows["eid"],
                 "split": rows["split"],
-                "timeline": pl.repeat(self.timeline, rows.height, dtype=pl.Int64, eager=True),
+                # the run's timeline id (null stays null: an event without an OVER key)
+                "timeline": out["timeline"].cast(pl.Int64) * 0 + self.timeline,
                 **{name: _ns(out[name]) for name in _TIMES},
                 **{name: out[name] for name in (*_FLAGS, "dropped")},
                 "status": out["status"].cast(pl.String),
@@ -252,6 +267,7 @@ class _PartitionRun:
             {
                 "kind": pl.repeat(1, n, dtype=pl.Int8, eager=True),
                 "part": pl.repeat(self.part, n, dtype=pl.Int64, eager=True),
+                "timeline": pl.repeat(self.timeline, n, dtype=pl.Int64, eager=True),
                 "pos": releases["event_id"],
                 "release_time": _ns(releases["release_time"]),
             }
@@ -275,24 +291,25 @@ def _arrow(frame: pl.DataFrame) -> pa.RecordBatch:
 
 
 def replay_batches(plan: ReplayPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """S3: narrow rows sorted by (part, arr, eid) in, outcome and release rows out.
+    """S3: narrow rows with ``sub`` sorted by (part, sub, arr, eid) in, outcome and release
+    rows out (``sub``: the OVER substream from S2, else 0).
 
-    One engine per run of a partition; state: that engine (its timelines and its pending
-    events, bounded by the tolerances), never the partition's events."""
+    One engine per run of a timeline; state: that engine (its timeline and its pending
+    events, bounded by the tolerances), never the timeline's events."""
     run: _PartitionRun | None = None
     for batch in batches:
         rows = pl.from_arrow(batch)
         assert isinstance(rows, pl.DataFrame)
         if rows.is_empty():
             continue
-        part = rows["part"].to_numpy()
-        cuts = np.flatnonzero(part[1:] != part[:-1]) + 1
+        part, sub = rows["part"].to_numpy(), rows["sub"].to_numpy()
+        cuts = np.flatnonzero((part[1:] != part[:-1]) | (sub[1:] != sub[:-1])) + 1
         for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(part)], strict=True):
-            value = int(part[start])
-            if run is None or run.part != value:
+            value, key = int(part[start]), int(sub[start])
+            if run is None or (run.part, run.sub) != (value, key):
                 if run is not None:
                     yield run.close()
-                run = _PartitionRun(plan, value)
+                run = _PartitionRun(plan, value, key)
             yield from run.feed(rows.slice(int(start), int(stop - start)))
     if run is not None:
         yield run.close()

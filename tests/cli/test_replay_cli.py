@@ -252,7 +252,6 @@ def test_replay_rewrites_outcomes_whole(tmp_path, capsys):
     [
         ("cap.csv", ["--partition-by"], "--spark reads Parquet capture files"),
         ("cap.jsonl.gz", ["--partition-by"], "jsonl (gzip) file without --spark"),
-        ("cap.parquet", ["--partition-by", "--over", "device"], "OVER is not replayed on Spark"),
     ],
 )
 def test_spark_refuses_what_it_does_not_replay_yet(tmp_path, capsys, name, extra, says):
@@ -269,8 +268,6 @@ def test_spark_refuses_what_it_does_not_replay_yet(tmp_path, capsys, name, extra
 def test_spark_flags_need_each_other(tmp_path, capsys):
     events = write_capture(tmp_path / "cap.parquet")
     args = ["replay", str(events), "--out", str(tmp_path / "out"), "--timestamp-by", "ts"]
-    assert main([*args, "--partition-by", "--spark"]) == 2
-    assert "add --outcomes-only" in capsys.readouterr().err
     assert main([*args, "--master", "local[2]"]) == 2
     assert "--master: Spark settings, which only --spark uses" in capsys.readouterr().err
     assert main([*args, "--conf", "a=b"]) == 2

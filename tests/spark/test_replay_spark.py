@@ -1,5 +1,7 @@
-"""The replay on Spark equals the local replay: every outcome column, event for event, and
-the summary (hypothesis over random captures; a few examples, the shared local[2] session)."""
+"""The replay on Spark equals the local replay: every outcome column, event for event,
+``diagnostics.jsonl`` record for record, ``metrics.parquet`` and the summary (hypothesis over
+random captures behind ``slow``; a few examples in the default run; the shared local[2]
+session)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import declared_partitions, replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError, UsageError
+from diagnostics.instrument.options import InstrumentOptions
+from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE, write_outputs
 from diagnostics.spark.replay import run_spark_replay
 
 pytestmark = pytest.mark.spark
@@ -25,6 +29,10 @@ pytestmark = pytest.mark.spark
 BASE = datetime(2024, 1, 1, tzinfo=UTC)
 #: application time minus arrival (s); None: not a time
 OFFSETS = (None, -900, -20, -3, -1, 0, 0, 1, 2, 400)
+#: seconds between arrivals: ties, short steps, a gap longer than the idle notice interval
+STEPS = (0, 0, 1, 2, 7, 45, 400)
+#: OVER key values; None: missing key
+DEVICES = ("d0", "d1", "d2", None)
 
 
 @st.composite
@@ -35,13 +43,13 @@ def captures(draw: st.DrawFn) -> tuple[pl.DataFrame, int, int | None, OrderingPo
     rows = []
     second = 0
     for _ in range(n):
-        second += draw(st.sampled_from([0, 0, 1, 2, 7]))  # ties in arrival time
+        second += draw(st.sampled_from(STEPS))
         arrival = BASE + timedelta(seconds=second)
         offset = draw(st.sampled_from(OFFSETS))
         ts = "not a time" if offset is None else (arrival + timedelta(seconds=offset)).isoformat()
-        rows.append((ts, arrival, f"d{draw(st.integers(0, 3))}", draw(st.integers(0, parts - 1))))
+        rows.append((ts, arrival, draw(st.sampled_from(DEVICES)), draw(st.integers(0, parts - 1))))
     frame = pl.DataFrame(
-        rows, schema=["ts", "arrival_time", "device", "partition_id"], orient="row"
+        rows, schema=["ts", "arrival_time", "device_id", "partition_id"], orient="row"
     )
     late = draw(st.sampled_from([None, 0, 5, 60]))  # None: unlimited
     policy = OrderingPolicy(
@@ -50,59 +58,126 @@ def captures(draw: st.DrawFn) -> tuple[pl.DataFrame, int, int | None, OrderingPo
         out_of_order_ns=draw(st.sampled_from([0, 2, 10])) * 10**9,
         action=draw(st.sampled_from(list(Action))),
         partition_by=draw(st.booleans()),
+        over=("device_id",) if draw(st.booleans()) else (),
     )
     row_group = draw(st.integers(1, max(1, n)))
     return frame, row_group, declared, policy
 
 
-def local(path: Path, policy: OrderingPolicy, declared: int | None) -> tuple[pl.DataFrame, dict]:
+def local(
+    path: Path, policy: OrderingPolicy, declared: int | None, out: Path | None = None
+) -> tuple[pl.DataFrame, dict]:
     capture = read_capture(path)
     events, applied = capture.apply(policy)
     parts = declared_partitions(declared) if declared else None
     result = replay(events, applied, partitions=parts, columns=capture.columns)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        write_outputs(result, out, InstrumentOptions())
     return result.outcomes, {"input": capture.to_dict(), **summarize(result)}
+
+
+def assert_same_replay(spark, folder: Path, case) -> None:
+    """Both replays of ``case`` (written to ``folder``): the same outcomes, diagnostics
+    records, metrics and summary, or the same one-line error."""
+    frame, row_group, declared, policy = case
+    path = folder / "cap.parquet"
+    frame.write_parquet(path, row_group_size=row_group)
+    parts = declared_partitions(declared) if declared else None
+    try:
+        expected, summary = local(path, policy, declared, folder / "local")
+    except InputError as exc:  # OVER on several partitions without PARTITION BY
+        error = str(exc)
+    else:
+        error = None
+    if error is not None:
+        with pytest.raises(InputError) as spark_error:
+            run_spark_replay(
+                spark, path=str(path), arrival=None, partition=None, policy=policy,
+                declared=parts, out=folder / "spark", instrument=InstrumentOptions(),
+            )  # fmt: skip
+        assert str(spark_error.value) == error
+        return
+    got = run_spark_replay(
+        spark, path=str(path), arrival=None, partition=None, policy=policy,
+        declared=parts, out=folder / "spark", instrument=InstrumentOptions(),
+    )  # fmt: skip
+    assert_frame_equal(pl.read_parquet(got.outcomes), expected)
+    assert {"input": got.capture.to_dict(), **got.summary} == summary
+    want = (folder / "local" / DIAGNOSTICS_FILE).read_text().splitlines()
+    have = (folder / "spark" / DIAGNOSTICS_FILE).read_text().splitlines()
+    assert have == want
+    assert_frame_equal(
+        pl.read_parquet(folder / "spark" / METRICS_FILE),
+        pl.read_parquet(folder / "local" / METRICS_FILE),
+    )
 
 
 @pytest.mark.slow
 @settings(
-    max_examples=8,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=captures())
 def test_spark_replay_equals_local(spark, tmp_path_factory, case):
-    frame, row_group, declared, policy = case
-    folder = tmp_path_factory.mktemp("replay")
-    path = folder / "cap.parquet"
-    frame.write_parquet(path, row_group_size=row_group)
-    expected, summary = local(path, policy, declared)
-    got = run_spark_replay(
-        spark,
-        path=str(path),
-        arrival=None,
-        partition=None,
-        policy=policy,
-        declared=declared_partitions(declared) if declared else None,
-        out=folder / "out",
+    assert_same_replay(spark, tmp_path_factory.mktemp("replay"), case)
+
+
+def _capture(seconds, offsets, devices, parts) -> pl.DataFrame:
+    arrivals = [BASE + timedelta(seconds=s) for s in seconds]
+    return pl.DataFrame(
+        {
+            "ts": [
+                "not a time" if o is None else (a + timedelta(seconds=o)).isoformat()
+                for a, o in zip(arrivals, offsets, strict=True)
+            ],
+            "arrival_time": arrivals,
+            "device_id": devices,
+            "partition_id": parts,
+        }
     )
-    outcomes = pl.read_parquet(got.outcomes)
-    assert_frame_equal(outcomes, expected)
-    assert {"input": got.capture.to_dict(), **got.summary} == summary
 
 
-def test_one_event_and_never_sent_partitions(spark, tmp_path):
-    frame = pl.DataFrame({"ts": [BASE.isoformat()], "arrival_time": [BASE], "partition_id": [2]})
-    path = tmp_path / "one.parquet"
-    frame.write_parquet(path)
-    policy = OrderingPolicy(timestamp_by="ts", partition_by=True)
-    expected, summary = local(path, policy, 4)
-    got = run_spark_replay(
-        spark, path=str(path), arrival=None, partition=None, policy=policy,
-        declared=declared_partitions(4), out=tmp_path / "out",
-    )  # fmt: skip
-    assert_frame_equal(pl.read_parquet(got.outcomes), expected)
-    assert got.summary["partitions"] == [0, 1, 2, 3]
-    assert {"input": got.capture.to_dict(), **got.summary} == summary
+#: A few cases of the hypothesis test for the default run: OVER keys with missing ones, late,
+#: early, out-of-order and invalid times, ties, an idle gap, never-sent partitions; with and
+#: without PARTITION BY, Adjust and Drop.
+EXAMPLES = {
+    "over, partition by, adjust, declared": (
+        _capture(
+            [0, 0, 1, 3, 3, 410, 411, 413, 420, 900],
+            [0, -20, 1, None, -3, 0, -900, 400, -1, 2],
+            ["d0", "d1", None, "d0", "d1", "d2", "d0", "d1", "d1", None],
+            [0, 1, 0, 1, 0, 1, 0, 0, 1, 0],
+        ),
+        3,
+        4,
+        OrderingPolicy(
+            timestamp_by="ts",
+            late_arrival_ns=5 * 10**9,
+            out_of_order_ns=2 * 10**9,
+            partition_by=True,
+            over=("device_id",),
+        ),
+    ),
+    "merged watermark, drop, unlimited late": (
+        _capture(
+            [0, 1, 1, 2, 9, 16, 16, 500, 501, 505],
+            [0, -3, 0, 1, -20, 2, None, -1, 0, 400],
+            ["d0"] * 10,
+            [0, 1, 1, 0, 1, 0, 1, 0, 0, 1],
+        ),
+        4,
+        None,
+        OrderingPolicy(timestamp_by="ts", out_of_order_ns=2 * 10**9, action=Action.DROP),
+    ),
+    "one event": (_capture([0], [0], ["d0"], [2]), 1, 3, OrderingPolicy(timestamp_by="ts")),
+}
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_spark_replay_equals_local_on_examples(spark, tmp_path, name):
+    assert_same_replay(spark, tmp_path, EXAMPLES[name])
 
 
 def test_bad_values_stop_with_the_local_error(spark, tmp_path):
@@ -133,21 +208,32 @@ def test_cli_replays_on_spark_and_prints_the_local_summary(spark, tmp_path, caps
             "ts": [(BASE + timedelta(seconds=s)).isoformat() for s in (0, -30, 5, 2)],
             "arrival_time": [BASE + timedelta(seconds=s) for s in (0, 1, 3, 3)],
             "partition_id": [0, 1, 0, 1],
+            "device": ["a", "b", None, "a"],
         }
     )
     path = tmp_path / "cap.parquet"
     frame.write_parquet(path)
-    flags = ["--timestamp-by", "ts", "--partition-by", "--outcomes-only"]
+    flags = ["--timestamp-by", "ts", "--partition-by", "--over", "device", "--job", "j1"]
     assert main(["replay", str(path), "--out", str(tmp_path / "lo"), *flags]) == 0
     local_text = capsys.readouterr().out
     assert main(["replay", str(path), "--out", str(tmp_path / "sp"), *flags, "--spark"]) == 0
     spark_text = capsys.readouterr().out
     assert spark_text.splitlines()[:-1] == local_text.splitlines()[:-1]
-    assert spark_text.splitlines()[-1] == f"wrote {tmp_path / 'sp' / 'outcomes'}/"
+    sp = tmp_path / "sp"
+    written = f"wrote {sp / 'outcomes'}/, {sp / DIAGNOSTICS_FILE}, {sp / METRICS_FILE}"
+    assert spark_text.splitlines()[-1] == written
     assert_frame_equal(
-        pl.read_parquet(tmp_path / "sp" / "outcomes"),
-        pl.read_parquet(tmp_path / "lo" / "outcomes.parquet"),
+        pl.read_parquet(sp / "outcomes"), pl.read_parquet(tmp_path / "lo" / "outcomes.parquet")
     )
+    assert (sp / DIAGNOSTICS_FILE).read_text() == (tmp_path / "lo" / DIAGNOSTICS_FILE).read_text()
+    assert pl.read_parquet(sp / METRICS_FILE)["job"].unique().to_list() == ["j1"]
+    assert_frame_equal(
+        pl.read_parquet(sp / METRICS_FILE), pl.read_parquet(tmp_path / "lo" / METRICS_FILE)
+    )
+    only = ["replay", str(path), "--out", str(tmp_path / "only"), *flags[:-2], "--spark"]
+    assert main([*only, "--outcomes-only"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {tmp_path / 'only' / 'outcomes'}/"
+    assert not (tmp_path / "only" / DIAGNOSTICS_FILE).exists()
 
 
 def test_most_times_invalid_warns_as_locally_and_far_off_arrivals_are_refused(spark, tmp_path):
