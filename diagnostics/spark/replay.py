@@ -36,11 +36,7 @@ from diagnostics.engine.summary import (
 from diagnostics.errors import InputError, UsageError
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.scalars import as_datetime
-from diagnostics.spark.replay_diagnostics import (
-    diagnostics_plan,
-    spark_instrument,
-    write_spark_outputs,
-)
+from diagnostics.spark.replay_diagnostics import write_spark_outputs
 from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_over import over_problem, with_substreams
 from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, values_at, with_position
@@ -392,13 +388,9 @@ def run_spark_replay(
                 warnings = invalid_warning(
                     narrow, plan, applied, counts["dropped_invalid_timestamp"], counts["events"]
                 )
-                files: tuple[Path, ...] = ()
-                if instrument is not None:
-                    progress("writing diagnostics and metrics")
-                    diag = diagnostics_plan(capture, applied, partitions, instrument)
-                    files = write_spark_outputs(
-                        out, spark_instrument(spark, events, plan, diag, counts["events"], tasks)
-                    )
+                progress("diagnostics and metrics" if instrument else "no diagnostics")
+                s8 = (instrument, capture, applied, partitions, counts["events"], tasks)
+                files = write_spark_outputs(spark, events, plan, out, *s8)
             finally:
                 events.unpersist()
         finally:

@@ -315,8 +315,25 @@ def spark_instrument(
     return Instrumented(records, metrics, aggregates, notices, cid)
 
 
-def write_spark_outputs(out: Path, result: Instrumented) -> tuple[Path, Path]:
-    """Write ``diagnostics.jsonl`` and ``metrics.parquet`` as the local replay writes them."""
+def write_spark_outputs(
+    spark: SparkSession,
+    events: DataFrame,
+    plan: ReplayPlan,
+    out: Path,
+    options: InstrumentOptions | None,
+    capture: Capture,
+    applied: OrderingPolicy,
+    partitions: Sequence[int],
+    total: int,
+    tasks: int,
+) -> tuple[Path, ...]:
+    """With ``options`` (none: ``--outcomes-only``), write ``diagnostics.jsonl`` and
+    ``metrics.parquet`` of the outcome rows ``events`` into ``out`` as the local replay
+    writes them; the paths written."""
+    if options is None:
+        return ()
+    diag = diagnostics_plan(capture, applied, partitions, options)
+    result = spark_instrument(spark, events, plan, diag, total, tasks)
     write_diagnostics(out / DIAGNOSTICS_FILE, result.records)
     write_metrics(out / METRICS_FILE, result.metrics)
     return out / DIAGNOSTICS_FILE, out / METRICS_FILE
