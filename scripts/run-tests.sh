@@ -8,8 +8,9 @@
 #   CI=true         (set by .ci/run) the same as make test-all
 # ORDERDOC_TESTS=all|fast overrides the choice; arguments go to pytest (e.g. tests/logs -x).
 # The tests run on ORDERDOC_TEST_WORKERS pytest-xdist workers (default 2; 0: one process);
-# each test file goes whole to one of them, the Spark folders all to the same one
-# (tests/conftest.py).
+# each test file goes whole to one of them, heaviest files first (tests/conftest.py).
+# ORDERDOC_TEST_TIMES=<file> records every test's wall and CPU time there (tests/timing.py;
+# scripts/test_times.py sums it up per worker, folder and file).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -36,7 +37,8 @@ if [ "$tests" = "all" ]; then
   bash scripts/install-flink.sh
 fi
 workers="${ORDERDOC_TEST_WORKERS:-2}"
-$BIN/python -m pytest -q -p no:cacheprovider --durations=25 -n "$workers" --dist loadfile \
+$BIN/python -m pytest -q -p no:cacheprovider -p tests.timing --durations=30 \
+  -n "$workers" --dist loadfile \
   "${select[@]}" "$@"
 code=$?
 if [ "$code" = "5" ]; then

@@ -1,24 +1,36 @@
-"""Fixtures shared by every test folder, and how the test sets are chosen.
+"""Fixtures shared by every test folder, and how the test sets are chosen and scheduled.
 
 **Test sets.** ``make test`` runs every test except those marked ``slow``; CI (``CI=true``,
 ``.ci/run``) and ``make test-all`` run them all (scripts/run-tests.sh decides). Mark a test
 ``@pytest.mark.slow`` when it is an end-to-end case that takes many seconds on its own
 (starts JVMs in subprocesses, servers, a browser, a cluster) and a faster test covers the same
 code in-process; never to hide a failure. ``--durations`` in scripts/run-tests.sh lists the
-slowest tests of each run.
+slowest tests of each run; ``ORDERDOC_TEST_TIMES=<file>`` records every test's wall and CPU
+time (tests/timing.py, summed up by scripts/test_times.py).
 
 **Workers.** scripts/run-tests.sh runs the tests on two pytest-xdist workers
 (``ORDERDOC_TEST_WORKERS``, 0 for one process). Tests must not depend on each other or on
-their order; ports come from ``free_port()``-style helpers, files go under ``tmp_path``. Each test
-file runs whole on one worker (module fixtures are built once) and the Spark folders
-(:data:`SPARK_FOLDERS`) all on the same worker, so one JVM serves them; a session fixture is
-built once per worker that needs it.
+their order; ports come from ``free_port()``-style helpers, files go under ``tmp_path``. Each
+test file runs whole on one worker (module fixtures are built once). The files are handed out
+heaviest first (:func:`file_weight`: files with ``slow`` tests, then files whose tests use
+Spark, by how many), each to the next worker that runs short of work, so the long ones start
+at once and the short ones fill the gaps at the end. Either worker may get Spark tests; each
+then builds its own ``spark`` session (one JVM per worker), and the Spark work is split in
+two instead of lining up on one worker.
 
 **Shared, session-scoped fixtures** (build once, never modify: copy to ``tmp_path`` first):
 
-* ``spark``: the one local Spark session of the run (``local[2]``, 2 shuffle partitions, no
-  UI); Spark tests in any folder ask for it instead of building their own (a command run
+* ``spark``: the worker's local Spark session (``local[2]``, 2 shuffle partitions, no UI);
+  Spark tests in any folder ask for it instead of building their own (a command run
   in-process, e.g. ``main(["aggregate", ...])``, uses it too: it reuses an active session).
+
+**JVM options.** Every JVM the tests start (the session's, and those of the commands, servers
+and clusters they run as processes) is told to compile with the JIT's first tier only and to
+use the serial collector (:data:`TEST_JVM_OPTIONS`, through the environment variables Spark's
+launcher reads). The tests' JVMs live for seconds on a few rows, where the optimising compiler
+costs far more CPU than it saves: measured, it halves the CPU time of a session's start and of
+a first ``aggregate``. Only how the JVM compiles changes, not what Spark computes. A variable
+set by the user is kept.
 """
 
 from __future__ import annotations
@@ -35,10 +47,21 @@ SPARK_TEST_CONF = (
     ("spark.driver.memory", "1g"),
 )
 
+#: Options for the short-lived JVMs of the tests: C1 only, serial GC.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+#: Spark's launcher adds SPARK_SUBMIT_OPTS to a driver's JVM (the in-process session, a command
+#: run as a process, the Spark Connect server) and SPARK_DAEMON_JAVA_OPTS to a standalone
+#: master's and worker's; executors take ``spark.executor.extraJavaOptions``
+#: (tests/spark/servers.py). Set here, at import, so child processes inherit them.
+for _variable in ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS"):
+    os.environ.setdefault(_variable, TEST_JVM_OPTIONS)
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """The shared local[2] session; skipped tests would hide a broken set-up, so Java is required."""
+    """The worker's local[2] session; skipped tests would hide a broken set-up, so Java is
+    required."""
     from diagnostics.spark.session import SparkTarget, build_session, java_problem
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -49,22 +72,59 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-#: Folders whose tests use Spark. Under pytest-xdist each runs whole on one worker, so one JVM
-#: serves them (a Spark test elsewhere still works: its worker starts a session of its own).
-SPARK_FOLDERS = ("tests/spark/", "tests/watch/", "tests/engines/real/")
+def uses_spark(item: pytest.Item) -> bool:
+    """True for a test that asks for the ``spark`` session or is marked ``spark``."""
+    return (
+        "spark" in getattr(item, "fixturenames", ()) or item.get_closest_marker("spark") is not None
+    )
+
+
+def file_weight(items: list[pytest.Item]) -> tuple[int, int, int]:
+    """How heavy a test file is, for handing out the heaviest first: its ``slow`` tests, its
+    Spark tests, its tests (the first difference decides)."""
+    slow = sum(item.get_closest_marker("slow") is not None for item in items)
+    return slow, sum(uses_spark(item) for item in items), len(items)
+
+
+def file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On pytest-xdist workers, order the files heaviest first (:func:`file_weight`; ties keep
+    their order). Every worker collects the same list, and the scheduler below hands out the
+    files in this order. Tests within a file keep their order."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    by_file: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        by_file.setdefault(file_of(item), []).append(item)
+    order = sorted(by_file, key=lambda name: tuple(-w for w in file_weight(by_file[name])))
+    items[:] = [item for name in order for item in by_file[name]]
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """With ``--dist loadfile``: each test file goes whole to one worker, and the files of
-    :data:`SPARK_FOLDERS` all go to the same one (the largest unit, so it is handed out first)."""
+    """With ``--dist loadfile``: each test file goes whole to one worker, in the order the
+    workers collected them (heaviest first), not xdist's default of most tests first."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class SparkTogether(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "spark" if path.startswith(SPARK_FOLDERS) else path
+    class HeaviestFirst(LoadFileScheduling):
+        ordered = False
 
-    return SparkTogether(config, log)  # type: ignore[arg-type]
+        def _assign_work_unit(self, node):  # type: ignore[no-untyped-def]
+            if not self.ordered:
+                rank = {
+                    file: i
+                    for i, file in enumerate(dict.fromkeys(map(self._split_scope, self.collection)))
+                }
+                queue = sorted(self.workqueue.items(), key=lambda unit: rank[unit[0]])
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return HeaviestFirst(config, log)  # type: ignore[arg-type]

@@ -29,9 +29,18 @@ def free_port() -> int:
 
 
 def spark_env(tmp: Path) -> dict[str, str]:
-    """Environment for servers and clients: loopback only, this venv's Python, logs in tmp."""
+    """Environment for servers and clients: loopback only, this venv's Python, logs in tmp,
+    and a configuration folder in tmp whose ``spark-defaults.conf`` gives the executors the
+    JVM options tests/conftest.py gives drivers and daemons (``TEST_JVM_OPTIONS``)."""
+    conf = tmp / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    options = os.environ.get("SPARK_SUBMIT_OPTS", "")
+    (conf / "spark-defaults.conf").write_text(
+        f"spark.executor.extraJavaOptions {options}\n", encoding="utf-8"
+    )
     env = dict(os.environ)
     env.update(
+        SPARK_CONF_DIR=str(conf),
         SPARK_HOME=str(SPARK_HOME),
         SPARK_LOCAL_IP=LOOPBACK,
         SPARK_LOCAL_HOSTNAME="localhost",
