@@ -9,8 +9,10 @@ appends one line per test to ``<file>``::
 ``wall`` covers set-up, call and tear-down (so a session fixture's cost lands on the first test
 that asks for it); ``cpu`` is the user + system time of the worker's process tree over the same
 span: the worker, its live descendants (the Spark JVM, servers, commands run as processes)
-and the children they reaped. A daemon that detaches from the tree (Spark's sbin scripts)
-is not counted. ``scripts/test_times.py <file>`` sums it up. CPU time, unlike wall time,
+and the children they reaped. A process that leaves the tree unreaped takes its CPU time
+with it: a daemon that detaches, or a server a fixture's tear-down kills with its children
+(the cluster tests' servers), so the test whose tear-down stops it shows 0 (the figure is
+clamped there) and the CPU totals are lower bounds. ``scripts/test_times.py <file>`` sums it up. CPU time, unlike wall time,
 hardly changes with the machine's load, so it is the number to compare between runs on a
 shared machine; the longest worker's wall time is the run's critical path.
 """
@@ -77,7 +79,7 @@ class Timing:
             "test": item.nodeid,
             "worker": self.worker,
             "wall": round(time.monotonic() - wall, 3),
-            "cpu": round(tree_cpu(os.getpid()) - cpu, 3),
+            "cpu": round(max(0.0, tree_cpu(os.getpid()) - cpu), 3),
         }
         with self.out.open("a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
