@@ -156,16 +156,24 @@ def hand_captures() -> dict[str, Capture]:
     }
 
 
-def random_capture(seed: int, count: int = 200, splits: int = 2) -> Capture:
+def random_capture(
+    seed: int,
+    count: int = 200,
+    splits: int = 2,
+    gaps_ms: tuple[int, int] = (50, 1000),
+    quiet_from: int | None = None,
+) -> Capture:
     """``count`` events on ``splits`` splits: event times mostly rising with the arrivals,
-    some a little behind (out of order), some far behind (late), distinct arrivals ~50 ms to
-    ~1 s apart, whole milliseconds."""
+    some a little behind (out of order), some far behind (late); distinct arrivals
+    ``gaps_ms`` apart (whole milliseconds). From event ``quiet_from`` on only split 0 sends
+    (the others go silent: idleness)."""
     rng = random.Random(seed)
     events: list[Event] = []
     arrival = _at(0)
     for i in range(count):
-        arrival += rng.randint(50, 1000)
+        arrival += rng.randint(*gaps_ms)
         lag = rng.choice((0, 0, 0, rng.randint(0, 2_500), rng.randint(2_000, 25_000)))
         event_ms = max(T0_MS, arrival - 100 - lag)
-        events.append(Event(f"e{i:04d}", rng.randrange(splits), event_ms, arrival))
+        split = 0 if quiet_from is not None and i >= quiet_from else rng.randrange(splits)
+        events.append(Event(f"e{i:04d}", split, event_ms, arrival))
     return Capture(f"random_{seed}", tuple(events), splits=splits)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.engines.real.captures import T0_MS, hand_captures
+from tests.engines.real.orderdoc_side import assert_same, orderdoc_dropped, spark_flags
 from tests.engines.real.spark_engine import SparkSettings, micro_batches, run_spark, runs
 
 pytestmark = pytest.mark.slow
@@ -42,12 +43,15 @@ def test_late_rows_are_dropped_on_window_end_at_or_before_the_watermark(
     # empty trigger between, so a batch without data moves the watermark first. Window
     # [0, 10) is dropped once 10.000 <= the watermark: late_a meets 9.998, late_b 9.999
     # (kept), late_c exactly 10.000 (dropped), late_d 10.001, late_e 29.000 (dropped).
-    result = run_spark(spark, hand_captures()["boundary"], SparkSettings(W, 1_000, 100), tmp_path)
+    capture, settings = hand_captures()["boundary"], SparkSettings(W, 1_000, 100)
+    result = run_spark(spark, capture, settings, tmp_path / "spark")
     assert result.dropped == {"late_c", "late_d", "late_e"}
     assert result.counts == windows((0, 3), (10, 4), (30, 1))
     batches = result.details["batches"]
     # the windows' counts are one partial aggregate each: the counter counts one per drop here
     assert sum(dropped for _, dropped, _ in batches.values()) == 3  # type: ignore[attr-defined]
+    # and orderdoc's replay --rules spark predicts the same, event for event
+    assert_same(capture, result, orderdoc_dropped(capture, spark_flags(settings), tmp_path), W)
 
 
 def test_the_late_filter_uses_the_previous_batch_watermark(spark: object, tmp_path: Path) -> None:
@@ -55,10 +59,10 @@ def test_the_late_filter_uses_the_previous_batch_watermark(spark: object, tmp_pa
     # the very next batch (13.2): that batch runs with 11.000, past its window's end 10.000,
     # yet filters late rows with the watermark of the batch before, 9.000: p5 is kept. Also
     # p8 (19 s, batch 25.2) right after p7 (25 s): filtered with 11.000, kept.
-    result = run_spark(
-        spark, hand_captures()["out_of_order"], SparkSettings(W, 2_000, 100), tmp_path
-    )
+    capture, settings = hand_captures()["out_of_order"], SparkSettings(W, 2_000, 100)
+    result = run_spark(spark, capture, settings, tmp_path / "spark")
     assert result.dropped == frozenset()
     assert result.counts == windows((0, 3), (10, 4), (20, 1))
     marks = [mark for rows, _, mark in result.details["batches"].values() if rows]  # type: ignore[attr-defined]
     assert marks[4] == "2024-01-01T00:00:11.000Z"  # p5's batch ran with 11.000
+    assert_same(capture, result, orderdoc_dropped(capture, spark_flags(settings), tmp_path), W)
