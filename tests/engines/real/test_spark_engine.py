@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engines.real.captures import T0_MS, hand_captures
+from tests.engines.real.captures import T0_MS, Capture, Event, hand_captures
 from tests.engines.real.orderdoc_side import assert_same, orderdoc_dropped, spark_flags
 from tests.engines.real.spark_engine import SparkSettings, micro_batches, run_spark, runs
 
@@ -65,4 +65,25 @@ def test_the_late_filter_uses_the_previous_batch_watermark(spark: object, tmp_pa
     assert result.counts == windows((0, 3), (10, 4), (20, 1))
     marks = [mark for rows, _, mark in result.details["batches"].values() if rows]  # type: ignore[attr-defined]
     assert marks[4] == "2024-01-01T00:00:11.000Z"  # p5's batch ran with 11.000
+    assert_same(capture, result, orderdoc_dropped(capture, spark_flags(settings), tmp_path), W)
+
+
+def test_the_counter_counts_partial_aggregates_not_events(spark: object, tmp_path: Path) -> None:
+    # delay 0, trigger 1 s: "b" (25 s, batch 26) moves the watermark to 25 s, a batch without
+    # data runs at 27, and the batch at 28 holds three events of [0, 10) and one of [10, 20),
+    # filtered with 25 s: four events dropped, but
+    # numRowsDroppedByWatermark counts one row per window after the partial aggregation: 2
+    def ev(id_: str, event_s: int, arrival_s: float) -> Event:
+        return Event(id_, 0, T0_MS + event_s * 1000, T0_MS + round(arrival_s * 1000))
+
+    capture = Capture(
+        "together",
+        (ev("a", 1, 1.5), ev("b", 25, 25.5), ev("c", 2, 27.2), ev("d", 3, 27.4),
+         ev("e", 4, 27.6), ev("f", 12, 27.8)),
+    )  # fmt: skip
+    settings = SparkSettings(W, 0, 1_000)
+    result = run_spark(spark, capture, settings, tmp_path / "spark")
+    assert result.dropped == {"c", "d", "e", "f"}
+    counter = [dropped for _, dropped, _ in result.details["batches"].values()]  # type: ignore[attr-defined]
+    assert sum(counter) == 2
     assert_same(capture, result, orderdoc_dropped(capture, spark_flags(settings), tmp_path), W)
