@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_spark_arguments(
         parser,
         "with --events: replay the capture as a Spark job and run the recommender's settings "
-        "as Spark tasks (so far: a Parquet capture, no TIMESTAMP BY ... OVER); the same "
+        "as Spark tasks (so far: a Parquet capture); the same "
         "report as without --spark",
     )
 

@@ -82,19 +82,15 @@ def write_capture_file(scenario: str, capture: Path) -> pl.DataFrame:
     return frame
 
 
-def replay_capture(source: Capture, out: Path, job: str, *, outcomes: bool = True) -> ReplayResult:
+def replay_capture(source: Capture, out: Path, job: str) -> ReplayResult:
     """Replay ``source`` under :data:`POLICY` on :data:`PARTITIONS` partitions and write
-    ``outcomes.parquet`` (unless ``outcomes`` is false: the Spark replay writes them),
-    ``diagnostics.jsonl`` and ``metrics.parquet`` into ``out``."""
+    ``outcomes.parquet``, ``diagnostics.jsonl`` and ``metrics.parquet`` into ``out``."""
     events, policy = source.apply(POLICY)
     result = replay(
         events, policy, partitions=declared_partitions(PARTITIONS), columns=source.columns
     )
     out.mkdir(parents=True, exist_ok=True)
-    if outcomes:
-        result.outcomes.write_parquet(out / OUTCOMES_FILE, compression="snappy")
-    else:  # an earlier run's file would hide the Spark replay's outcomes/ folder
-        (out / OUTCOMES_FILE).unlink(missing_ok=True)
+    result.outcomes.write_parquet(out / OUTCOMES_FILE, compression="snappy")
     write_replay_outputs(result, out, InstrumentOptions(job=job, source=SOURCE))
     return result
 
@@ -167,13 +163,19 @@ def _run_scenario(
     replay_dir = folder / "replay"
     say(f"[{scenario}] replay (TIMESTAMP BY event_time, late 5s, out-of-order 0s, adjust)")
     read = read_capture(capture)  # the reader every command uses (renames, column detection)
-    replay_capture(read, replay_dir, f"sample-{scenario.replace('_', '-')}", outcomes=not spark)
+    job_name = f"sample-{scenario.replace('_', '-')}"
     replayed = None
-    if spark is not None:
+    if spark is None:
+        replay_capture(read, replay_dir, job_name)
+    else:
         from diagnostics.report.spark_demo import replay_on_spark
 
-        say(f"[{scenario}] replay on Spark -> {replay_dir / 'outcomes'}/")
-        replayed = replay_on_spark(spark, read, POLICY, PARTITIONS, folder, replay_dir, say)
+        say(f"[{scenario}] replay on Spark -> {replay_dir}")
+        (replay_dir / OUTCOMES_FILE).unlink(missing_ok=True)  # would hide outcomes/
+        options = InstrumentOptions(job=job_name, source=SOURCE)
+        replayed = replay_on_spark(
+            spark, read, POLICY, PARTITIONS, folder, replay_dir, options, say
+        )
     agg_dir = folder / "agg"
     # both producers read the same expansion of the replay's files (and list what it skips)
     files = expand_inputs(

@@ -2,10 +2,9 @@
 
 The capture as the reader read it is written beside ``capture.csv`` as ``capture.parquet``
 (the Spark replay reads Parquet captures so far) and replayed on Spark into
-``replay/outcomes/`` (a Parquet dataset, read back with the one outcomes reader); explain and
-what-if take that replay and run their settings as Spark tasks. ``diagnostics.jsonl`` and
-``metrics.parquet`` still come from the local replay until the Spark replay writes them
-(docs/spark-replay.md, S8).
+``replay/outcomes/`` (a Parquet dataset, read back with the one outcomes reader),
+``replay/diagnostics.jsonl`` and ``replay/metrics.parquet``; explain and what-if take that
+replay and run their settings as Spark tasks.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING
 from diagnostics.captures.reader import Capture
 from diagnostics.engine.replay import declared_partitions
 from diagnostics.explain.capture import Replayed
+from diagnostics.instrument import InstrumentOptions
 from diagnostics.spark.replayed import replayed_on_spark
 
 if TYPE_CHECKING:
@@ -35,10 +35,11 @@ def replay_on_spark(
     partitions: int,
     folder: Path,
     replay_dir: Path,
+    instrument: InstrumentOptions,
     say: Callable[[str], None],
 ) -> Replayed:
     """``read`` written as ``folder/capture.parquet`` and replayed on ``spark`` into
-    ``replay_dir/outcomes/``."""
+    ``replay_dir`` (``outcomes/``, and the diagnostics and metrics ``instrument`` shapes)."""
     path = folder / PARQUET_CAPTURE
     read.events.write_parquet(path)
     return replayed_on_spark(
@@ -50,4 +51,5 @@ def replay_on_spark(
         arrival=read.columns.arrival,
         partition=read.columns.partition,
         progress=lambda message: say(f"  spark: {message}"),
+        instrument=instrument,
     )

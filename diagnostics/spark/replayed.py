@@ -13,6 +13,7 @@ from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import UsageError
 from diagnostics.explain.capture import Replayed
+from diagnostics.instrument import InstrumentOptions
 from diagnostics.spark.replay import run_spark_replay, unsupported
 
 if TYPE_CHECKING:
@@ -30,10 +31,12 @@ def replayed_on_spark(
     partition: str | None = None,
     named_by: str | None = None,
     progress: Callable[[str], None] = lambda _message: None,
+    instrument: InstrumentOptions | None = None,
 ) -> Replayed:
-    """Replay the capture at ``path`` on ``spark`` into ``out/outcomes/`` and read it back:
-    the outcome frame, partitions and summary the local replay gives (what the Spark replay
-    does not replay yet is a one-line :class:`UsageError` before Spark starts)."""
+    """Replay the capture at ``path`` on ``spark`` into ``out/outcomes/`` (given
+    ``instrument``, also ``diagnostics.jsonl`` and ``metrics.parquet``) and read it back: the
+    outcome frame, partitions and summary the local replay gives (what the Spark replay does
+    not replay yet is a one-line :class:`UsageError` before Spark starts)."""
     problem = unsupported(path, policy)
     if problem is not None:
         raise UsageError(problem)
@@ -47,6 +50,7 @@ def replayed_on_spark(
         out=out,
         named_by=named_by,
         progress=progress,
+        instrument=instrument,
     )
     partitions = tuple(int(p) for p in result.summary["partitions"])
     return Replayed(read_outcomes(result.outcomes), partitions, result.summary)
