@@ -1,6 +1,6 @@
 """``orderdoc demo --spark``: replay, aggregation and the recommender's settings on Spark give
-the report of the local demo; the replay's outcomes are an ``outcomes/`` folder, read back
-by the report."""
+the report of the local demo and its diagnostics.jsonl; the replay's outcomes are an
+``outcomes/`` folder, read back by the report."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_demo_on_spark_reports_what_the_local_demo_reports(spark, tmp_path):
         sorted(p.name for p in (folder / "replay" / "outcomes").iterdir())[0]
         == "part-00000.parquet"
     )
-    for name in ("explain.json", "whatif/whatif.csv"):
+    for name in ("explain.json", "whatif/whatif.csv", "replay/diagnostics.jsonl"):
         assert (folder / name).read_text() == (
             tmp_path / "local" / "late_senders" / name
         ).read_text()
