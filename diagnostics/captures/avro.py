@@ -19,6 +19,7 @@ error naming it: a replay of the other files alone would report wrong outcomes.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -112,26 +113,115 @@ def _text(value: object) -> str | None:
     return json.dumps(value)
 
 
-def _body_fields(bodies: list[dict[str, Any]]) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
-    """The bodies' top-level fields as columns (nested objects as structs), and the empty
-    key's rename (``column_N``, N its position among the fields). A field whose values do
-    not share one type (an object here, a number there) is kept as text (JSON for objects
-    and numbers), so no value is lost."""
-    keys = list(dict.fromkeys(k for b in bodies for k in b))
-    names = name_empty(keys, CAPTURE_NAMES)
+def _field(name: str, values: list[Any]) -> pl.Series:
+    """One body field's values as a column: its own type, else (values that do not share
+    one type: an object here, a number there) text, JSON for objects and numbers."""
+    try:
+        return pl.Series(name, values, strict=True)
+    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
+        return pl.Series(name, [_text(v) for v in values], dtype=pl.String)
+
+
+@dataclass(frozen=True, slots=True)
+class BodySchema:
+    """The body fields of a whole capture, for reading one of its files as a part of it:
+    the keys in order of first appearance, each one's column type, and whether some body is
+    not read as a JSON object (then the capture has the ``Body`` column)."""
+
+    keys: tuple[str, ...]
+    dtypes: tuple[pl.DataType, ...]
+    raw: bool
+
+
+def _body_fields(
+    bodies: list[dict[str, Any]], schema: BodySchema | None = None
+) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+    """The bodies' top-level fields as columns (nested objects as structs; see
+    :func:`_field`), and the empty key's rename (``column_N``, N its position among the
+    fields). With ``schema``, the fields and types are the whole capture's."""
+    keys = list(dict.fromkeys(k for b in bodies for k in b)) if schema is None else schema.keys
+    names = name_empty(list(keys), CAPTURE_NAMES)
     renames = tuple(
         Rename(key, name, RenameReason.EMPTY_NAME)
         for key, name in zip(keys, names, strict=True)
         if key != name
     )
     columns = []
-    for key, name in zip(keys, names, strict=True):
-        values = [b.get(key) for b in bodies]
-        try:
-            columns.append(pl.Series(name, values, strict=True))
-        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
-            columns.append(pl.Series(name, [_text(v) for v in values], dtype=pl.String))
+    for i, (key, name) in enumerate(zip(keys, names, strict=True)):
+        column = _field(name, [b.get(key) for b in bodies])
+        if schema is not None and column.dtype != schema.dtypes[i]:
+            column = column.cast(schema.dtypes[i])  # a file where the field is always null
+        columns.append(column)
     return (pl.DataFrame(columns) if columns else pl.DataFrame()), renames
+
+
+@dataclass(frozen=True, slots=True)
+class FileBodies:
+    """What one Capture file holds: its :class:`BodySchema` (each field's type as this file
+    alone gives it), its records, and what the reader counts (see :class:`AvroTable`)."""
+
+    schema: BodySchema
+    records: int
+    without_json: int
+    repeated_keys: int
+    arrivals_from_text: int
+
+
+def file_bodies(file: CaptureFile) -> FileBodies:
+    """:class:`FileBodies` of ``file``; an :class:`InputError` as :func:`read_capture_files`
+    raises it."""
+    decoded = _decode([file], None)
+    keys = tuple(dict.fromkeys(k for b in decoded.bodies for k in b))
+    dtypes = tuple(_field(k, [b.get(k) for b in decoded.bodies]).dtype for k in keys)
+    raw = any(r is not None for r in decoded.raw)
+    return FileBodies(
+        BodySchema(keys, dtypes, raw),
+        len(decoded.bodies),
+        decoded.no_json,
+        decoded.repeated,
+        decoded.from_text,
+    )
+
+
+def capture_columns(
+    files: Sequence[CaptureFile], found: Sequence[FileBodies], schema: BodySchema
+) -> AvroTable:
+    """The capture of ``files`` as :func:`read_capture_files` reads it, but its columns only
+    (no rows; the counts and :attr:`AvroTable.rows` from ``found``)."""
+    table = read_capture_files([], schema=schema)
+    return dataclasses.replace(
+        table,
+        files=len(files),
+        bodies_without_json=sum(f.without_json for f in found),
+        partition_from_path=all(f.partition is not None for f in files),
+        bodies_with_repeated_keys=sum(f.repeated_keys for f in found),
+        arrivals_from_text=sum(f.arrivals_from_text for f in found),
+        rows=sum(f.records for f in found),
+    )
+
+
+def merged_body_schema(
+    files: Sequence[CaptureFile], schemas: Sequence[BodySchema]
+) -> BodySchema | str:
+    """The capture's :class:`BodySchema` from its files' (in reading order), or why a file
+    cannot be read apart from the others: a field whose type differs between two files
+    (one line; the whole capture's type then depends on values in both)."""
+    keys: dict[str, tuple[pl.DataType, int]] = {}
+    for index, schema in enumerate(schemas):
+        for key, dtype in zip(schema.keys, schema.dtypes, strict=True):
+            seen = keys.get(key)
+            if seen is None or seen[0] == pl.Null:
+                keys[key] = (dtype, index) if seen is None or dtype != pl.Null else seen
+            elif dtype not in (pl.Null, seen[0]):
+                return (
+                    f"body field '{key}' is {seen[0]} in {files[seen[1]].path} but {dtype} in "
+                    f"{files[index].path}"
+                )
+    return BodySchema(
+        tuple(keys),
+        tuple(dtype for dtype, _ in keys.values()),
+        any(s.raw for s in schemas),
+    )
 
 
 def _arrival_ms(record: dict[str, Any]) -> tuple[int | None, bool]:
@@ -196,12 +286,28 @@ class AvroTable:
     partition_from_path: bool
     bodies_with_repeated_keys: int = 0
     arrivals_from_text: int = 0
+    #: events of the capture when :attr:`frame` holds only its columns (read elsewhere)
+    rows: int | None = None
+
+    @property
+    def events(self) -> int:
+        """The capture's events."""
+        return self.frame.height if self.rows is None else self.rows
 
 
-def read_capture_files(
-    files: Sequence[CaptureFile], progress: Callable[[int, int], None] | None = None
-) -> AvroTable:
-    """The events of ``files`` (see the module docstring); ``progress(files read, files)``."""
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    """Records decoded, column by column, and what was counted."""
+
+    meta: dict[str, list[Any]]
+    bodies: list[dict[str, Any]]
+    raw: list[str | None]
+    no_json: int
+    repeated: int
+    from_text: int
+
+
+def _decode(files: Sequence[CaptureFile], progress: Callable[[int, int], None] | None) -> _Decoded:
     meta: dict[str, list[Any]] = {name: [] for name in (*CAPTURE_COLUMNS, *PROPERTY_COLUMNS)}
     bodies: list[dict[str, Any]] = []
     raw: list[str | None] = []
@@ -230,6 +336,19 @@ def read_capture_files(
             meta["SystemProperties"].append(_properties(record.get("SystemProperties")))
         if progress is not None:
             progress(done + 1, len(files))
+    return _Decoded(meta, bodies, raw, no_json, repeated, from_text)
+
+
+def read_capture_files(
+    files: Sequence[CaptureFile],
+    progress: Callable[[int, int], None] | None = None,
+    schema: BodySchema | None = None,
+) -> AvroTable:
+    """The events of ``files`` (see the module docstring); ``progress(files read, files)``.
+    With ``schema`` (:func:`merged_body_schema`), files that are a part of a larger capture,
+    with its body fields, types and ``Body`` column."""
+    decoded = _decode(files, progress)
+    meta, raw = decoded.meta, decoded.raw
     head = pl.DataFrame(
         {
             ASA_PARTITION: pl.Series(meta[ASA_PARTITION], dtype=pl.Int64),
@@ -240,18 +359,18 @@ def read_capture_files(
             "Offset": pl.Series([None if o is None else str(o) for o in meta["Offset"]], dtype=pl.String),
         }
     )  # fmt: skip
-    fields, empty = _body_fields(bodies)
+    fields, empty = _body_fields(decoded.bodies, schema)
     fields, renames = rename_taken(fields, CAPTURE_NAMES, RenameReason.CAPTURE)
     tail = {name: pl.Series(meta[name], dtype=pl.String) for name in PROPERTY_COLUMNS}
-    if any(r is not None for r in raw):
+    if any(r is not None for r in raw) if schema is None else schema.raw:
         tail[RAW_BODY] = pl.Series(raw, dtype=pl.String)
     parts = [head] + ([fields] if fields.width else []) + [pl.DataFrame(tail)]
     return AvroTable(
         frame=pl.concat(parts, how="horizontal"),
         renames=(*empty, *renames),
         files=len(files),
-        bodies_without_json=no_json,
+        bodies_without_json=decoded.no_json,
         partition_from_path=all(f.partition is not None for f in files),
-        bodies_with_repeated_keys=repeated,
-        arrivals_from_text=from_text,
+        bodies_with_repeated_keys=decoded.repeated,
+        arrivals_from_text=decoded.from_text,
     )

@@ -24,6 +24,7 @@ import fastavro
 import polars as pl
 import pyarrow.parquet as pq
 
+from diagnostics.captures.datasets import parquet_files
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files
 from diagnostics.captures.tables import table_kind
 from diagnostics.errors import InputError, OrderdocError
@@ -133,7 +134,11 @@ def _avro_footprint(path: Path, path_format: str) -> Footprint:
 
 
 def estimate(path: str | Path, path_format: str | None = None) -> Footprint:
-    """The footprint of the capture at ``path`` (a file, or a Capture folder)."""
+    """The footprint of the capture at ``path`` (a file, a Capture folder, or several
+    Parquet files)."""
+    several = parquet_files(path)
+    if several is not None:
+        return Footprint(str(path), sum(_parquet_rows(p) for p in several), 0)
     path = Path(path)
     if path.is_dir():
         return _avro_footprint(path, path_format or DEFAULT_PATH_FORMAT)

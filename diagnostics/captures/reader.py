@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
+from diagnostics.captures.datasets import parquet_files, read_parquet_files
 from diagnostics.captures.detect import (
     ARRIVAL_DEFAULT,
     ASA_ARRIVALS,
@@ -172,18 +173,25 @@ def table_capture(
     renames: tuple[Rename, ...],
     arrival: str | None,
     partition: str | None,
+    notes: tuple[str, ...] = (),
 ) -> Capture:
     """A table read as :func:`read_capture` reads it, from the frame ``read_table`` gave (or
-    any slice of it, or its schema alone: the choices depend on the columns only)."""
+    any slice of it, or its schema alone: the choices depend on the columns only);
+    ``notes``: what reading it noted."""
     return _finish(
         frame,
         source=source,
         kind=kind,
         renames=renames,
-        notes=(),
+        notes=notes,
         arrival=arrival,
         partition=partition,
     )
+
+
+def parquet_note(files: int) -> str:
+    """What the summary says about a capture of several Parquet files."""
+    return f"{files} Parquet {noun(files, 'file')}, read in path order"
 
 
 def _capture_choices(table: AvroTable) -> tuple[ColumnChoice, ColumnChoice]:
@@ -191,7 +199,7 @@ def _capture_choices(table: AvroTable) -> tuple[ColumnChoice, ColumnChoice]:
     n = table.arrivals_from_text
     if n == 0:
         how = "each record's SystemProperties['x-opt-enqueued-time'] (ms)"
-    elif n == table.frame.height:
+    elif n == table.events:
         how = "each record's EnqueuedTimeUtc (whole seconds; no x-opt-enqueued-time)"
     else:
         how = (
@@ -236,9 +244,10 @@ def _capture_notes(table: AvroTable, arrival: str | None, partition: str | None)
     return tuple(notes)
 
 
-def _from_avro(
+def avro_capture(
     table: AvroTable, source: str, arrival: str | None, partition: str | None
 ) -> Capture:
+    """Capture files read as :func:`read_capture` reads them (or their columns alone)."""
     return _finish(
         table.frame,
         source=source,
@@ -260,14 +269,27 @@ def read_capture(
     progress: Callable[[int, int], None] | None = None,
     csv_options: CsvOptions | None = None,
 ) -> Capture:
-    """Read a capture file (CSV, JSON Lines, Parquet, ``.gz``; ``.avro``) or a folder of
-    Event Hubs Capture files. ``arrival``/``partition`` name the columns (``None``: detect).
+    """Read a capture file (CSV, JSON Lines, Parquet, ``.gz``; ``.avro``), a folder of
+    Event Hubs Capture files, or several Parquet files (a folder or a glob:
+    :mod:`diagnostics.captures.datasets`). ``arrival``/``partition`` name the columns (``None``: detect).
     ``progress(files read, files)`` follows a Capture folder's files. Raises
     :class:`InputError` (or its :class:`SettingError`) naming file, column or setting."""
+    several = parquet_files(path)
+    if several is not None:
+        frame, renames = read_parquet_files(several)
+        return _finish(
+            frame,
+            source=str(path),
+            kind="parquet",
+            renames=renames,
+            notes=(parquet_note(len(several)),),
+            arrival=arrival,
+            partition=partition,
+        )
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
         files = capture_files(path, path_format or DEFAULT_PATH_FORMAT)
-        return _from_avro(read_capture_files(files, progress), str(path), arrival, partition)
+        return avro_capture(read_capture_files(files, progress), str(path), arrival, partition)
     if not path.is_file():
         msg = f"{path}: no such file or folder"
         raise InputError(msg)
@@ -318,7 +340,7 @@ def read_capture_uploads(
         raise InputError(msg)
     found = uploaded_files(files, path_format or DEFAULT_PATH_FORMAT)
     table = read_capture_files(found, progress)
-    return _from_avro(table, _upload_source([n for n, _ in files]), arrival, partition)
+    return avro_capture(table, _upload_source([n for n, _ in files]), arrival, partition)
 
 
 def read_capture_bytes(

@@ -1,10 +1,11 @@
 """``orderdoc replay CAPTURE --spark``: the replay as a Spark job (docs/spark-replay.md).
 
-So far for Parquet capture files, writing ``DIR/outcomes/`` (a Parquet dataset),
+Every input the local replay reads (CSV, JSON Lines, Parquet files, folders and globs, ``.gz``,
+Event Hubs Capture folders), writing ``DIR/outcomes/`` (a Parquet dataset),
 ``diagnostics.jsonl`` and ``metrics.parquet`` (not with ``--outcomes-only``) and the summary;
-what it does not replay yet is refused with one line before Spark starts. Runs on the embedded Spark, a master
-(``--master``) or a Spark Connect server (``--remote``: the capture and ``--out`` on storage
-this machine and the cluster both see).
+what it does not replay yet is refused with one line before Spark starts. Runs on the
+embedded Spark, a master (``--master``) or a Spark Connect server (``--remote``: the capture
+and ``--out`` on storage this machine and the cluster both see).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import argparse
 import json
 import sys
 
+from diagnostics.captures.dialect import CsvOptions
+from diagnostics.cli.capture_args import with_flag
 from diagnostics.cli.diagnostics_args import options_from_args
 from diagnostics.cli.job_args import Resolved
 from diagnostics.cli.spark_args import (
@@ -24,7 +27,7 @@ from diagnostics.cli.spark_args import check_spark_flags as check_target_flags
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import declared_partitions
 from diagnostics.engine.summary import format_summary
-from diagnostics.errors import InputError, UsageError
+from diagnostics.errors import InputError, SettingError
 from diagnostics.spark.session import spark_session
 
 
@@ -33,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_spark_arguments(
         parser,
         "replay as a Spark job, for captures larger than this machine's memory "
-        "(so far: a Parquet file); writes DIR/outcomes/ (a Parquet dataset)",
+        "writes DIR/outcomes/ (a Parquet dataset)",
     )
 
 
@@ -44,31 +47,44 @@ def check_spark_flags(args: argparse.Namespace) -> None:
 
 def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
     """Replay on Spark, write ``DIR/outcomes/``, print the summary."""
-    from diagnostics.spark.replay import run_spark_replay, unsupported
+    from diagnostics.spark.replay import run_spark_replay
+    from diagnostics.spark.replay_splits import plan_replay
     from diagnostics.spark.session import check_reachable
 
     declared = declared_partitions(resolved.partitions) if resolved.partitions else None
-    problem = unsupported(args.events, resolved.policy)
-    if problem is not None:
-        raise UsageError(problem)
+    arrival = getattr(args, "arrival_col", None)
+    partition = getattr(args, "partition_col", None)
+    path_format = getattr(args, "capture_path_format", None)
+    csv = CsvOptions(
+        separator=getattr(args, "separator", None),
+        decimal_comma=True if getattr(args, "decimal_comma", False) else None,
+    )
     target = target_of(args, "orderdoc-replay")
     if target.remote is not None:
         check_reachable(target.remote)  # one line now, before anything is written
     out = out_folder(args.out, create=True)
     say = progress_line()
     with spark_session(target) as spark:
+        try:  # reading errors as the local replay gives them (no prefix; the flag named)
+            planned = plan_replay(
+                args.events, args.events, arrival, partition, resolved.policy,
+                resolved.named_by, spark=spark, csv=csv, path_format=path_format,
+            )  # fmt: skip
+        except SettingError as exc:
+            raise with_flag(exc) from exc
         try:
             result = run_spark_replay(
                 spark,
                 path=args.events,
-                arrival=getattr(args, "arrival_col", None),
-                partition=getattr(args, "partition_col", None),
+                arrival=arrival,
+                partition=partition,
                 policy=resolved.policy,
                 declared=declared,
                 out=out,
                 named_by=resolved.named_by,
                 progress=say,
                 instrument=None if args.outcomes_only else options_from_args(args),
+                planned=planned,
             )
         except InputError as exc:
             msg = f"{args.events}: {exc}"

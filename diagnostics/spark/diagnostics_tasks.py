@@ -24,7 +24,7 @@ from diagnostics.durations import MINUTE
 from diagnostics.engine.watermarks import substream_minimum, timeline_delays
 from diagnostics.instrument.aggregate import KIND_FLAGS, aggregate_errors, example_payloads
 from diagnostics.instrument.correlation import NULL_NS, chunk_rows
-from diagnostics.spark.replay_tasks import ReplayPlan, read_slice
+from diagnostics.spark.replay_splits import ReplayPlan, read_slice
 from diagnostics.timestamps import UTC_NS
 
 #: One row of ``aggregate_errors``, as Spark carries it.

@@ -1,9 +1,9 @@
-"""The replay as a Spark job (docs/spark-replay.md): stages S0, S1, S3 to S7 (but S2) and
-S9, for Parquet captures without TIMESTAMP BY ... OVER, with or without PARTITION BY.
+"""The replay as a Spark job (docs/spark-replay.md): stages S0 to S9, for every input the
+local replay reads (S0: :mod:`diagnostics.spark.replay_splits`), with or without PARTITION BY
+and TIMESTAMP BY ... OVER.
 
 Small pure DataFrame -> DataFrame steps around the task functions of
-:mod:`diagnostics.spark.replay_tasks`; the driver receives O(slices + partitions) rows. What
-this path does not replay yet is refused before any task runs (:func:`unsupported`).
+:mod:`diagnostics.spark.replay_tasks`; the driver receives O(slices + partitions) rows.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
+from diagnostics.captures.dialect import CsvOptions
 from diagnostics.captures.far_off import FAR_GAP_NS, far_runs
-from diagnostics.captures.names import rename_empty
-from diagnostics.captures.reader import Capture, table_capture
-from diagnostics.captures.tables import table_kind
+from diagnostics.captures.reader import Capture
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.outcomes_files import OUTCOMES_FOLDER
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.engine.replay import arrival_times, partitions_in
+from diagnostics.engine.replay import partitions_in
 from diagnostics.engine.summary import (
     delay_seconds,
     invalid_time_line,
@@ -40,16 +38,14 @@ from diagnostics.spark.replay_diagnostics import write_spark_outputs
 from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_over import over_problem, with_substreams
 from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, values_at, with_position
+from diagnostics.spark.replay_splits import ReplayPlan, plan_replay, read_slice
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
     NARROW,
     REPLAYED,
     WRITTEN,
-    ReplayPlan,
-    Slice,
     ddl,
     narrow_batches,
-    read_slice,
     replay_batches,
     write_batches,
 )
@@ -71,66 +67,6 @@ class SparkReplay:
     summary: dict[str, Any]
     outcomes: Path
     diagnostics: tuple[Path, ...] = ()
-
-
-def unsupported(path: str, policy: OrderingPolicy) -> str | None:
-    """Why ``--spark`` cannot replay this yet (one line), or ``None``."""
-    source = Path(path)
-    if source.is_dir():
-        return (
-            f"{path}: --spark reads a Parquet capture file so far; replay an Event Hubs "
-            "Capture folder without --spark"
-        )
-    kind, gz = table_kind(source.name)
-    if kind != "parquet" or gz:
-        return (
-            f"{path}: --spark reads Parquet capture files (not .gz) so far; replay this "
-            f"{kind}{' (gzip)' if gz else ''} file without --spark, or convert it to Parquet"
-        )
-    return None
-
-
-def plan_replay(
-    path: str,
-    source: str,
-    arrival: str | None,
-    partition: str | None,
-    policy: OrderingPolicy,
-    named_by: str | None = None,
-) -> tuple[ReplayPlan, Capture]:
-    """S0: the capture's schema read as the local reader reads it, and its slices (whole
-    row groups of the Parquet file, from its footer)."""
-    try:
-        meta = pq.ParquetFile(path).metadata
-    except (OSError, ValueError) as exc:
-        msg = f"{source}: cannot be read as parquet: {exc}"
-        raise InputError(msg) from exc
-    schema = pl.read_parquet_schema(path)
-    frame, renames = rename_empty(pl.DataFrame(schema=schema))
-    capture = table_capture(
-        frame, source=source, kind="parquet", renames=renames, arrival=arrival, partition=partition
-    )
-    # a column the policy names and the capture lacks: the local error
-    capture.apply(policy, named_by=named_by)
-    slices, offset = [], 0
-    for i in range(meta.num_row_groups):
-        rows = meta.row_group(i).num_rows
-        if rows:
-            slices.append(Slice(offset, rows))
-        offset += rows
-    if offset == 0:
-        arrival_times(capture.events, capture.columns)  # raises: the capture holds no events
-    plan = ReplayPlan(path, source, "parquet", arrival, partition, policy, tuple(slices))
-    return plan, Capture(
-        capture.events,
-        capture.columns,
-        capture.source,
-        capture.kind,
-        capture.renames,
-        capture.choices,
-        capture.notes,
-        height=offset,
-    )
 
 
 def read_narrow(spark: SparkSession, plan: ReplayPlan) -> DataFrame:
@@ -285,13 +221,15 @@ def with_releases(
 
 
 def with_output_rank(events: DataFrame, tasks: int) -> DataFrame:
-    """S6: ``output_rank``, the position by (release time, System.Timestamp, event) of the
-    released events (a bucketed sort and per-bucket offsets, both distributed)."""
+    """S6: ``output_rank``, the position by (release time, System.Timestamp, arrival order:
+    arrival, then input order) of the released events (a bucketed sort and per-bucket
+    offsets, both distributed). Arrival order is not input order in a Capture folder
+    (partition first)."""
     from pyspark.sql import functions as F
 
     released = events.filter(F.col("release_time").isNotNull())
-    ordered = released.select("eid", "release_time", "system_timestamp")
-    keys = ("release_time", "system_timestamp", "eid")
+    ordered = released.select("eid", "release_time", "system_timestamp", "arrival")
+    keys = ("release_time", "system_timestamp", "arrival", "eid")
     ranks = with_position(ordered, keys, "output_rank", tasks * BUCKETS_PER_TASK)
     return events.join(ranks.select("eid", "output_rank"), "eid", "left")
 
@@ -325,12 +263,21 @@ def run_spark_replay(
     named_by: str | None = None,
     progress: Callable[[str], None] = lambda _message: None,
     instrument: InstrumentOptions | None = None,
+    csv: CsvOptions | None = None,
+    path_format: str | None = None,
+    planned: tuple[ReplayPlan, Capture] | None = None,
 ) -> SparkReplay:
-    """Replay the Parquet capture at ``path`` on ``spark`` and write ``out/outcomes/`` (and,
-    given ``instrument``, ``diagnostics.jsonl`` and ``metrics.parquet``)."""
+    """Replay the capture at ``path`` (any input the local replay reads: S0 in
+    :mod:`diagnostics.spark.replay_splits`) on ``spark`` and write ``out/outcomes/`` (and,
+    given ``instrument``, ``diagnostics.jsonl`` and ``metrics.parquet``). ``planned``: S0's
+    result when the caller ran :func:`plan_replay` itself (to tell reading errors from
+    replay errors, as the local replay's command does)."""
     from pyspark.sql import functions as F
 
-    plan, capture = plan_replay(path, path, arrival, partition, policy, named_by)
+    plan, capture = planned or plan_replay(
+        path, path, arrival, partition, policy, named_by,
+        spark=spark, csv=csv, path_format=path_format,
+    )  # fmt: skip
     _, applied = capture.apply(policy)
     previous = spark.conf.get(_BATCH_CONF)
     spark.conf.set(_BATCH_CONF, str(BATCH_ROWS))

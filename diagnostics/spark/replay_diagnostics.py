@@ -54,7 +54,7 @@ from diagnostics.spark.diagnostics_tasks import (
     example_batches,
 )
 from diagnostics.spark.replay_over import read_keys
-from diagnostics.spark.replay_tasks import ReplayPlan
+from diagnostics.spark.replay_splits import ReplayPlan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

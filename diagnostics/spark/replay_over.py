@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from diagnostics.errors import InputError, Setting
-from diagnostics.spark.replay_tasks import ReplayPlan, read_slice
+from diagnostics.spark.replay_splits import ReplayPlan, read_slice
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from diagnostics.captures.names import rename_empty
-from diagnostics.captures.reader import table_capture
 from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
 from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.outcomes import STATUS_DTYPE
@@ -29,6 +26,7 @@ from diagnostics.engine.release import NEG
 from diagnostics.engine.replay import arrival_times
 from diagnostics.engine.summary import count_columns
 from diagnostics.errors import InputError
+from diagnostics.spark.replay_splits import ReplayPlan, read_slice
 from diagnostics.timestamps import UTC_NS, to_utc
 
 #: S1's narrow columns (``bad_partition``: the raw value where it is not a partition number;
@@ -90,56 +88,6 @@ _DDL = {"int64": "long", "int8": "byte", "bool": "boolean", "string": "string"}
 def ddl(schema: pa.Schema) -> str:
     """An Arrow schema of the task functions as Spark's DDL text."""
     return ", ".join(f"{field.name} {_DDL[str(field.type)]}" for field in schema)
-
-
-@dataclass(frozen=True, slots=True)
-class Slice:
-    """Rows ``offset .. offset + length`` of the capture file (whole row groups)."""
-
-    offset: int
-    length: int
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayPlan:
-    """Everything a task needs, sent to it with the function (frozen, picklable).
-
-    ``arrival``/``partition`` are the column settings as given; ``policy`` names columns as
-    given too (the tasks apply the capture's renames as the local reader does);
-    ``partitions`` is the fixed partition set (empty until the driver knows it).
-    """
-
-    path: str
-    source: str
-    kind: str
-    arrival: str | None
-    partition: str | None
-    policy: OrderingPolicy
-    slices: tuple[Slice, ...]
-    partitions: tuple[int, ...] = ()
-
-    def with_partitions(self, partitions: tuple[int, ...]) -> ReplayPlan:
-        """The plan once the partition set is known."""
-        return dataclasses.replace(self, partitions=partitions)
-
-
-def read_slice(plan: ReplayPlan, split: int) -> tuple[pl.DataFrame, OrderingPolicy, EventColumns]:
-    """Slice ``split`` of the capture as the local replay sees it: the input columns (renamed
-    and nested columns added as ``read_capture`` and ``Capture.apply`` do), the policy and
-    the event columns naming them."""
-    part = plan.slices[split]
-    frame = pl.scan_parquet(plan.path).slice(part.offset, part.length).collect()
-    frame, renames = rename_empty(frame)
-    capture = table_capture(
-        frame,
-        source=plan.source,
-        kind=plan.kind,
-        renames=renames,
-        arrival=plan.arrival,
-        partition=plan.partition,
-    )
-    events, policy = capture.apply(plan.policy)
-    return events, policy, capture.columns
 
 
 def narrow_batches(plan: ReplayPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 
 from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import UsageError
 from diagnostics.explain.capture import Replayed
 from diagnostics.instrument import InstrumentOptions
-from diagnostics.spark.replay import run_spark_replay, unsupported
+from diagnostics.spark.replay import run_spark_replay
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,13 +32,10 @@ def replayed_on_spark(
     progress: Callable[[str], None] = lambda _message: None,
     instrument: InstrumentOptions | None = None,
 ) -> Replayed:
-    """Replay the capture at ``path`` on ``spark`` into ``out/outcomes/`` (given
-    ``instrument``, also ``diagnostics.jsonl`` and ``metrics.parquet``) and read it back: the
-    outcome frame, partitions and summary the local replay gives (what the Spark replay does
-    not replay yet is a one-line :class:`UsageError` before Spark starts)."""
-    problem = unsupported(path, policy)
-    if problem is not None:
-        raise UsageError(problem)
+    """Replay the capture at ``path`` (any capture the local replay reads) on ``spark`` into
+    ``out/outcomes/`` (given ``instrument``, also ``diagnostics.jsonl`` and
+    ``metrics.parquet``) and read it back: the outcome frame, partitions and summary the
+    local replay gives."""
     result = run_spark_replay(
         spark,
         path=path,
