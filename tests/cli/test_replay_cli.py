@@ -247,24 +247,6 @@ def test_replay_rewrites_outcomes_whole(tmp_path, capsys):
     assert not list(out.glob(".outcomes.parquet*"))
 
 
-@pytest.mark.parametrize(
-    ("name", "extra", "says"),
-    [
-        ("cap.csv", ["--partition-by"], "--spark reads Parquet capture files"),
-        ("cap.jsonl.gz", ["--partition-by"], "jsonl (gzip) file without --spark"),
-    ],
-)
-def test_spark_refuses_what_it_does_not_replay_yet(tmp_path, capsys, name, extra, says):
-    events = write_capture(tmp_path / name)
-    args = ["replay", str(events), "--out", str(tmp_path / "out"), "--timestamp-by", "ts"]
-    code = main([*args, *extra, "--outcomes-only", "--spark"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert err.count("\n") == 0
-    assert says in err
-    assert not (tmp_path / "out").exists()  # refused before Spark starts and before writing
-
-
 def test_spark_flags_need_each_other(tmp_path, capsys):
     events = write_capture(tmp_path / "cap.parquet")
     args = ["replay", str(events), "--out", str(tmp_path / "out"), "--timestamp-by", "ts"]
