@@ -89,8 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 #: What the memory check suggests instead of the local replay.
 INSTEAD = (
-    "replay it on Spark with --spark, or a part of it, or pass --skip-memory-check to try "
-    "anyway"
+    "replay it on Spark with --spark, or a part of it, or pass --skip-memory-check to try anyway"
 )
 
 
