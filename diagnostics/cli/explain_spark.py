@@ -42,13 +42,9 @@ def capture_engines(
     if args.events is None:
         msg = "--spark replays the event capture on Spark: give --events CAPTURE"
         raise UsageError(msg)
-    from diagnostics.spark.replay import unsupported
     from diagnostics.spark.replayed import replayed_on_spark
     from diagnostics.spark.whatif import SparkEvaluator
 
-    problem = unsupported(args.events, resolved.policy)
-    if problem is not None:  # said before Spark starts
-        raise UsageError(problem)
     say = progress_line()
     with (
         spark_session(target_of(args, "orderdoc-explain")) as spark,
