@@ -299,16 +299,3 @@ def test_spark_with_other_rules_is_one_line(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "--spark runs ASA's rules; --rules flink runs here: remove --spark or --rules" in err
-
-
-def test_explain_spark_refuses_what_the_spark_replay_does_not_replay_before_starting(capsys):
-    capture = str(
-        Path(__file__).resolve().parents[2] / "sample_logs/scenarios/late_senders/capture.csv"
-    )
-    flags = ["--timestamp-by", "event_time", "--over", "device_id", "--partition-by"]
-    code = main(["explain", "--events", capture, *flags, "--spark", "--master", "moon://x"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "--spark" in err
-    assert "moon" not in err  # refused before the Spark target is even looked at
