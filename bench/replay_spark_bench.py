@@ -3,14 +3,14 @@
 Generates captures of the given sizes in chunks (never the whole capture in memory: each
 chunk covers the next stretch of arrival time, so the file is in arrival order as Event Hubs
 hands it over), then times whole ``orderdoc replay --spark`` processes on ``local[1]`` and
-``local[2]`` with the driver's memory capped, and the local replay where it fits. Prints one
-line per run (wall s; CPU s and peak RSS of the processes the run waits for: for ``--spark``
-that is the Python driver, not the JVM, which PySpark does not wait for; measure the JVM
-with a cgroup or ``/usr/bin/time -v`` until this script samples it), the
-log-log slope of wall time over the sizes, the ``local[1]``/``local[2]`` speed-up, and, with
-``--check``, whether the Spark outcomes equal the local replay's on the smallest size.
+``local[2]`` with the driver's memory capped, and with ``--local`` the local replay. Prints one
+line per run (wall s; CPU s; peak RSS of the JVM and of all the run's processes, sampled from
+/proc; the load average, as other work on the machine slows a run), the log-log slope of wall
+time over the sizes, the ``local[1]``/``local[2]`` speed-up, and, with ``--check``, whether
+the Spark outcomes equal the local replay's on the first size.
 
     .venv/bin/python bench/replay_spark_bench.py --sizes 10M,50M,200M --check   # hours
+    .venv/bin/python bench/replay_spark_bench.py --sizes 1M --masters local[2] --local
     .venv/bin/python bench/replay_spark_bench.py --sizes 20k --check            # smoke
 
 The job replayed: TIMESTAMP BY event_time, late 5 s, out of order 1 s, Adjust, PARTITION BY
@@ -24,6 +24,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,31 +90,63 @@ def generate(path: Path, events: int, partitions: int, seed: int) -> Path:
     return path
 
 
-_PEAK = (
-    "import resource, subprocess, sys\n"
-    "code = subprocess.run(sys.argv[1:]).returncode\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
-    "sys.exit(code)\n"
-)
+def _tree(root: int) -> dict[int, tuple[str, int]]:
+    """The processes under ``root`` (itself included): pid -> (name, RSS bytes), from /proc."""
+    parents: dict[int, int] = {}
+    names: dict[int, tuple[str, int]] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            statm = Path(f"/proc/{entry}/statm").read_text().split()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])
+        names[int(entry)] = (name, int(statm[1]) * page)
+    tree, frontier = {root}, [root]
+    while frontier:
+        pid = frontier.pop()
+        children = [c for c, parent in parents.items() if parent == pid and c not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return {pid: names[pid] for pid in tree if pid in names}
 
 
 def timed(command: list[str]) -> dict[str, float]:
-    """Run ``command``: wall s, CPU s of its process tree, peak RSS (MB) of its largest
-    process (the JVM, in local mode driver and executors in one)."""
+    """Run ``command``: wall s, CPU s of its process tree (children reaped by it), and, sampled
+    from /proc every 0.25 s, the peak RSS (MB) of its JVM (the Spark driver; in local mode the
+    executors too) and of the whole tree (the Python driver, the JVM, Spark's Python workers).
+    The load average (1 min) at the end: other work on the machine slows a run down."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
-    done = subprocess.run(
-        [sys.executable, "-c", _PEAK, *command],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    jvm = total = 0
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err
+        )
+        while process.poll() is None:
+            tree = _tree(process.pid)
+            jvm = max(jvm, sum(rss for name, rss in tree.values() if name == "java"))
+            total = max(total, sum(rss for _, rss in tree.values()))
+            time.sleep(0.25)
+        wall = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if process.returncode != 0:
+            err.seek(0)
+            sys.exit(f"{' '.join(command)} failed:\n{err.read().decode()[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    peak_kb = int(done.stderr.strip().splitlines()[-1])
-    return {"wall": wall, "cpu": cpu, "peak_mb": peak_kb / 1024}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "jvm_mb": jvm / 2**20,
+        "tree_mb": total / 2**20,
+        "load": os.getloadavg()[0],
+    }
 
 
 def spark_run(capture: Path, out: Path, master: str, driver_memory: str) -> dict[str, float]:
@@ -149,44 +182,52 @@ def same_outcomes(local: Path, spark: Path) -> bool:
     return True
 
 
+def line(n: int, what: str, figures: dict[str, float]) -> str:
+    return (
+        f"{n:>12,} events  {what:<16}: wall {figures['wall']:8.1f} s  "
+        f"CPU {figures['cpu']:8.1f} s  JVM peak {figures['jvm_mb']:6.0f} MB  "
+        f"all processes peak {figures['tree_mb']:6.0f} MB  load {figures['load']:5.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="10M,50M,200M")
+    parser.add_argument("--masters", default="local[2],local[1]")
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--driver-memory", default="4g")
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data")
-    parser.add_argument("--check", action="store_true", help="compare with the local replay")
+    parser.add_argument("--local", action="store_true", help="time the local replay too")
+    parser.add_argument(
+        "--check", action="store_true", help="outcomes equal to the local replay's (first size)"
+    )
     args = parser.parse_args()
     sizes = [size(s) for s in args.sizes.split(",")]
-    walls: dict[str, list[tuple[int, float]]] = {"local[1]": [], "local[2]": []}
+    masters = args.masters.split(",")
+    walls: dict[str, list[tuple[int, float]]] = {m: [] for m in masters}
     for n in sizes:
         capture = generate(args.data / f"spark_events_{n}.parquet", n, args.partitions, args.seed)
-        for master in ("local[2]", "local[1]"):
-            out = args.data / f"spark_out_{n}_{master[6]}"
-            figures = spark_run(capture, out, master, args.driver_memory)
+        spark_out = {}
+        for master in masters:
+            spark_out[master] = args.data / f"spark_out_{n}_{master[6:-1]}"
+            figures = spark_run(capture, spark_out[master], master, args.driver_memory)
             walls[master].append((n, figures["wall"]))
-            print(
-                f"{n:>12,} events  --spark {master}: wall {figures['wall']:8.1f} s  "
-                f"CPU {figures['cpu']:8.1f} s  peak {figures['peak_mb']:8.0f} MB"
-            )
-        if n == sizes[0] and args.check:
+            print(line(n, f"--spark {master}", figures), flush=True)
+        if args.local or (args.check and n == sizes[0]):
             out = args.data / f"local_out_{n}"
             figures = local_run(capture, out)
-            print(
-                f"{n:>12,} events  local replay: wall {figures['wall']:8.1f} s  "
-                f"CPU {figures['cpu']:8.1f} s  peak {figures['peak_mb']:8.0f} MB"
-            )
-            equal = same_outcomes(
-                out / "outcomes.parquet", args.data / f"spark_out_{n}_2" / "outcomes"
-            )
-            print(f"outcomes equal to the local replay's: {equal}")
+            print(line(n, "local replay", figures), flush=True)
+            if args.check and n == sizes[0]:
+                equal = same_outcomes(out / "outcomes.parquet", spark_out[masters[0]] / "outcomes")
+                print(f"outcomes equal to the local replay's: {equal}", flush=True)
     for master, points in walls.items():
         fitted = slope(points)
         if fitted is not None:
             print(f"log-log slope of wall time, {master}: {fitted:.2f}")
-    for (n, one), (_, two) in zip(walls["local[1]"], walls["local[2]"], strict=True):
-        print(f"{n:>12,} events  local[1] / local[2]: {one / two:.2f}x")
+    if "local[1]" in walls and "local[2]" in walls:
+        for (n, one), (_, two) in zip(walls["local[1]"], walls["local[2]"], strict=True):
+            print(f"{n:>12,} events  local[1] / local[2]: {one / two:.2f}x")
 
 
 if __name__ == "__main__":
