@@ -103,10 +103,9 @@ def main() -> None:
     mark("done")
     sc = spark.sparkContext
     jobs = jobs_of(sc.uiWebUrl or "", sc.applicationId)
+    first = jobs[0]["started"] if jobs and jobs[0]["started"] is not None else 0.0
     for job in jobs:
-        job["started"] = (
-            None if job["started"] is None else round(job["started"] - jobs[0]["started"], 2)
-        )
+        job["started"] = None if job["started"] is None else round(job["started"] - first, 2)
         print(json.dumps(job))
     in_jobs = sum(j["wall_s"] or 0 for j in jobs)
     print(

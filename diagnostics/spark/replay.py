@@ -37,7 +37,7 @@ from diagnostics.scalars import as_datetime
 from diagnostics.spark.replay_diagnostics import write_spark_outputs
 from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_over import over_problem, with_substreams
-from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, values_at, with_position
+from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, spread, values_at, with_position
 from diagnostics.spark.replay_splits import ReplayPlan, plan_replay, read_slice
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
@@ -188,8 +188,10 @@ def invalid_warning(
 
 def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
     """S3: each timeline's events (column ``sub``: S2's substream, else 0) in processing
-    order through its own engine."""
-    ordered = narrow.select(*NARROW.names, "sub").repartition(tasks, "part", "sub")
+    order through its own engine (without OVER no more tasks than partitions: a task has a
+    fixed cost)."""
+    count = tasks if plan.policy.over else max(1, min(tasks, len(plan.partitions)))
+    ordered = narrow.select(*NARROW.names, "sub").repartition(count, "part", "sub")
     ordered = ordered.sortWithinPartitions("part", "sub", "arr", "eid")
     return ordered.mapInArrow(partial(replay_batches, plan), ddl(REPLAYED))
 
@@ -212,7 +214,7 @@ def with_releases(
         partitions=plan.partitions,
         late=policy.effective_late_ns,
         ooo=policy.effective_ooo_ns,
-        ranges=tasks,
+        ranges=max(2, spread(tasks, plan.events)),
     )
     if merged is None:
         return events.withColumn("release_time", F.lit(None).cast("long"))
@@ -220,7 +222,7 @@ def with_releases(
     return events.join(merged, "eid", "left")
 
 
-def with_output_rank(events: DataFrame, tasks: int) -> DataFrame:
+def with_output_rank(events: DataFrame, buckets: int) -> DataFrame:
     """S6: ``output_rank``, the position by (release time, System.Timestamp, arrival order:
     arrival, then input order) of the released events (a bucketed sort and per-bucket
     offsets, both distributed). Arrival order is not input order in a Capture folder
@@ -230,17 +232,20 @@ def with_output_rank(events: DataFrame, tasks: int) -> DataFrame:
     released = events.filter(F.col("release_time").isNotNull())
     ordered = released.select("eid", "release_time", "system_timestamp", "arrival")
     keys = ("release_time", "system_timestamp", "arrival", "eid")
-    ranks = with_position(ordered, keys, "output_rank", tasks * BUCKETS_PER_TASK)
+    ranks = with_position(ordered, keys, "output_rank", buckets)
     return events.join(ranks.select("eid", "output_rank"), "eid", "left")
 
 
 def write_outcomes(events: DataFrame, plan: ReplayPlan, folder: Path, tasks: int) -> DataFrame:
-    """S7: each slice's rows together, in event order, written by one task."""
-    ordered = events.repartition(tasks, "split").sortWithinPartitions("split", "eid")
+    """S7: each slice's rows together, in event order, written by one task (no more tasks
+    than slices)."""
+    ordered = events.repartition(
+        max(1, min(tasks, len(plan.slices))), "split"
+    ).sortWithinPartitions("split", "eid")
     return ordered.mapInArrow(partial(write_batches, plan, str(folder)), ddl(WRITTEN))
 
 
-def delay_percentiles(events: DataFrame, released: int, tasks: int) -> list[int]:
+def delay_percentiles(events: DataFrame, released: int, buckets: int) -> list[int]:
     """S9: the output delays at the summary's percentile ranks (a distributed bucketed sort;
     only the picked values reach the driver)."""
     from pyspark.sql import functions as F
@@ -248,7 +253,7 @@ def delay_percentiles(events: DataFrame, released: int, tasks: int) -> list[int]
     delays = events.filter(F.col("release_time").isNotNull()).select(
         (F.col("release_time") - F.col("arrival")).alias("d")
     )
-    return values_at(delays, "d", percentile_ranks(released), tasks * BUCKETS_PER_TASK)
+    return values_at(delays, "d", percentile_ranks(released), buckets)
 
 
 def run_spark_replay(
@@ -312,6 +317,8 @@ def run_spark_replay(
             timelines = with_substreams(spark, narrow, plan, applied.over)
             rows = replayed(timelines, plan, tasks).persist()
             try:
+                # filled before the join: its two sides would run the engines at once
+                rows.count()
                 events = with_releases(rows, plan, applied, tasks).persist()
                 progress("summarising")
                 stats = events.agg(
@@ -327,11 +334,12 @@ def run_spark_replay(
                     shutil.rmtree(folder)
                 folder.mkdir(parents=True)
                 progress("ranking the output and writing outcomes")
-                ranked = with_output_rank(events, tasks)
+                buckets = spread(tasks, plan.events) * BUCKETS_PER_TASK
+                ranked = with_output_rank(events, buckets)
                 written = write_outcomes(ranked, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
                 progress("output delay percentiles")
-                delays = delay_percentiles(events, counts["released"], tasks)
+                delays = delay_percentiles(events, counts["released"], buckets)
                 warnings = invalid_warning(
                     narrow, plan, applied, counts["dropped_invalid_timestamp"], counts["events"]
                 )

@@ -24,6 +24,15 @@ BUCKETS_PER_TASK = 4
 #: The approximate quantiles' relative error (a bucket holds at most about 2 x its share).
 _ERROR = 0.0005
 _BUCKET = "__bucket"
+#: Rows below which a stage that can be cut anywhere (S4/S5's ranges, S6/S9's buckets) gets
+#: no further task: each task has a fixed cost (scheduling, a Python worker's batch set-up).
+ROWS_PER_TASK = 250_000
+
+
+def spread(tasks: int, rows: int) -> int:
+    """How many tasks a stage over ``rows`` rows that can be cut anywhere gets: one per
+    :data:`ROWS_PER_TASK` rows, at least one, at most ``tasks``."""
+    return max(1, min(tasks, -(-rows // ROWS_PER_TASK)))
 
 
 def range_of(column: Column, bounds: Sequence[int]) -> Column:
@@ -45,7 +54,8 @@ def _bucketed(frame: DataFrame, key: str, buckets: int) -> tuple[DataFrame, list
     from pyspark.sql import functions as F
 
     probabilities = [i / buckets for i in range(1, buckets)]
-    cuts = sorted({int(v) for v in frame.approxQuantile(key, probabilities, _ERROR)})
+    quantiles = frame.approxQuantile(key, probabilities, _ERROR) if probabilities else []
+    cuts = sorted({int(v) for v in quantiles})
     tagged = frame.withColumn(_BUCKET, range_of(F.col(key), cuts))
     counted = {int(r[_BUCKET]): int(r["n"]) for r in tagged.groupBy(_BUCKET).agg(
         F.count(F.lit(1)).alias("n")).collect()}  # fmt: skip

@@ -94,6 +94,11 @@ class ReplayPlan:
     csv: CsvOptions | None = None
     bodies: BodySchema | None = None
 
+    @property
+    def events(self) -> int:
+        """How many events the slices hold."""
+        return sum(part.length for part in self.slices)
+
     def with_partitions(self, partitions: tuple[int, ...]) -> ReplayPlan:
         """The plan once the partition set is known."""
         return dataclasses.replace(self, partitions=partitions)
