@@ -10,9 +10,12 @@ appends one line per test to ``<file>``::
 that asks for it); ``cpu`` is the user + system time of the worker's process tree over the same
 span: the worker, its live descendants (the Spark JVM, servers, commands run as processes)
 and the children they reaped. A process that leaves the tree unreaped takes its CPU time
-with it: a daemon that detaches, or a server a fixture's tear-down kills with its children
-(the cluster tests' servers), so the test whose tear-down stops it shows 0 (the figure is
-clamped there) and the CPU totals are lower bounds. ``scripts/test_times.py <file>`` sums it up. CPU time, unlike wall time,
+with it: a daemon that detaches, the JVM of a command run as a process (pyspark does not
+wait for it, so it outlives its Python parent for a moment and is reaped by init), or a
+server a fixture's tear-down kills with its children (the cluster tests' servers; the test
+whose tear-down stops it can show 0: the figure is clamped there). For tests that start
+JVMs in subprocesses the CPU figure is therefore a lower bound; in-process Spark (the
+``spark`` session) is counted whole. ``scripts/test_times.py <file>`` sums it up. CPU time, unlike wall time,
 hardly changes with the machine's load, so it is the number to compare between runs on a
 shared machine; the longest worker's wall time is the run's critical path.
 """
