@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from diagnostics.engine.columns import OUTCOME_COLUMNS
@@ -105,13 +106,40 @@ def aggregate_errors(
         pl.col("event_id").sort_by(order).first().alias("example_event_id"),
         pl.col("app").sort_by(order).first().alias("example_application_ns"),
         pl.col("tau").sort_by(order).first().alias("example_arrival_ns"),
-        (pl.col("lateness").min() / 1e9).round(9).alias("lateness_min"),
-        (pl.col("lateness").quantile(0.5, "linear") / 1e9).round(9).alias("lateness_p50"),
-        (pl.col("lateness").quantile(0.95, "linear") / 1e9).round(9).alias("lateness_p95"),
-        (pl.col("lateness").max() / 1e9).round(9).alias("lateness_max"),
+        pl.col("lateness").min().cast(pl.Float64).alias("lateness_min"),
+        _linear_quantile("lateness", 0.5).alias("lateness_p50"),
+        _linear_quantile("lateness", 0.95).alias("lateness_p95"),
+        pl.col("lateness").max().cast(pl.Float64).alias("lateness_max"),
         distinct.alias("distinct_keys"),
     )
-    return in_record_order(grouped.drop("kind_order").collect())
+    frame = grouped.drop("kind_order").collect()
+    return in_record_order(frame.with_columns(_seconds(frame[c]) for c in LATENESS_COLUMNS))
+
+
+LATENESS_COLUMNS = ("lateness_min", "lateness_p50", "lateness_p95", "lateness_max")
+
+
+def _seconds(nanoseconds: pl.Series) -> pl.Series:
+    """Seconds from whole nanoseconds (a half rounded away from zero) by one true division:
+    polars divides by a literal as a multiplication by its inverse (30e9 / 1e9 gave
+    30.000000000000004) and its ``round(9)`` rounded a half nanosecond one way for a one-row
+    frame (a Spark task's group) and the other way for a longer one."""
+    values = nanoseconds.cast(pl.Float64).to_numpy()
+    whole = np.sign(values) * np.floor(np.abs(values) + 0.5)
+    return pl.Series(nanoseconds.name, np.divide(whole, 1e9), nan_to_null=True)
+
+
+def _linear_quantile(column: str, q: float) -> pl.Expr:
+    """The ``q`` quantile of a group's non-null values, interpolated linearly between the two
+    nearest ranks (polars' ``"linear"``), written out as element-wise arithmetic on the two
+    values so that the result cannot depend on how many groups a frame holds (a Spark task
+    aggregates one group, the local replay all of them). Null for a group without values."""
+    values = pl.col(column).drop_nulls().sort()
+    position = (values.len() - 1).cast(pl.Float64) * q
+    below = position.floor().cast(pl.Int64)
+    low = values.get(below, null_on_oob=True)
+    high = values.get(position.ceil().cast(pl.Int64), null_on_oob=True)
+    return low + (high - low).cast(pl.Float64) * (position - below.cast(pl.Float64))
 
 
 def in_record_order(aggregates: pl.DataFrame) -> pl.DataFrame:

@@ -170,3 +170,41 @@ def test_empty_replay_writes_nothing():
 def test_missing_flag_column_is_an_input_error(small_outcomes: pl.DataFrame):
     with pytest.raises(InputError, match="early"):
         aggregate_errors(small_outcomes.drop("early"), 60 * SECOND)
+
+
+@settings(max_examples=60, deadline=None)
+@given(outcomes=outcome_frames(), window=WINDOWS)
+def test_one_group_at_a_time_gives_the_same_rows(outcomes: pl.DataFrame, window: int):
+    """Aggregating each partition on its own (as a Spark task does) gives the rows of the
+    whole frame, bit for bit: the lateness quantiles too."""
+    whole = aggregate_errors(outcomes, window)
+    alone = [
+        aggregate_errors(outcomes.filter(pl.col("partition") == p), window)
+        for p in outcomes["partition"].unique().sort()
+    ]
+    pieces = pl.concat(alone) if alone else whole.clear()
+    order = ["kind", "partition", "window"]
+    assert pieces.sort(order).equals(whole.sort(order))
+
+
+def test_lateness_quantiles_of_many_groups_equal_those_of_each_group():
+    """The case polars' own quantile got wrong in the last bit (one group against many)."""
+    s = SECOND
+    n = 4_000
+    arrival = [BASE_NS + 100 * s + i * 997 for i in range(n)]
+    lateness = [(i * 7_919_000_003) % (900 * s) + 1 for i in range(n)]
+    outcomes = make_outcomes(
+        arrival,
+        [i % 7 for i in range(n)],
+        [a - d for a, d in zip(arrival, lateness, strict=True)],
+        {"late": [True] * n},
+        [str(i % 13) for i in range(n)],
+    )
+    whole = aggregate_errors(outcomes, 3_600 * s).sort("partition")
+    for row in whole.iter_rows(named=True):
+        part = aggregate_errors(outcomes.filter(pl.col("partition") == row["partition"]), 3_600 * s)
+        alone = part.row(0, named=True)
+        assert (alone["lateness_p50"], alone["lateness_p95"]) == (
+            row["lateness_p50"],
+            row["lateness_p95"],
+        )
