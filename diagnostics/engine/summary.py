@@ -136,17 +136,31 @@ def invalid_time_warning(result: ReplayResult) -> str | None:
     return invalid_time_line(bad, total, column, first)
 
 
-def invalid_time_line(bad: int, total: int, column: str, first: object | None) -> str | None:
+#: How the ASA replay names an invalid time's column and what becomes of the event.
+ASA_INVALID_TIME = (
+    "application time: TIMESTAMP BY ",
+    "not a time ASA reads (InvalidInputTimeStamp: dropped)",
+)
+
+
+def invalid_time_line(
+    bad: int,
+    total: int,
+    column: str,
+    first: object | None,
+    wording: tuple[str, str] = ASA_INVALID_TIME,
+) -> str | None:
     """The warning of :func:`invalid_time_warning` from its parts: ``bad`` invalid
     application times of ``total`` events, ``first`` the first invalid value that is not
-    null (input order); ``None`` when at most half are invalid."""
+    null (input order); ``None`` when at most half are invalid. ``wording``: what precedes
+    the column's name and what the values are (another engine's rules say it in theirs)."""
     if bad * 2 <= total:
         return None
     example = "empty values" if first is None else f"values such as '{str(first)[:60]}'"
+    lead, verdict = wording
     return (
-        f"{bad:,} of {total:,} {noun(total, 'event')} have no valid application time: TIMESTAMP "
-        f"BY {column} holds {example}, not a time ASA reads (InvalidInputTimeStamp: dropped); "
-        f"accepted: {ACCEPTED_FORMATS}"
+        f"{bad:,} of {total:,} {noun(total, 'event')} have no valid {lead}{column} holds "
+        f"{example}, {verdict}; accepted: {ACCEPTED_FORMATS}"
     )
 
 
@@ -160,7 +174,8 @@ def _distinct(ids: pl.Series) -> int:
     return values.n_unique()
 
 
-def _pct(part: int, whole: int) -> str:
+def percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as ``12.34%`` (``-`` of nothing), as the summaries print it."""
     return f"{100 * part / whole:.2f}%" if whole else "-"
 
 
@@ -175,15 +190,15 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"({summary['timelines']} {noun(summary['timelines'], 'timeline')})",
         f"arrivals    {summary['arrival_from']} .. {summary['arrival_to']}",
         f"events      {n:,}",
-        f"  accepted as is          {c['accepted']:>12,}  {_pct(c['accepted'], n):>8}"
+        f"  accepted as is          {c['accepted']:>12,}  {percent(c['accepted'], n):>8}"
         f"   (of which reordered within tolerance: {c['reordered_within_tolerance']:,})",
-        f"  adjusted                {c['adjusted']:>12,}  {_pct(c['adjusted'], n):>8}"
+        f"  adjusted                {c['adjusted']:>12,}  {percent(c['adjusted'], n):>8}"
         f"   (late {c['adjusted_late']:,}, out of order {c['adjusted_out_of_order']:,})",
-        f"  dropped                 {c['dropped']:>12,}  {_pct(c['dropped'], n):>8}"
+        f"  dropped                 {c['dropped']:>12,}  {percent(c['dropped'], n):>8}"
         f"   (early {c['dropped_early']:,}, late {c['dropped_late']:,}, out of order "
         f"{c['dropped_out_of_order']:,}, invalid timestamp {c['dropped_invalid_timestamp']:,}, "
         f"missing key {c['dropped_invalid_key']:,})",
-        f"  never released          {c['never_released']:>12,}  {_pct(c['never_released'], n):>8}",
+        f"  never released          {c['never_released']:>12,}  {percent(c['never_released'], n):>8}",
     ]
     lines += [f"warning     {w}" for w in summary.get("warnings", [])]
     if d["max"] is not None:

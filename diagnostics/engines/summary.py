@@ -8,12 +8,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from diagnostics.engine.summary import delay_seconds, percentile_ranks
+from diagnostics.engine.summary import (
+    delay_seconds,
+    invalid_time_line,
+    percent,
+    percentile_ranks,
+)
 from diagnostics.engines.policy import EngineRules, Rules
 from diagnostics.engines.replay import EngineReplayResult
 from diagnostics.scalars import as_datetime
-from diagnostics.timestamps import ACCEPTED_FORMATS
-from diagnostics.words import noun
 
 #: The metric each engine counts its dropped late events in.
 DROP_COUNTER: dict[Rules, str] = {
@@ -78,22 +81,10 @@ def _invalid_times(result: EngineReplayResult) -> str | None:
     """One line when most events have no valid event time (as the ASA replay's summary)."""
     out, column = result.outcomes, result.rules.event_time
     invalid = out["invalid_timestamp"]
-    bad = int(invalid.sum())
     values = out[column].filter(invalid).drop_nulls() if column in out.columns else None
     first = None if values is None or values.is_empty() else values[0]
-    total = out.height
-    if bad * 2 <= total:
-        return None
-    example = "empty values" if first is None else f"values such as '{str(first)[:60]}'"
-    return (
-        f"{bad:,} of {total:,} {noun(total, 'event')} have no valid event time: {column} "
-        f"holds {example}, not a time orderdoc reads (set aside, not counted as late); "
-        f"accepted: {ACCEPTED_FORMATS}"
-    )
-
-
-def _pct(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.2f}%" if whole else "-"
+    wording = ("event time: ", "not a time orderdoc reads (set aside, not counted as late)")
+    return invalid_time_line(int(invalid.sum()), out.height, column, first, wording)
 
 
 def format_rules_summary(summary: dict[str, Any]) -> str:
@@ -106,14 +97,14 @@ def format_rules_summary(summary: dict[str, Any]) -> str:
         f"partitions  {len(summary['partitions'])}",
         f"arrivals    {summary['arrival_from']} .. {summary['arrival_to']}",
         f"events      {n:,}",
-        f"  kept                    {c['kept']:>12,}  {_pct(c['kept'], n):>8}"
+        f"  kept                    {c['kept']:>12,}  {percent(c['kept'], n):>8}"
         f"   (of which behind the watermark but in a window still open: "
         f"{c['kept_behind_watermark']:,})",
-        f"  dropped as late         {c['dropped_late']:>12,}  {_pct(c['dropped_late'], n):>8}"
+        f"  dropped as late         {c['dropped_late']:>12,}  {percent(c['dropped_late'], n):>8}"
         f"   ({summary['drop_counter']})",
         f"  no valid event time     {c['invalid_timestamp']:>12,}  "
-        f"{_pct(c['invalid_timestamp'], n):>8}",
-        f"  never emitted           {c['never_released']:>12,}  {_pct(c['never_released'], n):>8}"
+        f"{percent(c['invalid_timestamp'], n):>8}",
+        f"  never emitted           {c['never_released']:>12,}  {percent(c['never_released'], n):>8}"
         "   (window not closed by the end of the capture)",
     ]
     lines += [f"warning     {w}" for w in summary.get("warnings", [])]
