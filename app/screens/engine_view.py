@@ -74,13 +74,18 @@ def view(what: str) -> EngineView | None:
         return None
 
 
+def _heading(shown: EngineView) -> None:
+    """The rules replayed and the recommended setting, atop both pages."""
+    st.caption(f"Rules: {shown.rules.describe()}")
+    st.info(f"**Recommended setting:** {shown.recommended} ({shown.recommended_numbers}).")
+
+
 def findings_page() -> None:
     """Findings in the engine's terms."""
     shown = view("The findings under another engine's rules need")
     if shown is None:
         return
-    st.caption(f"Rules: {shown.rules.describe()}")
-    st.info(f"**Recommended setting:** {shown.recommended} ({shown.recommended_numbers}).")
+    _heading(shown)
     if not shown.findings:
         st.success("No finding: the engine keeps every event and no setting measured better.")
     for i, f in enumerate(shown.findings):
@@ -99,8 +104,7 @@ def whatif_page() -> None:
     shown = view("The what-if under another engine's rules needs")
     if shown is None:
         return
-    st.caption(f"Rules: {shown.rules.describe()}")
-    st.info(f"**Recommended setting:** {shown.recommended} ({shown.recommended_numbers}).")
+    _heading(shown)
     st.dataframe(
         shown.table.drop("events").sort("pct_dropped", "delay_p95_s", nulls_last=True),
         key="engine_table",
