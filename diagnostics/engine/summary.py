@@ -92,9 +92,9 @@ def events_with_data_errors(outcomes: pl.DataFrame) -> int:
     return int((outcomes.get_column("status") != "accepted").sum())
 
 
-def summarize(result: ReplayResult) -> dict[str, Any]:
-    """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
-    out = result.outcomes
+def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
+    """Output delay (release time − arrival) percentiles in seconds, of the released events
+    of an outcomes frame (any rules' replay)."""
     # Series arithmetic: a frame-level select over columns chunked differently would
     # re-chunk the whole outcomes frame first.
     delay = (
@@ -105,6 +105,12 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
     )
     ranks = percentile_ranks(len(delay))
     picked = np.partition(delay, ranks)[ranks].tolist() if ranks else []
+    return delay_seconds(picked)
+
+
+def summarize(result: ReplayResult) -> dict[str, Any]:
+    """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
+    out = result.outcomes
     arrival = out["arrival"]
     warning = invalid_time_warning(result)
     return summary_of(
@@ -112,7 +118,7 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         result.partitions,
         timelines=_distinct(out["timeline"]),
         counts=count_columns(out),
-        delays=delay_seconds(picked),
+        delays=output_delays(out),
         arrival_from=None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         arrival_to=None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
         warnings=[] if warning is None else [warning],

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from diagnostics.engines.summary import output_delays
+from diagnostics.engine.summary import output_delays
 from diagnostics.engines.windows import tumbling_end
 from diagnostics.timestamps import from_ns
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from diagnostics.engine.summary import (
-    delay_seconds,
     invalid_time_line,
+    output_delays,
     percent,
-    percentile_ranks,
 )
 from diagnostics.engines.policy import EngineRules, Rules
 from diagnostics.engines.replay import EngineReplayResult
@@ -43,19 +41,6 @@ def rule_counts(out: pl.DataFrame) -> dict[str, int]:
         (~pl.col("dropped") & pl.col("release_time").is_null()).sum().alias("never_released"),
     ).row(0, named=True)
     return {k: int(v) for k, v in row.items()}
-
-
-def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
-    """Output delay (release time − arrival) percentiles in seconds."""
-    delay = (
-        (out.get_column("release_time") - out.get_column("arrival"))
-        .dt.total_nanoseconds()
-        .drop_nulls()
-        .to_numpy()
-    )
-    ranks = percentile_ranks(len(delay))
-    picked = np.partition(delay, ranks)[ranks].tolist() if ranks else []
-    return delay_seconds(picked)
 
 
 def summarize_rules(result: EngineReplayResult) -> dict[str, Any]:
