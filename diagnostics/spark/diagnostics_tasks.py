@@ -25,6 +25,7 @@ from diagnostics.engine.watermarks import substream_minimum, timeline_delays
 from diagnostics.instrument.aggregate import KIND_FLAGS, aggregate_errors, example_payloads
 from diagnostics.instrument.correlation import NULL_NS, chunk_rows
 from diagnostics.spark.replay_splits import ReplayPlan, read_slice
+from diagnostics.spark.replay_tasks import batch_frames, key_runs
 from diagnostics.timestamps import UTC_NS
 
 #: One row of ``aggregate_errors``, as Spark carries it.
@@ -51,23 +52,6 @@ AGGREGATES = pa.schema(
 EXAMPLES = pa.schema([("eid", pa.int64()), ("example", pa.string())])
 DELAYS = pa.schema([("part", pa.int64()), ("m", pa.int64()), ("d", pa.int64())])
 DIGESTS = pa.schema([("chunk", pa.int64()), ("digest", pa.binary())])
-
-
-def _frames(batches: Iterator[pa.RecordBatch]) -> Iterator[pl.DataFrame]:
-    for batch in batches:
-        frame = pl.from_arrow(batch)
-        assert isinstance(frame, pl.DataFrame)
-        if not frame.is_empty():
-            yield frame
-
-
-def _runs(frames: Iterator[pl.DataFrame], key: str) -> Iterator[tuple[int, pl.DataFrame]]:
-    """(value, rows) pieces of batches sorted by ``key`` first."""
-    for frame in frames:
-        values = frame[key].to_numpy()
-        cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
-        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(values)], strict=True):
-            yield int(values[start]), frame.slice(int(start), int(stop - start))
 
 
 def _utc(values: pl.Series) -> pl.Series:
@@ -232,7 +216,7 @@ def delay_batches(plan: DelayPlan, batches: Iterator[pa.RecordBatch]) -> Iterato
     (part, arr, eid) in; per partition and minute, the largest watermark delay (ns) out."""
     grid = np.asarray(plan.grid, dtype=np.int64)
     run: _DelayRun | None = None
-    for part, rows in _runs(_frames(batches), "part"):
+    for part, rows in key_runs(batch_frames(batches), "part"):
         if run is None or run.part != part:
             if run is not None:
                 yield from run.close()
@@ -248,7 +232,7 @@ def digest_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
     (chunk, eid) in; each chunk's SHA-256 (``diagnostics.instrument.correlation``) out."""
     current: int | None = None
     hasher = hashlib.sha256()
-    for chunk, rows in _runs(_frames(batches), "chunk"):
+    for chunk, rows in key_runs(batch_frames(batches), "chunk"):
         if current is not None and chunk != current:
             yield pa.RecordBatch.from_pydict(
                 {"chunk": [current], "digest": [hasher.digest()]}, schema=DIGESTS

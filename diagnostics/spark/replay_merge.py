@@ -32,7 +32,7 @@ from diagnostics.engine.release import (
     merge_steps,
 )
 from diagnostics.spark.replay_rank import range_of
-from diagnostics.spark.replay_tasks import ddl
+from diagnostics.spark.replay_tasks import batch_frames, ddl, key_runs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -64,23 +64,6 @@ class MergePlan:
     ooo: int
     carry: tuple[tuple[int, ...], ...]
     last_steps: tuple[tuple[int, int, bool], ...] = ()
-
-
-def _frames(batches: Iterator[pa.RecordBatch]) -> Iterator[pl.DataFrame]:
-    for batch in batches:
-        frame = pl.from_arrow(batch)
-        assert isinstance(frame, pl.DataFrame)
-        if not frame.is_empty():
-            yield frame
-
-
-def _runs(frames: Iterator[pl.DataFrame]) -> Iterator[tuple[int, pl.DataFrame]]:
-    """(range, rows) pieces of batches sorted by range first."""
-    for frame in frames:
-        r = frame["r"].to_numpy()
-        cuts = np.flatnonzero(r[1:] != r[:-1]) + 1
-        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(r)], strict=True):
-            yield int(r[start]), frame.slice(int(start), int(stop - start))
 
 
 class _RangeSteps:
@@ -133,7 +116,7 @@ def step_batches(plan: MergePlan, batches: Iterator[pa.RecordBatch]) -> Iterator
     """S4: change points (``r``, ``part``, ``arr``, ``m_after``) sorted by (r, arr, eid) in,
     the steps of W out."""
     current: _RangeSteps | None = None
-    for r, rows in _runs(_frames(batches)):
+    for r, rows in key_runs(batch_frames(batches), "r"):
         if current is None or current.r != r:
             if current is not None and (done := current.close()) is not None:
                 yield done
@@ -150,7 +133,7 @@ def release_batches(plan: MergePlan, batches: Iterator[pa.RecordBatch]) -> Itera
     steps: list[pl.DataFrame] = []
     current: int | None = None
     table: MergeSteps | None = None
-    for r, rows in _runs(_frames(batches)):
+    for r, rows in key_runs(batch_frames(batches), "r"):
         if r != current:
             current, steps, table = r, [], None
         kinds = rows["kind"].to_numpy()

@@ -85,6 +85,24 @@ WRITTEN = pa.schema([("split", pa.int64()), *((n, pa.int64()) for n in COUNT_NAM
 _DDL = {"int64": "long", "int8": "byte", "bool": "boolean", "string": "string"}
 
 
+def batch_frames(batches: Iterator[pa.RecordBatch]) -> Iterator[pl.DataFrame]:
+    """A task's Arrow batches as polars frames, empty ones left out."""
+    for batch in batches:
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        if not frame.is_empty():
+            yield frame
+
+
+def key_runs(frames: Iterator[pl.DataFrame], key: str) -> Iterator[tuple[int, pl.DataFrame]]:
+    """(value, rows) pieces of batches sorted by ``key`` first."""
+    for frame in frames:
+        values = frame[key].to_numpy()
+        cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
+        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(values)], strict=True):
+            yield int(values[start]), frame.slice(int(start), int(stop - start))
+
+
 def ddl(schema: pa.Schema) -> str:
     """An Arrow schema of the task functions as Spark's DDL text."""
     return ", ".join(f"{field.name} {_DDL[str(field.type)]}" for field in schema)
