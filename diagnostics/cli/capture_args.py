@@ -17,6 +17,14 @@ def with_flag(exc: SettingError) -> SettingError:
     return SettingError(message(exc), exc.setting)
 
 
+def csv_options_of(args: argparse.Namespace) -> CsvOptions:
+    """``--separator`` and ``--decimal-comma`` as the readers take them (local and Spark)."""
+    return CsvOptions(
+        separator=getattr(args, "separator", None),
+        decimal_comma=True if getattr(args, "decimal_comma", False) else None,
+    )
+
+
 def capture_from_args(args: argparse.Namespace, path: str | None = None) -> Capture:
     """The capture at ``path`` (default ``args.events``), read as the column flags say."""
     progress = ProgressLine("read capture files")
@@ -27,10 +35,7 @@ def capture_from_args(args: argparse.Namespace, path: str | None = None) -> Capt
             partition=getattr(args, "partition_col", None),
             path_format=getattr(args, "capture_path_format", None),
             progress=progress,
-            csv_options=CsvOptions(
-                separator=getattr(args, "separator", None),
-                decimal_comma=True if getattr(args, "decimal_comma", False) else None,
-            ),
+            csv_options=csv_options_of(args),
         )
     except SettingError as exc:
         raise with_flag(exc) from exc

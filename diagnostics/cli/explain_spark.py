@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from diagnostics.cli.capture_args import csv_options_of
 from diagnostics.cli.job_args import Resolved
 from diagnostics.cli.spark_args import add_spark_arguments, progress_line, target_of
 from diagnostics.errors import UsageError
@@ -25,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_spark_arguments(
         parser,
         "with --events: replay the capture as a Spark job and run the recommender's settings "
-        "as Spark tasks (so far: a Parquet capture); the same "
-        "report as without --spark",
+        "as Spark tasks; the capture read as without --spark (--separator, --decimal-comma, "
+        "--capture-path-format), the same report",
     )
 
 
@@ -60,6 +61,8 @@ def capture_engines(
             partition=args.partition_col,
             named_by=resolved.named_by,
             progress=say,
+            csv=csv_options_of(args),
+            path_format=args.capture_path_format,
         )
         evaluator = SparkEvaluator(spark, Path(work), progress=say)
         try:

@@ -14,8 +14,7 @@ import argparse
 import json
 import sys
 
-from diagnostics.captures.dialect import CsvOptions
-from diagnostics.cli.capture_args import with_flag
+from diagnostics.cli.capture_args import csv_options_of, with_flag
 from diagnostics.cli.diagnostics_args import options_from_args
 from diagnostics.cli.job_args import Resolved
 from diagnostics.cli.spark_args import (
@@ -55,10 +54,7 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
     arrival = getattr(args, "arrival_col", None)
     partition = getattr(args, "partition_col", None)
     path_format = getattr(args, "capture_path_format", None)
-    csv = CsvOptions(
-        separator=getattr(args, "separator", None),
-        decimal_comma=True if getattr(args, "decimal_comma", False) else None,
-    )
+    csv = csv_options_of(args)
     target = target_of(args, "orderdoc-replay")
     if target.remote is not None:
         check_reachable(target.remote)  # one line now, before anything is written

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from diagnostics.captures.dialect import CsvOptions
 from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain.capture import Replayed
@@ -31,11 +32,14 @@ def replayed_on_spark(
     named_by: str | None = None,
     progress: Callable[[str], None] = lambda _message: None,
     instrument: InstrumentOptions | None = None,
+    csv: CsvOptions | None = None,
+    path_format: str | None = None,
 ) -> Replayed:
     """Replay the capture at ``path`` (any capture the local replay reads) on ``spark`` into
     ``out/outcomes/`` (given ``instrument``, also ``diagnostics.jsonl`` and
     ``metrics.parquet``) and read it back: the outcome frame, partitions and summary the
-    local replay gives."""
+    local replay gives. ``csv`` and ``path_format``: how the capture is read (``--separator``,
+    ``--decimal-comma``, ``--capture-path-format``), as the local reader takes them."""
     result = run_spark_replay(
         spark,
         path=path,
@@ -47,6 +51,8 @@ def replayed_on_spark(
         named_by=named_by,
         progress=progress,
         instrument=instrument,
+        csv=csv,
+        path_format=path_format,
     )
     partitions = tuple(int(p) for p in result.summary["partitions"])
     return Replayed(read_outcomes(result.outcomes), partitions, result.summary)

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from diagnostics.cli import main
+from tests.spark.input_files import custom_capture, european_csv
 
 pytestmark = pytest.mark.spark
 
@@ -35,3 +36,22 @@ def test_spark_without_a_capture_is_one_line(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "--spark replays the event capture on Spark: give --events CAPTURE" in err
+
+
+@pytest.mark.parametrize("write", [european_csv, custom_capture], ids=["csv", "capture"])
+def test_explain_on_spark_reads_the_capture_as_the_input_flags_say(spark, tmp_path, capsys, write):
+    """``--separator ';' --decimal-comma`` and ``--capture-path-format`` reach the Spark
+    replay: without them neither run reads these captures."""
+    capture = tmp_path / ("cap.csv" if write is european_csv else "cap")
+    given = write(capture)
+    flags = ["--events", str(capture), "--timestamp-by", "event_time", "--partitions", "4"]
+    assert main(["explain", *flags, "--format", "json", *given]) == 0
+    local = capsys.readouterr().out
+    spark_flags = ["--spark", "--master", "local[2]"]
+    assert main(["explain", *flags, "--format", "json", *given, *spark_flags]) == 0
+    assert capsys.readouterr().out == local
+    assert json.loads(local)["findings"][0]["cause"] == "late_arrivals"
+    assert main(["explain", *flags, "--format", "json"]) == 2  # unread without the flags
+    unread = capsys.readouterr().err
+    assert main(["explain", *flags, "--format", "json", *spark_flags]) == 2
+    assert capsys.readouterr().err == unread

@@ -19,6 +19,7 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.spark.whatif import EVERY, SparkEvaluator, tasks_of, write_units
 from diagnostics.whatif.evaluate import evaluate_locally, prepare
+from tests.spark.input_files import custom_capture, european_csv
 
 pytestmark = pytest.mark.spark
 
@@ -128,3 +129,22 @@ def test_cli_whatif_on_spark_prints_the_local_table(spark, tmp_path, capsys):
     local = capsys.readouterr().out
     assert main(["whatif", *grid, "--spark"]) == 0
     assert capsys.readouterr().out == local
+
+
+@pytest.mark.parametrize("write", [european_csv, custom_capture], ids=["csv", "capture"])
+def test_cli_whatif_on_spark_reads_the_capture_as_the_input_flags_say(
+    spark, tmp_path, capsys, write
+):
+    capture = tmp_path / ("cap.csv" if write is european_csv else "cap")
+    given = write(capture)
+    flags = [str(capture), "--timestamp-by", "event_time", "--partitions", "4", "--no-verify"]
+    grid = [*flags, *given, "--late-arrival", "0s,5s", "--out-of-order", "0s,2s", "--json"]
+    assert main(["whatif", *grid]) == 0
+    local = capsys.readouterr().out
+    assert main(["whatif", *grid, "--spark", "--master", "local[2]"]) == 0
+    assert capsys.readouterr().out == local
+    assert sum(row["recommended"] for row in json.loads(local)) == 1
+    assert main(["whatif", *flags, "--json"]) == 2  # unread without the flags
+    unread = capsys.readouterr().err
+    assert main(["whatif", *flags, "--json", "--spark"]) == 2
+    assert capsys.readouterr().err == unread
