@@ -5,7 +5,9 @@ Event Hubs Capture folders), writing ``DIR/outcomes/`` (a Parquet dataset),
 ``diagnostics.jsonl`` and ``metrics.parquet`` (not with ``--outcomes-only``) and the summary;
 what it does not replay yet is refused with one line before Spark starts. Runs on the
 embedded Spark, a master (``--master``) or a Spark Connect server (``--remote``: the capture
-and ``--out`` on storage this machine and the cluster both see).
+and ``--out`` on storage this machine and the cluster both see). A capture named by a URI
+(``abfss://``, ``wasbs://``, ``s3a://``, ``hdfs://``, ``dbfs:/``, ``file://``) is listed and
+copied by Spark into ``--out`` first (:mod:`diagnostics.spark.replay_uris`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from diagnostics.cli.values import out_folder
 from diagnostics.engine.replay import declared_partitions
 from diagnostics.engine.summary import format_summary
 from diagnostics.errors import InputError, SettingError
+from diagnostics.spark.replay_uris import COPY_FOLDER, removed
 from diagnostics.spark.session import spark_session
 
 
@@ -60,11 +63,13 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
         check_reachable(target.remote)  # one line now, before anything is written
     out = out_folder(args.out, create=True)
     say = progress_line()
-    with spark_session(target) as spark:
+    copied = out / COPY_FOLDER  # a capture at a URI, copied by Spark (removed at the end)
+    with spark_session(target) as spark, removed(copied):
         try:  # reading errors as the local replay gives them (no prefix; the flag named)
             planned = plan_replay(
                 args.events, args.events, arrival, partition, resolved.policy,
                 resolved.named_by, spark=spark, csv=csv, path_format=path_format,
+                copy_to=copied,
             )  # fmt: skip
         except SettingError as exc:
             raise with_flag(exc) from exc

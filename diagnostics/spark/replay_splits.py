@@ -46,7 +46,8 @@ from diagnostics.captures.tables import read_table_noted, table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import arrival_times
-from diagnostics.errors import InputError, UsageError
+from diagnostics.errors import InputError, SettingError, UsageError
+from diagnostics.spark.replay_uris import copy_capture, scheme_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -228,23 +229,33 @@ def plan_replay(
     spark: SparkSession | None = None,
     csv: CsvOptions | None = None,
     path_format: str | None = None,
+    copy_to: Path | None = None,
 ) -> tuple[ReplayPlan, Capture]:
     """S0: the capture's columns read as the local reader reads them, and its slices.
     ``spark`` runs the survey of the files that need one (CSV, JSON Lines, ``.gz``, Capture
-    files). Raises the local reader's :class:`InputError` (or :class:`SettingError`)."""
+    files). A URI (``abfss://``, ``file://``...) is listed and copied by Spark into
+    ``copy_to`` (a folder the executors share: :mod:`diagnostics.spark.replay_uris`) and
+    that copy planned. Raises the local reader's :class:`InputError` (or
+    :class:`SettingError`)."""
+    if scheme_of(path) is not None:
+        return _plan_uri(
+            path, arrival, partition, policy, named_by,
+            spark=spark, csv=csv, path_format=path_format, copy_to=copy_to,
+        )  # fmt: skip
     csv = csv or CsvOptions()
     several = parquet_files(path)
     given = Path(path)
     if several is None and (
         given.is_dir() or (given.is_file() and table_kind(given.name)[0] == "avro")
     ):
-        return _plan_capture(spark, path, arrival, partition, policy, named_by, path_format)
+        return _plan_capture(spark, path, source, arrival, partition, policy, named_by, path_format)
     if several is None and not given.is_file():
         msg = f"{given}: no such file or folder"
         raise InputError(msg)
     kind, gz = ("parquet", False) if several is not None else table_kind(given.name)
     base = ReplayPlan(
-        path, source if several is not None else str(Path(source)), kind, arrival, partition,
+        path, source if several is not None or scheme_of(source) else str(Path(source)), kind,
+        arrival, partition,
         policy, (), csv=csv,
     )  # fmt: skip
     if kind == "parquet" and not gz:
@@ -271,17 +282,55 @@ def plan_replay(
     return plan, _checked(capture, policy, named_by, rows)
 
 
+def _plan_uri(
+    uri: str,
+    arrival: str | None,
+    partition: str | None,
+    policy: OrderingPolicy,
+    named_by: str | None,
+    *,
+    spark: SparkSession | None,
+    csv: CsvOptions | None,
+    path_format: str | None,
+    copy_to: Path | None,
+) -> tuple[ReplayPlan, Capture]:
+    """S0 of a capture at a URI: Spark lists and copies it; the copy planned, named by the
+    URI in the summary and in errors."""
+    if spark is None or copy_to is None:
+        msg = f"{uri}: a capture at a URI is read by Spark: --spark and an output folder"
+        raise UsageError(msg)
+    local = copy_capture(spark, uri, copy_to)
+    try:
+        return plan_replay(
+            local, uri, arrival, partition, policy, named_by,
+            spark=spark, csv=csv, path_format=path_format,
+        )  # fmt: skip
+    except SettingError as exc:
+        raise SettingError(_named(str(exc), uri, local, copy_to), exc.setting) from exc
+    except (InputError, UsageError) as exc:
+        raise type(exc)(_named(str(exc), uri, local, copy_to)) from exc
+
+
+def _named(message: str, uri: str, local: str, copy_to: Path) -> str:
+    """``message`` with the copy's folder named as the URI's folder."""
+    rest = local.removeprefix(str(copy_to)).lstrip("/")
+    folder = uri[: len(uri) - len(rest)] if rest and uri.endswith(rest) else uri
+    return message.replace(str(copy_to), folder.rstrip("/"))
+
+
 def _plan_capture(
     spark: SparkSession | None,
     path: str,
+    given: str,
     arrival: str | None,
     partition: str | None,
     policy: OrderingPolicy,
     named_by: str | None,
     path_format: str | None,
 ) -> tuple[ReplayPlan, Capture]:
-    """S0 of an Event Hubs Capture: one slice per file, the body fields merged."""
-    source = str(Path(path))
+    """S0 of an Event Hubs Capture: one slice per file, the body fields merged (``given``:
+    the name the summary and errors use)."""
+    source = given if scheme_of(given) else str(Path(path))
     files = capture_files(Path(path), path_format or DEFAULT_PATH_FORMAT)
     slices = [Slice(0, 0, str(f.path), SliceRead.CAPTURE, partition=f.partition) for f in files]
     base = ReplayPlan(path, source, "avro", arrival, partition, policy, tuple(slices))

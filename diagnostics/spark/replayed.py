@@ -15,6 +15,8 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain.capture import Replayed
 from diagnostics.instrument import InstrumentOptions
 from diagnostics.spark.replay import run_spark_replay
+from diagnostics.spark.replay_splits import plan_replay
+from diagnostics.spark.replay_uris import COPY_FOLDER, removed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,19 +42,25 @@ def replayed_on_spark(
     ``metrics.parquet``) and read it back: the outcome frame, partitions and summary the
     local replay gives. ``csv`` and ``path_format``: how the capture is read (``--separator``,
     ``--decimal-comma``, ``--capture-path-format``), as the local reader takes them."""
-    result = run_spark_replay(
-        spark,
-        path=path,
-        arrival=arrival,
-        partition=partition,
-        policy=policy,
-        declared=declared,
-        out=out,
-        named_by=named_by,
-        progress=progress,
-        instrument=instrument,
-        csv=csv,
-        path_format=path_format,
-    )
+    with removed(out / COPY_FOLDER) as copied:
+        planned = plan_replay(
+            path, path, arrival, partition, policy, named_by,
+            spark=spark, csv=csv, path_format=path_format, copy_to=copied,
+        )  # fmt: skip
+        result = run_spark_replay(
+            spark,
+            path=path,
+            arrival=arrival,
+            partition=partition,
+            policy=policy,
+            declared=declared,
+            out=out,
+            named_by=named_by,
+            progress=progress,
+            instrument=instrument,
+            csv=csv,
+            path_format=path_format,
+            planned=planned,
+        )
     partitions = tuple(int(p) for p in result.summary["partitions"])
     return Replayed(read_outcomes(result.outcomes), partitions, result.summary)
