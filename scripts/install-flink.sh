@@ -16,6 +16,16 @@ PY="${PY:-python3}"
 if [ -f "$STAMP" ]; then
   exit 0
 fi
+# One install at a time: `make test-all` (and CI) start one in the background beside the
+# project's install and the lint, and scripts/run-tests.sh runs this again before the tests:
+# that one waits here for the first, then finds its stamp (or, if it failed, installs itself
+# and reports why).
+mkdir -p "$VENV"
+exec 9>"$VENV/.install.lock"
+flock 9
+if [ -f "$STAMP" ]; then
+  exit 0
+fi
 echo "installing apache-flink $VERSION into $VENV for the real-engine tests (once; ~315 MB)..." >&2
 test -x "$VENV/bin/python" || "$PY" -m venv "$VENV"
 if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \

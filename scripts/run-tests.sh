@@ -28,25 +28,66 @@ case "$tests" in
   fast) select=(-m "not slow") ;;
   *) echo "ORDERDOC_TESTS: '$tests' is not a test set (all, fast)" >&2; exit 2 ;;
 esac
-$BIN/ruff check . || exit 1
-$BIN/ruff format --check . || exit 1
-$BIN/mypy || exit 1   # over diagnostics/, configured in pyproject.toml
+# Seconds since the last call, for the step lines below (what each step took).
+step_start=$SECONDS
+took() { echo "run-tests: $1 took $((SECONDS - step_start)) s" >&2; step_start=$SECONDS; }
+background=()
+if [ "$tests" = "all" ]; then
+  # Set-up for the full set, in the background beside the lint (mypy keeps one core busy):
+  # apache-flink for the real-engine tests (tests/engines/real) into .venv-flink (`make
+  # test-all` may have started it already: install-flink.sh then waits for that one), and
+  # the class archive the tests' Spark JVMs map their classes from (tests/jvm_archive.py).
+  bash scripts/install-flink.sh &
+  flink=$!
+  $BIN/python -m tests.jvm_archive &
+  archive=$!
+  background=("$flink" "$archive")
+fi
+lint() {
+  $BIN/ruff check . && $BIN/ruff format --check . && $BIN/mypy # mypy: diagnostics/, pyproject.toml
+}
+if ! lint; then
+  [ ${#background[@]} = 0 ] || kill "${background[@]}" 2>/dev/null
+  exit 1
+fi
+took "lint (ruff, mypy)"
 echo "running the $tests test set (README, \"Tests\")" >&2
 if [ "$tests" = "all" ]; then
-  # the real-engine tests (tests/engines/real) need apache-flink in .venv-flink
-  bash scripts/install-flink.sh
+  if ! wait "$flink"; then
+    echo "run-tests: installing apache-flink failed (scripts/install-flink.sh)" >&2
+    kill "$archive" 2>/dev/null
+    exit 1
+  fi
+  # without the archive the tests run as they do in a plain pytest, only slower
+  wait "$archive" || echo "run-tests: warning: no class archive for the tests' JVMs (tests/jvm_archive.py); the tests run without it" >&2
+  took "waiting for apache-flink and the class archive"
+  # The wheel check (the wheel installed into a fresh venv outside the checkout runs rules
+  # check, the demo and the app) needs nothing of the tests: it runs beside them, niced so
+  # the tests keep the CPU, and its output is shown after theirs.
+  wheel_log=$(mktemp)
+  nice -n 10 $BIN/python scripts/check_wheel.py >"$wheel_log" 2>&1 &
+  wheel=$!
 fi
 workers="${ORDERDOC_TEST_WORKERS:-2}"
 $BIN/python -m pytest -q -p no:cacheprovider -p tests.timing --durations=30 \
   -n "$workers" --dist loadfile \
   "${select[@]}" "$@"
 code=$?
+took pytest
 if [ "$code" = "5" ]; then
   echo "pytest collected no tests" >&2
-  exit 1
+  code=1
 fi
-[ "$code" = "0" ] || exit $code
 if [ "$tests" = "all" ]; then
-  # the wheel installed into a fresh venv outside the checkout runs rules check and the demo
-  $BIN/python scripts/check_wheel.py
+  wait "$wheel"
+  wheel_code=$?
+  cat "$wheel_log"
+  rm -f "$wheel_log"
+  took "the wheel check's rest after the tests"
+  if [ "$wheel_code" != "0" ]; then
+    echo "run-tests: the wheel check failed (scripts/check_wheel.py, output above)" >&2
+    [ "$code" != "0" ] || code=1
+  fi
 fi
+[ "$code" = "0" ] || echo "run-tests: pytest failed (exit code $code)" >&2
+exit $code

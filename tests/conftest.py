@@ -29,8 +29,10 @@ and clusters they run as processes) is told to compile with the JIT's first tier
 use the serial collector (:data:`TEST_JVM_OPTIONS`, through the environment variables Spark's
 launcher reads). The tests' JVMs live for seconds on a few rows, where the optimising compiler
 costs far more CPU than it saves: measured, it halves the CPU time of a session's start and of
-a first ``aggregate``. Only how the JVM compiles changes, not what Spark computes. A variable
-set by the user is kept.
+a first ``aggregate``. Only how the JVM compiles changes, not what Spark computes. When
+scripts/run-tests.sh has made the class archive of tests/jvm_archive.py (the full set), the
+Spark JVMs also map their classes from it (JDK class-data sharing). A variable set by the user
+is kept.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
+
+from tests import jvm_archive
 
 #: The shared session's settings: small and quiet, as Spark's own test suites run.
 SPARK_TEST_CONF = (
@@ -54,8 +58,11 @@ TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: run as a process, the Spark Connect server) and SPARK_DAEMON_JAVA_OPTS to a standalone
 #: master's and worker's; executors take ``spark.executor.extraJavaOptions``
 #: (tests/spark/servers.py). Set here, at import, so child processes inherit them.
+#: With the class archive scripts/run-tests.sh has made (tests/jvm_archive.py), they map Spark's
+#: classes from it instead of loading them one by one.
+_ARCHIVE_OPTIONS = jvm_archive.options()
 for _variable in ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS"):
-    os.environ.setdefault(_variable, TEST_JVM_OPTIONS)
+    os.environ.setdefault(_variable, f"{TEST_JVM_OPTIONS} {_ARCHIVE_OPTIONS}".strip())
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,87 @@
+"""A class-data sharing archive for the tests' Spark JVMs (JDK's CDS; tests/conftest.py).
+
+Every Spark JVM the tests start (the workers' sessions, and the drivers of the commands they
+run as processes) loads and verifies the same few thousand classes from Spark's jars before
+it does anything. With an archive of those classes, made once per run by a JVM that started
+a session and ran ``orderdoc aggregate`` on the samples, the JVMs map the classes instead:
+measured, a session's start took 7.5 CPU-s instead of 11.6 and a first ``aggregate`` 24.1
+instead of 28.5 (docs/performance.md, "Test suite time"). Only how the JVM loads its classes
+changes; the classes and what Spark computes are the same.
+
+``python -m tests.jvm_archive`` (scripts/run-tests.sh, in the background beside the lint)
+writes :data:`ARCHIVE` when it is missing. tests/conftest.py gives the JVMs
+``-XX:SharedArchiveFile`` only when the file is there, so a plain ``pytest`` without it runs
+as before. The JVM checks the archive itself: one made by another Java, or for another class
+path (the cluster tests' servers put their own configuration folder first), is not used,
+and the JVM then loads its classes as usual; the JVM's notes about that are turned off
+(:data:`QUIET`) because the tests read what commands print. The file lives in the venv, so a
+new venv (a new pyspark) gets a new one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The archive, next to the pyspark it was made for.
+ARCHIVE = Path(sys.prefix) / "spark-test-classes.jsa"
+#: The JVM's notes on an archive it cannot use (it prints them on standard output).
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+#: What the archiving JVM runs: a session of the tests' kind and a first ``aggregate``.
+WORKLOAD = """
+import sys
+from diagnostics.cli import main
+from diagnostics.spark.session import SparkTarget, build_session
+from tests.conftest import SPARK_TEST_CONF
+session = build_session(SparkTarget(master="local[2]", conf=SPARK_TEST_CONF))
+code = main(["aggregate", "sample_logs/asa", "--out", sys.argv[1]])
+jvm = session.sparkContext._gateway.proc
+session.stop()
+jvm.stdin.close()  # the JVM exits when its standard input closes, and writes the archive then
+jvm.wait(timeout=600)
+sys.exit(code)
+"""
+
+
+def options(archive: Path = ARCHIVE) -> str:
+    """The JVM options that use ``archive``, or "" when it does not exist."""
+    return f"-XX:SharedArchiveFile={archive} {QUIET}" if archive.is_file() else ""
+
+
+def build(archive: Path = ARCHIVE) -> int:
+    """Write ``archive`` unless it exists: 0 when it is there afterwards, 1 otherwise (with the
+    workload's output on stderr)."""
+    if archive.is_file():
+        return 0
+    from tests.conftest import TEST_JVM_OPTIONS
+
+    partial = archive.with_name(f".{archive.name}.{os.getpid()}")
+    with tempfile.TemporaryDirectory(prefix="orderdoc-cds-") as tmp:
+        env = {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_SUBMIT_OPTS": f"{TEST_JVM_OPTIONS} -XX:ArchiveClassesAtExit={partial} {QUIET}",
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", WORKLOAD, str(Path(tmp) / "agg")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0 or not partial.is_file():
+            sys.stderr.write(done.stdout[-2000:] + done.stderr[-3000:])
+            sys.stderr.write(f"jvm_archive: no class archive written ({done.returncode})\n")
+            return 1
+        # renamed when whole, so a JVM never reads half a file
+        os.replace(partial, archive)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(build())
