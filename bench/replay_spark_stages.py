@@ -111,7 +111,7 @@ def main() -> None:
     print(
         json.dumps(
             {
-                "events": result.summary["events"],
+                "events": result.summary["counts"]["events"],
                 "replay_wall_s": round(total, 1),
                 "jobs": len(jobs),
                 "sum_job_wall_s": round(in_jobs, 1),

@@ -42,10 +42,12 @@ from diagnostics.spark.replay_splits import ReplayPlan, plan_replay, read_slice
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
     NARROW,
+    RANK_ROW,
     REPLAYED,
     WRITTEN,
     ddl,
     narrow_batches,
+    owns_releases,
     replay_batches,
     write_batches,
 )
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
 #: Rows per Arrow batch handed to the tasks (their memory, not the result, depends on it).
 BATCH_ROWS = 65_536
 _BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_SHUFFLE_CONF = "spark.sql.shuffle.partitions"
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,16 +202,14 @@ def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
 def with_releases(
     rows: DataFrame, plan: ReplayPlan, policy: OrderingPolicy, tasks: int
 ) -> DataFrame:
-    """Outcome rows with their release times: the engines' own (a join on partition and
-    feed position) when each partition releases on its own, else the merged watermark's
-    (S4, S5; a join on the event)."""
+    """Outcome rows with their release times: the engines' own, given by S3's tasks, when
+    each timeline releases on its own, else the merged watermark's (S4, S5; a join on the
+    event)."""
     from pyspark.sql import functions as F
 
+    if owns_releases(plan):  # S3's tasks gave every row its release time
+        return rows
     events = rows.filter(F.col("kind") == 0).drop("release_time")
-    if policy.partition_by or policy.over or len(plan.partitions) == 1:
-        keys = ["part", "timeline", "pos"]
-        releases = rows.filter(F.col("kind") == 1).select(*keys, "release_time")
-        return events.join(releases, keys, "left")
     merged = merged_releases(
         events,
         partitions=plan.partitions,
@@ -222,26 +223,34 @@ def with_releases(
     return events.join(merged, "eid", "left")
 
 
-def with_output_rank(events: DataFrame, buckets: int) -> DataFrame:
-    """S6: ``output_rank``, the position by (release time, System.Timestamp, arrival order:
-    arrival, then input order) of the released events (a bucketed sort and per-bucket
-    offsets, both distributed). Arrival order is not input order in a Capture folder
-    (partition first)."""
+def output_ranks(events: DataFrame, buckets: int) -> DataFrame:
+    """S6: ``output_rank`` of the released events (eid, split, output_rank): the position by
+    (release time, System.Timestamp, arrival order: arrival, then input order), from a
+    bucketed sort and per-bucket offsets, both distributed. Arrival order is not input order
+    in a Capture folder (partition first)."""
     from pyspark.sql import functions as F
 
     released = events.filter(F.col("release_time").isNotNull())
-    ordered = released.select("eid", "release_time", "system_timestamp", "arrival")
+    ordered = released.select("eid", "split", "release_time", "system_timestamp", "arrival")
     keys = ("release_time", "system_timestamp", "arrival", "eid")
     ranks = with_position(ordered, keys, "output_rank", buckets)
-    return events.join(ranks.select("eid", "output_rank"), "eid", "left")
+    return ranks.select("eid", "split", "output_rank")
 
 
-def write_outcomes(events: DataFrame, plan: ReplayPlan, folder: Path, tasks: int) -> DataFrame:
-    """S7: each slice's rows together, in event order, written by one task (no more tasks
-    than slices)."""
-    ordered = events.repartition(
-        max(1, min(tasks, len(plan.slices))), "split"
-    ).sortWithinPartitions("split", "eid")
+def write_outcomes(
+    events: DataFrame, ranks: DataFrame, plan: ReplayPlan, folder: Path, tasks: int
+) -> DataFrame:
+    """S7: each slice's rows together, in event order, its ranks (S6) beside them, written
+    by one task (no more tasks than slices). The ranks travel in the same shuffle as the
+    rows (a row of each after the event's row), not in a join of their own."""
+    from pyspark.sql import functions as F
+
+    rows = events.withColumn("output_rank", F.lit(None).cast("long"))
+    both = rows.withColumn(RANK_ROW, F.lit(False)).unionByName(
+        ranks.withColumn(RANK_ROW, F.lit(True)), allowMissingColumns=True
+    )
+    ordered = both.repartition(max(1, min(tasks, len(plan.slices))), "split")
+    ordered = ordered.sortWithinPartitions("split", "eid", RANK_ROW)
     return ordered.mapInArrow(partial(write_batches, plan, str(folder)), ddl(WRITTEN))
 
 
@@ -284,10 +293,14 @@ def run_spark_replay(
         spark=spark, csv=csv, path_format=path_format,
     )  # fmt: skip
     _, applied = capture.apply(policy)
-    previous = spark.conf.get(_BATCH_CONF)
+    configured = int(spark.conf.get(_SHUFFLE_CONF) or "2")
+    # a shuffle's task count follows the capture's size (Spark's default of 200 costs a small
+    # capture most of its time), up to the configured count; at least 2 to use both cores
+    tasks = max(2, spread(configured, plan.events))
+    previous = {key: spark.conf.get(key) for key in (_BATCH_CONF, _SHUFFLE_CONF)}
     spark.conf.set(_BATCH_CONF, str(BATCH_ROWS))
+    spark.conf.set(_SHUFFLE_CONF, str(tasks))
     try:
-        tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
         progress(f"reading {len(plan.slices)} slices")
         narrow = read_narrow(spark, plan).persist()
         try:
@@ -315,10 +328,13 @@ def run_spark_replay(
             progress(f"replaying {len(present)} partitions")
             # S3's rows feed both sides of the release join (and S4/S5): computed once
             timelines = with_substreams(spark, narrow, plan, applied.over)
-            rows = replayed(timelines, plan, tasks).persist()
-            try:
-                # filled before the join: its two sides would run the engines at once
+            rows = replayed(timelines, plan, tasks)
+            own = owns_releases(plan)
+            if not own:
+                # filled before the merge: S4 and S5 read S3's rows twice
+                rows = rows.persist()
                 rows.count()
+            try:
                 events = with_releases(rows, plan, applied, tasks).persist()
                 progress("summarising")
                 stats = events.agg(
@@ -327,7 +343,8 @@ def run_spark_replay(
                     F.countDistinct("timeline").alias("timelines"),
                 ).collect()[0]  # also fills the cache of events: S3's rows are done
             finally:
-                rows.unpersist()
+                if not own:
+                    rows.unpersist()
             try:
                 folder = out / OUTCOMES_FOLDER
                 if folder.exists():
@@ -335,8 +352,8 @@ def run_spark_replay(
                 folder.mkdir(parents=True)
                 progress("ranking the output and writing outcomes")
                 buckets = spread(tasks, plan.events) * BUCKETS_PER_TASK
-                ranked = with_output_rank(events, buckets)
-                written = write_outcomes(ranked, plan, folder, tasks).collect()
+                ranks = output_ranks(events, buckets)
+                written = write_outcomes(events, ranks, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
                 progress("output delay percentiles")
                 delays = delay_percentiles(events, counts["released"], buckets)
@@ -351,10 +368,11 @@ def run_spark_replay(
         finally:
             narrow.unpersist()
     finally:
-        if previous is None:
-            spark.conf.unset(_BATCH_CONF)
-        else:
-            spark.conf.set(_BATCH_CONF, previous)
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
     summary = summary_of(
         applied,
         partitions,

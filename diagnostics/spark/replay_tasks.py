@@ -62,6 +62,8 @@ REPLAYED = pa.schema(
         ("rise", pa.bool_()),
     ]
 )
+#: In S7's input, a row of S6's ranks (eid, split, output_rank) rather than an event's.
+RANK_ROW = "__rank_row"
 #: S7's rows: one per slice written, its counts (``diagnostics.engine.summary``).
 COUNT_NAMES = (
     "events",
@@ -172,18 +174,32 @@ def _engine_policy(plan: ReplayPlan) -> OrderingPolicy:
     return dataclasses.replace(plan.policy, timestamp_by=ts, over=over)
 
 
+def owns_releases(plan: ReplayPlan) -> bool:
+    """Whether each timeline releases its events itself (PARTITION BY, OVER or one
+    partition), so S3's tasks give every event its release time; else the merged
+    watermark's releases come later (S4, S5)."""
+    return bool(plan.policy.partition_by or plan.policy.over or len(plan.partitions) == 1)
+
+
 class _PartitionRun:
     """One timeline's events fed to one engine, as they come (sorted by arrival, eid): a
     partition's, or with OVER a substream's (``sub``: its id from S2, -1 for the events of
-    the partition whose key is missing)."""
+    the partition whose key is missing).
+
+    When the timeline releases its own events (:func:`owns_releases`), an event's outcome
+    row leaves the task once its release time is known (or it is dropped, or at the end:
+    never released): the rows held are the engine's own pending events, bounded by the
+    tolerances. Otherwise rows leave at once, without release times."""
 
     def __init__(self, plan: ReplayPlan, part: int, sub: int) -> None:
         self.part = part
         self.sub = sub
         self.over = bool(plan.policy.over)
+        self.own = owns_releases(plan)
         self.timeline = sub if self.over else plan.partitions.index(part)
         self.engine = OrderingEngine(_engine_policy(plan), (part,), _ENGINE_COLUMNS)
         self.m = NEG  # the timeline's M: the largest System.Timestamp accepted so far
+        self.waiting: pl.DataFrame | None = None  # outcome rows whose release is not known
 
     def feed(self, rows: pl.DataFrame) -> list[pa.RecordBatch]:
         batch = pl.DataFrame(
@@ -222,10 +238,37 @@ class _PartitionRun:
                 "rise": pl.Series(rise, dtype=pl.Boolean),
             }
         )
-        return [_arrow(outcome), self._releases(result.releases)]
+        if not self.own:
+            return [_arrow(outcome), self._releases(result.releases)]
+        return self._released(outcome, result.releases, closing=False)
 
-    def close(self) -> pa.RecordBatch:
-        return self._releases(self.engine.close())
+    def close(self) -> list[pa.RecordBatch]:
+        if not self.own:
+            return [self._releases(self.engine.close())]
+        return self._released(None, self.engine.close(), closing=True)
+
+    def _released(
+        self, outcome: pl.DataFrame | None, releases: pl.DataFrame, *, closing: bool
+    ) -> list[pa.RecordBatch]:
+        """The waiting rows (with ``outcome``'s) that ``releases`` resolve, with their release
+        times; the dropped ones (never released); at the end, all that are left."""
+        fresh = None if outcome is None else outcome.drop("release_time")
+        frames = [f for f in (self.waiting, fresh) if f is not None]
+        if not frames:
+            return []
+        waiting = pl.concat(frames).with_columns(pl.col("pos").cast(pl.Int64))
+        known = pl.DataFrame(
+            {
+                "pos": releases["event_id"].cast(pl.Int64),
+                "release_time": _ns(releases["release_time"]),
+            }
+        )
+        out = [waiting.join(known, on="pos", how="inner")]
+        waiting = waiting.join(known, on="pos", how="anti")
+        never = pl.col("dropped") | pl.lit(closing)
+        out.append(waiting.filter(never).with_columns(release_time=pl.lit(None, pl.Int64)))
+        self.waiting = waiting.filter(~never)
+        return [_arrow(frame) for frame in out if not frame.is_empty()]
 
     def _releases(self, releases: pl.DataFrame) -> pa.RecordBatch:
         n = releases.height
@@ -274,11 +317,11 @@ def replay_batches(plan: ReplayPlan, batches: Iterator[pa.RecordBatch]) -> Itera
             value, key = int(part[start]), int(sub[start])
             if run is None or (run.part, run.sub) != (value, key):
                 if run is not None:
-                    yield run.close()
+                    yield from run.close()
                 run = _PartitionRun(plan, value, key)
             yield from run.feed(rows.slice(int(start), int(stop - start)))
     if run is not None:
-        yield run.close()
+        yield from run.close()
 
 
 def outcome_columns(rows: pl.DataFrame) -> pl.DataFrame:
@@ -304,8 +347,9 @@ def outcome_columns(rows: pl.DataFrame) -> pl.DataFrame:
 def write_batches(
     plan: ReplayPlan, folder: str, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """S7: rows sorted by (split, eid) in; each slice's input columns and outcome columns
-    written as ``part-NNNNN.parquet`` (its eids consecutive); its counts out."""
+    """S7: rows sorted by (split, eid) in (with :data:`RANK_ROW`, S6's rank rows among
+    them); each slice's input columns and outcome columns written as ``part-NNNNN.parquet``
+    (its eids consecutive); its counts out."""
     pending: list[pl.DataFrame] = []
     current: int | None = None
     for batch in batches:
@@ -328,6 +372,14 @@ def write_batches(
 
 def _write_slice(plan: ReplayPlan, folder: str, split: int, rows: pl.DataFrame) -> pa.RecordBatch:
     events, _, _ = read_slice(plan, split)
+    if RANK_ROW in rows.columns:  # S6's ranks, beside the rows: each event's own
+        ranks = rows.filter(pl.col(RANK_ROW)).select("eid", "output_rank")
+        rows = (
+            rows.filter(~pl.col(RANK_ROW))
+            .drop("output_rank")
+            .join(ranks, on="eid", how="left")
+            .sort("eid")
+        )
     outcomes = outcome_columns(rows)
     if outcomes.height != events.height:
         msg = f"slice {split}: {outcomes.height} outcome rows for {events.height} events"
