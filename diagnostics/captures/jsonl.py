@@ -139,7 +139,7 @@ def _suspects(frame: pl.DataFrame, data: bytes) -> pl.DataFrame:
     return lines.filter(suspect)
 
 
-def _check_repeated_keys(frame: pl.DataFrame, data: bytes, name: str) -> None:
+def check_repeated_keys(frame: pl.DataFrame, data: bytes, name: str) -> None:
     """A one-line error for the first line whose object (at any depth) repeats a key."""
     for number, line in _suspects(frame, data).iter_rows():
         try:
@@ -203,5 +203,5 @@ def read_jsonl(data: bytes, name: str) -> pl.DataFrame:
         frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=10_000)
     except pl.exceptions.PolarsError as exc:
         raise InputError(_bad_line(data, name, unit)) from exc
-    _check_repeated_keys(frame, data, name)
+    check_repeated_keys(frame, data, name)
     return frame

@@ -53,7 +53,7 @@ def table_kind(name: str) -> tuple[str, bool]:
     raise InputError(msg)
 
 
-def _header_end(data: bytes) -> int | None:
+def header_end(data: bytes) -> int | None:
     """Where the header line ends (its line break outside quotes, or the end of the data;
     ``None``: not within the first MiB), reading quotes as the csv module and polars do."""
     quotes = start = 0
@@ -69,12 +69,12 @@ def _header_end(data: bytes) -> int | None:
         start = end + 1
 
 
-def _named(data: bytes, sep: str) -> tuple[bytes, list[str] | None, tuple[Rename, ...]]:
+def named_header(data: bytes, sep: str) -> tuple[bytes, list[str] | None, tuple[Rename, ...]]:
     """``data`` with a plain header (``c0,c1,...``) for polars, the names its cells get (an
     empty cell in column N is ``column_N``, a repeat of a cell ``<name>_2``, ...: docs/
     schemas.md, "Input contract") and the renames. Polars would rename empty and repeated
     cells its own way, refuse some, and misread quotes inside quoted names."""
-    end = _header_end(data)
+    end = header_end(data)
     if end is None:
         return data, None, ()
     head = data[:end].decode("utf-8", errors="replace").rstrip("\r")
@@ -128,11 +128,11 @@ def _read_csv(
         msg = f"{name}: the file is empty (a CSV capture starts with a header line)"
         raise InputError(msg)
     if sep is None:
-        end = _header_end(data)
+        end = header_end(data)
         head = data[: end if end is not None else 1 << 16].decode("utf-8", errors="replace")
         sep = detect_separator(head)
     original = data
-    data, names, renames = _named(data, sep)
+    data, names, renames = named_header(data, sep)
     try:
         frame = pl.read_csv(io.BytesIO(data), separator=sep, infer_schema_length=10_000)
     except pl.exceptions.PolarsError:

@@ -47,6 +47,13 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import arrival_times
 from diagnostics.errors import InputError, SettingError, UsageError
+from diagnostics.spark.replay_ranges import (
+    RANGE_BYTES,
+    RangedTable,
+    columns_of,
+    plan_ranges,
+    read_range,
+)
 from diagnostics.spark.replay_uris import copy_capture, scheme_of
 
 if TYPE_CHECKING:
@@ -59,6 +66,7 @@ class SliceRead(StrEnum):
     ROWS = "rows"  # rows ``start .. start + length`` of a Parquet file
     TABLE = "table"  # a whole CSV, JSON Lines or .gz file, with the local table reader
     CAPTURE = "capture"  # one Event Hubs Capture file, with the whole capture's body fields
+    RANGE = "range"  # bytes ``start .. stop`` of a large CSV or JSON Lines file (whole records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +80,7 @@ class Slice:
     read: SliceRead = SliceRead.ROWS
     start: int = 0
     partition: int | None = None
+    stop: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +90,8 @@ class ReplayPlan:
     ``arrival``/``partition`` are the column settings as given; ``policy`` names columns as
     given too (the tasks apply the capture's renames as the local reader does);
     ``partitions`` is the fixed partition set (empty until the driver knows it); ``csv``:
-    how CSV files are read; ``bodies``: a Capture's body fields.
+    how CSV files are read; ``bodies``: a Capture's body fields; ``ranged``: how the ranges
+    of one large CSV or JSON Lines file are read.
     """
 
     path: str
@@ -94,6 +104,7 @@ class ReplayPlan:
     partitions: tuple[int, ...] = ()
     csv: CsvOptions | None = None
     bodies: BodySchema | None = None
+    ranged: RangedTable | None = None
 
     @property
     def events(self) -> int:
@@ -110,7 +121,9 @@ def _slice_capture(plan: ReplayPlan, part: Slice) -> Capture:
         file = CaptureFile(Path(part.file), part.partition, ())
         table = read_capture_files([file], schema=plan.bodies)
         return avro_capture(table, plan.source, plan.arrival, plan.partition)
-    if part.read is SliceRead.TABLE:
+    if part.read is SliceRead.RANGE and plan.ranged is not None:
+        frame, renames = read_range(plan.ranged, part.start, part.stop), plan.ranged.renames
+    elif part.read is SliceRead.TABLE:
         frame, renames, _ = read_table_noted(Path(part.file), plan.source, plan.csv)
     else:
         rows = pl.scan_parquet(part.file).slice(part.start, part.length).collect()
@@ -230,17 +243,20 @@ def plan_replay(
     csv: CsvOptions | None = None,
     path_format: str | None = None,
     copy_to: Path | None = None,
+    range_bytes: int = RANGE_BYTES,
 ) -> tuple[ReplayPlan, Capture]:
     """S0: the capture's columns read as the local reader reads them, and its slices.
     ``spark`` runs the survey of the files that need one (CSV, JSON Lines, ``.gz``, Capture
     files). A URI (``abfss://``, ``file://``...) is listed and copied by Spark into
     ``copy_to`` (a folder the executors share: :mod:`diagnostics.spark.replay_uris`) and
     that copy planned. Raises the local reader's :class:`InputError` (or
-    :class:`SettingError`)."""
+    :class:`SettingError`). An uncompressed CSV or JSON Lines file larger than
+    ``range_bytes`` is cut into byte ranges (:mod:`diagnostics.spark.replay_ranges`)."""
     if scheme_of(path) is not None:
         return _plan_uri(
             path, arrival, partition, policy, named_by,
             spark=spark, csv=csv, path_format=path_format, copy_to=copy_to,
+            range_bytes=range_bytes,
         )  # fmt: skip
     csv = csv or CsvOptions()
     several = parquet_files(path)
@@ -266,6 +282,16 @@ def plan_replay(
         notes: tuple[str, ...] = (parquet_note(len(files)),) if several is not None else ()
         rows = sum(s.length for s in slices)
         plan = dataclasses.replace(base, slices=tuple(slices))
+    elif (
+        spark is not None
+        and not gz
+        and (ranged := plan_ranges(spark, str(given), kind, csv, range_bytes)) is not None
+    ):
+        ranged_table, ranges, counts = ranged
+        cut = [Slice(0, 0, str(given), SliceRead.RANGE, a, stop=b) for a, b in ranges]
+        plan = dataclasses.replace(base, slices=_numbered(cut, counts), ranged=ranged_table)
+        (frame, renames), rows = columns_of(ranged_table), sum(counts)
+        notes = ranged_table.notes
     else:
         whole = Slice(0, 0, str(given), SliceRead.TABLE)
         if spark is None:
@@ -293,6 +319,7 @@ def _plan_uri(
     csv: CsvOptions | None,
     path_format: str | None,
     copy_to: Path | None,
+    range_bytes: int,
 ) -> tuple[ReplayPlan, Capture]:
     """S0 of a capture at a URI: Spark lists and copies it; the copy planned, named by the
     URI in the summary and in errors."""
@@ -303,7 +330,7 @@ def _plan_uri(
     try:
         return plan_replay(
             local, uri, arrival, partition, policy, named_by,
-            spark=spark, csv=csv, path_format=path_format,
+            spark=spark, csv=csv, path_format=path_format, range_bytes=range_bytes,
         )  # fmt: skip
     except SettingError as exc:
         raise SettingError(_named(str(exc), uri, local, copy_to), exc.setting) from exc

@@ -1,0 +1,90 @@
+"""One large CSV or JSON Lines file cut into byte ranges on Spark (docs/spark-replay.md, S0):
+the range size forced small, the outcomes and the summary equal the local replay's event for
+event, with quoted cells over several lines cut at a range edge, decimal commas, and the
+local reader's fallback to text when a row after the first 10,000 does not parse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from diagnostics.captures.dialect import CsvOptions
+from diagnostics.captures.reader import read_capture
+from diagnostics.engine.replay import replay
+from diagnostics.engine.summary import summarize
+from diagnostics.spark.replay import run_spark_replay
+from diagnostics.spark.replay_splits import SliceRead, plan_replay
+from tests.spark.test_replay_inputs import POLICY, events
+
+pytestmark = pytest.mark.spark
+
+
+def ranged_same(
+    spark, path: Path, out: Path, range_bytes: int, csv: CsvOptions | None = None
+) -> tuple[pl.DataFrame, list[tuple[int, int]]]:
+    """``path`` replayed here and on Spark cut into ranges of ``range_bytes``: equal outcomes
+    and summaries; the outcomes and the ranges' bytes."""
+    capture = read_capture(path, csv_options=csv)
+    frame, applied = capture.apply(POLICY)
+    result = replay(frame, applied, columns=capture.columns)
+    planned = plan_replay(
+        str(path), str(path), None, None, POLICY, spark=spark, csv=csv, range_bytes=range_bytes
+    )
+    ranges = [(s.start, s.stop) for s in planned[0].slices if s.read is SliceRead.RANGE]
+    assert len(ranges) == len(planned[0].slices) >= 3
+    got = run_spark_replay(
+        spark, path=str(path), arrival=None, partition=None, policy=POLICY, declared=None,
+        out=out, csv=csv, planned=planned,
+    )  # fmt: skip
+    outcomes = pl.read_parquet(got.outcomes)
+    assert_frame_equal(outcomes, result.outcomes)
+    assert {"input": got.capture.to_dict(), **got.summary} == {
+        "input": capture.to_dict(),
+        **summarize(result),
+    }
+    return outcomes, ranges
+
+
+def test_csv_ranges_cut_inside_a_quoted_cell(spark, tmp_path):
+    path = tmp_path / "cap.csv"
+    frame = events(400, seed=8).with_columns(
+        reading=pl.Series([f"{i % 90},{i % 7}" for i in range(400)])  # decimal commas
+    )
+    frame.write_csv(path, separator=";")
+    data = path.read_bytes()
+    first = data.index(b"\n") + 1
+    inside = data.index(b'"two\nlines"', first) + len(b'"two')  # the break inside the quotes
+    outcomes, ranges = ranged_same(spark, path, tmp_path / "out", inside - first)
+    assert all(data[start - 1 : start] == b"\n" for start, _ in ranges)
+    assert inside + 1 not in [start for start, _ in ranges]  # not cut inside the cell
+    assert outcomes["input_status"].str.contains("\n").any()
+    assert outcomes["reading"].dtype == pl.Float64
+    for size in (977, 2_500):
+        ranged_same(spark, path, tmp_path / f"out{size}", size)
+
+
+def test_csv_falls_back_to_text_as_the_local_reader(spark, tmp_path):
+    """A number column whose row 10,500 is text: the local reader reads the whole file as
+    text; so do the ranges (and the first 10,000 rows alone would say integers)."""
+    n = 10_600
+    frame = (
+        events(n, seed=2)
+        .drop("status")
+        .with_columns(count=pl.Series([str(i) if i != 10_500 else "many" for i in range(n)]))
+    )
+    path = tmp_path / "big.csv"
+    frame.write_csv(path)
+    outcomes, _ = ranged_same(spark, path, tmp_path / "out", 120_000)
+    assert outcomes["count"].dtype == pl.String
+    assert outcomes["partition_id"].dtype == pl.String  # the whole file, as locally
+
+
+def test_json_lines_ranges(spark, tmp_path):
+    path = tmp_path / "cap.jsonl"
+    events(300, seed=6).write_ndjson(path)
+    outcomes, ranges = ranged_same(spark, path, tmp_path / "out", 3_000)
+    assert len(ranges) >= 5
+    assert outcomes.height == 300
