@@ -212,3 +212,41 @@ def test_replay_on_the_cluster(cluster: dict[str, str], tmp_path: Path, mode: st
     assert_frame_equal(pl.read_parquet(tmp_path / "sp" / "outcomes"), expected)
     assert f"events      {frame.height}" in done.stdout
     assert f"partitions  3 ({summary['timelines']} timelines)" in done.stdout
+
+
+def test_replay_of_a_uri_on_spark_connect(cluster: dict[str, str], tmp_path: Path) -> None:
+    """A capture named by a ``file://`` URI through ``--remote sc://...``: listed and copied
+    by DataFrame reads only (no SparkContext), the local replay's outcomes; a scheme the
+    cluster has no file system for is one line, exit 2."""
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from tests.captures.helpers import run_cli
+    from tests.spark.test_replay_inputs import events
+
+    path = tmp_path / "cap.csv"
+    events(80, seed=12).write_csv(path)
+    flags = ["--timestamp-by", "ts", "--outcomes-only"]
+    code, _, err = run_cli("replay", str(path), "--out", str(tmp_path / "lo"), *flags)
+    assert code == 0, err
+    env = spark_env(Path(cluster["tmp"]))
+    command = [sys.executable, "-m", "diagnostics", "replay"]
+    remote = ["--spark", "--remote", cluster["remote"]]
+    done = subprocess.run(
+        [*command, path.as_uri(), *flags, "--out", str(tmp_path / "sp"), *remote],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_frame_equal(
+        pl.read_parquet(tmp_path / "sp" / "outcomes"),
+        pl.read_parquet(tmp_path / "lo" / "outcomes.parquet"),
+    )
+    uri = "abfss://cap@account.dfs.core.windows.net/ns/hub"
+    refused = subprocess.run(
+        [*command, uri, *flags, "--out", str(tmp_path / "no"), *remote],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    errors = [line for line in refused.stderr.splitlines() if "error:" in line]
+    assert errors == [refused.stderr.strip().splitlines()[-1]]
+    assert f"{uri}: this Spark has no file system for scheme 'abfss'" in errors[0]
