@@ -11,10 +11,12 @@ changes; the classes and what Spark computes are the same.
 ``python -m tests.jvm_archive`` (scripts/run-tests.sh, in the background beside the lint)
 writes :data:`ARCHIVE` when it is missing. tests/conftest.py gives the JVMs
 ``-XX:SharedArchiveFile`` only when the file is there, so a plain ``pytest`` without it runs
-as before. The JVM checks the archive itself: one made by another Java, or for another class
-path (the cluster tests' servers put their own configuration folder first), is not used,
-and the JVM then loads its classes as usual; the JVM's notes about that are turned off
-(:data:`QUIET`) because the tests read what commands print. The file lives in the venv, so a
+as before. The cluster tests' servers, executors and drivers use it too (their JVM options
+reach the executors without a configuration folder of their own, tests/spark/servers.py,
+which would come first on their class path). The JVM checks the archive itself: one made by
+another Java, or for another class path, is not used, and the JVM then loads its classes as
+usual; the JVM's notes about that are turned off (:data:`QUIET`) because the tests read what
+commands print. The file lives in the venv, so a
 new venv (a new pyspark) gets a new one.
 """
 

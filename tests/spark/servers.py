@@ -7,6 +7,7 @@ wait is bounded.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -30,17 +31,17 @@ def free_port() -> int:
 
 def spark_env(tmp: Path) -> dict[str, str]:
     """Environment for servers and clients: loopback only, this venv's Python, logs in tmp,
-    and a configuration folder in tmp whose ``spark-defaults.conf`` gives the executors the
-    JVM options tests/conftest.py gives drivers and daemons (``TEST_JVM_OPTIONS``)."""
-    conf = tmp / "conf"
-    conf.mkdir(parents=True, exist_ok=True)
+    and the drivers pyspark starts told to give their executors the JVM options
+    tests/conftest.py gives drivers and daemons (``TEST_JVM_OPTIONS``). That goes through
+    ``PYSPARK_SUBMIT_ARGS``, not a configuration folder: a folder of their own first on the
+    JVMs' class path would keep them from the tests' class archive (tests/jvm_archive.py)."""
     options = os.environ.get("SPARK_SUBMIT_OPTS", "")
-    (conf / "spark-defaults.conf").write_text(
-        f"spark.executor.extraJavaOptions {options}\n", encoding="utf-8"
-    )
     env = dict(os.environ)
+    env.pop("SPARK_CONF_DIR", None)
     env.update(
-        SPARK_CONF_DIR=str(conf),
+        PYSPARK_SUBMIT_ARGS=shlex.join(
+            ["--conf", f"spark.executor.extraJavaOptions={options}", "pyspark-shell"]
+        ),
         SPARK_HOME=str(SPARK_HOME),
         SPARK_LOCAL_IP=LOOPBACK,
         SPARK_LOCAL_HOSTNAME="localhost",
