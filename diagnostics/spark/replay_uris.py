@@ -10,8 +10,9 @@ folder, which the executors already share (they write ``outcomes/`` there); the 
 reads that copy as it reads a local capture, so a URI capture is replayed exactly as the same
 files on a local disk. Both steps are DataFrame reads, so they work on Spark Connect too.
 
-The ``binaryFile`` reader holds one file's bytes in a task's memory and refuses files over
-2 GiB: cut larger files before replaying them from a URI.
+The ``binaryFile`` reader holds one file's bytes in a task's memory (the copy's Arrow batches
+hold one file each) and refuses files over 2 GiB: cut larger files before replaying them
+from a URI.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ COPY_FOLDER = ".capture"
 #: Windows drive, not a scheme).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
 _GLOB = re.compile(r"[*?\[{]")
+_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 _COPIED = pa.schema([("path", pa.string()), ("bytes", pa.int64())])
 #: What Spark (classic or Connect) says when the cluster cannot open a scheme's paths.
 _NO_FILE_SYSTEM = (
@@ -149,6 +151,8 @@ def copy_capture(spark: SparkSession, uri: str, folder: Path) -> str:
         raise InputError(msg)
     targets = {path: str(folder / relative) for path, relative, _ in listed.files}
     folder.mkdir(parents=True, exist_ok=True)
+    previous = spark.conf.get(_BATCH_CONF)
+    spark.conf.set(_BATCH_CONF, "1")  # one file's bytes in a task's Python at a time
     try:
         copied = (
             _reader(spark)
@@ -159,6 +163,11 @@ def copy_capture(spark: SparkSession, uri: str, folder: Path) -> str:
         )
     except Exception as exc:  # Spark's errors, classic or Connect: one line
         raise _one_line(uri, exc, "copy") from exc
+    finally:
+        if previous is None:
+            spark.conf.unset(_BATCH_CONF)
+        else:
+            spark.conf.set(_BATCH_CONF, previous)
     sizes = {str(r["path"]): int(r["bytes"]) for r in copied}
     for path, _, length in listed.files:
         if sizes.get(path) != length:
