@@ -272,7 +272,10 @@ def plan_ranges(
         )  # fmt: skip
         first = bom + end + 1
     ranges = cut_ranges(spark, table, first, size, range_bytes)
-    table = replace(table, schema=_inferred(table, _head(table, ranges)))
+    try:
+        table = replace(table, schema=_inferred(table, _head(table, ranges)))
+    except pl.exceptions.PolarsError:  # the head does not read: the whole file, as locally
+        return None
     if kind == "jsonl":
         frame, renames = rename_empty(pl.DataFrame(schema=table.schema))
         table = replace(table, names=tuple(frame.columns), renames=renames)

@@ -15,7 +15,9 @@ from diagnostics.captures.dialect import CsvOptions
 from diagnostics.captures.reader import read_capture
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
+from diagnostics.errors import InputError
 from diagnostics.spark.replay import run_spark_replay
+from diagnostics.spark.replay_ranges import plan_ranges
 from diagnostics.spark.replay_splits import SliceRead, plan_replay
 from tests.spark.test_replay_inputs import POLICY, events
 
@@ -88,3 +90,20 @@ def test_json_lines_ranges(spark, tmp_path):
     outcomes, ranges = ranged_same(spark, path, tmp_path / "out", 3_000)
     assert len(ranges) >= 5
     assert outcomes.height == 300
+
+
+@pytest.mark.parametrize("bad_line", [5, 11_900])
+def test_a_ragged_row_gives_the_local_error(spark, tmp_path, bad_line):
+    """In the head (the rows the types come from) or in a range after it (the survey finds
+    it): the file is read whole again, so the error is the local reader's (file, line)."""
+    path = tmp_path / "ragged.csv"
+    rows = [f"2024-01-01T00:00:{i % 60:02d}Z,2024-01-01T00:00:{i % 60:02d}Z" for i in range(12_000)]
+    rows[bad_line - 2] = "1,2,3"
+    path.write_text("\n".join(["ts,arrival_time", *rows]) + "\n", encoding="utf-8")
+    assert plan_ranges(spark, str(path), "csv", CsvOptions(), 40_000) is None
+    with pytest.raises(InputError) as local:
+        read_capture(path)
+    with pytest.raises(InputError) as got:
+        plan_replay(str(path), str(path), None, None, POLICY, spark=spark, range_bytes=40_000)
+    assert str(got.value) == str(local.value)
+    assert f"line {bad_line}" in str(got.value)
