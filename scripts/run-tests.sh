@@ -4,7 +4,7 @@
 # Which tests (README, "Tests"):
 #   make test       every test except those marked slow (end-to-end cases that start JVMs in
 #                   subprocesses, servers, a browser or a cluster); no wheel check
-#   make test-all   every test, then the wheel check (scripts/check_wheel.py)
+#   make test-all   every test, and the wheel check (scripts/check_wheel.py) beside them
 #   CI=true         (set by .ci/run) the same as make test-all
 # ORDERDOC_TESTS=all|fast overrides the choice; arguments go to pytest (e.g. tests/logs -x).
 # The tests run on ORDERDOC_TEST_WORKERS pytest-xdist workers (default 2; 0: one process);
