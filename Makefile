@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[all]'
-	@rm -f $(VENV)/.installed-*
+	@rm -f $(VENV)/.installed-* $(VENV)/spark-test-classes.jsa  # the archive: tests/jvm_archive.py
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -16,8 +16,9 @@ reach the executors without a configuration folder of their own, tests/spark/ser
 which would come first on their class path). The JVM checks the archive itself: one made by
 another Java, or for another class path, is not used, and the JVM then loads its classes as
 usual; the JVM's notes about that are turned off (:data:`QUIET`) because the tests read what
-commands print. The file lives in the venv, so a
-new venv (a new pyspark) gets a new one.
+commands print. The file lives in the venv and `make install` removes it when it
+reinstalls, so a new pyspark gets a new one (after a Java upgrade, delete it by hand: the
+JVMs would not use it).
 """
 
 from __future__ import annotations
