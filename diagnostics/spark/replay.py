@@ -58,8 +58,17 @@ if TYPE_CHECKING:
 
 #: Rows per Arrow batch handed to the tasks (their memory, not the result, depends on it).
 BATCH_ROWS = 65_536
-_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 _SHUFFLE_CONF = "spark.sql.shuffle.partitions"
+#: Settings of the replay's queries (restored afterwards): Arrow batches cut by rows only
+#: (Int.MaxValue bytes turns off Spark's size check, which measures the batch after every
+#: row: a tenth of the JVM's time in a profile), and cached frames kept uncompressed (the
+#: cache's compression statistics, per value, cost another tenth; the frames are read a few
+#: times and dropped).
+RUN_CONF: tuple[tuple[str, str], ...] = (
+    ("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS)),
+    ("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1)),
+    ("spark.sql.inMemoryColumnarStorage.compressed", "false"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,9 +306,10 @@ def run_spark_replay(
     # a shuffle's task count follows the capture's size (Spark's default of 200 costs a small
     # capture most of its time), up to the configured count; at least 2 to use both cores
     tasks = max(2, spread(configured, plan.events))
-    previous = {key: spark.conf.get(key) for key in (_BATCH_CONF, _SHUFFLE_CONF)}
-    spark.conf.set(_BATCH_CONF, str(BATCH_ROWS))
-    spark.conf.set(_SHUFFLE_CONF, str(tasks))
+    settings = {**dict(RUN_CONF), _SHUFFLE_CONF: str(tasks)}
+    previous = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         progress(f"reading {len(plan.slices)} slices")
         narrow = read_narrow(spark, plan).persist()
