@@ -259,7 +259,9 @@ def write_outcomes(
         ranks.withColumn(RANK_ROW, F.lit(True)), allowMissingColumns=True
     )
     ordered = both.repartition(max(1, min(tasks, len(plan.slices))), "split")
-    ordered = ordered.sortWithinPartitions("split", "eid", RANK_ROW)
+    # a slice's eids are consecutive and slices follow each other in eid order: sorting by eid
+    # alone keeps each slice's rows together and gives Spark's sort a distinct prefix key
+    ordered = ordered.sortWithinPartitions("eid", RANK_ROW)
     return ordered.mapInArrow(partial(write_batches, plan, str(folder)), ddl(WRITTEN))
 
 
