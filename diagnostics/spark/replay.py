@@ -380,11 +380,11 @@ def run_spark_replay(
         finally:
             narrow.unpersist()
     finally:
-        for key, value in previous.items():
-            if value is None:
+        for key, before in previous.items():
+            if before is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, before)
     summary = summary_of(
         applied,
         partitions,

@@ -250,3 +250,41 @@ def test_replay_of_a_uri_on_spark_connect(cluster: dict[str, str], tmp_path: Pat
     errors = [line for line in refused.stderr.splitlines() if "error:" in line]
     assert errors == [refused.stderr.strip().splitlines()[-1]]
     assert f"{uri}: this Spark has no file system for scheme 'abfss'" in errors[0]
+
+
+def test_replay_under_spark_submit(cluster: dict[str, str], tmp_path: Path) -> None:
+    """``spark-submit --master spark://... submit.py replay CAPTURE --spark``: the replay keeps
+    spark-submit's master and writes the local replay's outcomes (README, "When the capture
+    outgrows one machine")."""
+    from datetime import timedelta
+
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    import diagnostics.cli.submit as submit
+    from diagnostics.engine.policy import OrderingPolicy
+    from tests.spark.test_replay_spark import BASE, local
+
+    arrivals = [BASE + timedelta(seconds=s) for s in (0, 1, 2, 5)]
+    behind = [timedelta(seconds=s) for s in (0, 9, 0, 1)]  # application time behind arrival
+    frame = pl.DataFrame(
+        {
+            "ts": [a - d for a, d in zip(arrivals, behind, strict=True)],
+            "arrival_time": arrivals,
+            "partition_id": [0, 1, 0, 1],
+        }
+    )
+    path = tmp_path / "cap.parquet"
+    frame.write_parquet(path)
+    env = spark_env(Path(cluster["tmp"]))
+    done = subprocess.run(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster["master"],
+         "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.ui.enabled=false",
+         submit.__file__, "replay", str(path), "--timestamp-by", "ts", "--outcomes-only",
+         "--out", str(tmp_path / "sp"), "--spark"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected, _ = local(path, OrderingPolicy(timestamp_by="ts"), None)
+    assert_frame_equal(pl.read_parquet(tmp_path / "sp" / "outcomes"), expected)
+    assert "events      4" in done.stdout
