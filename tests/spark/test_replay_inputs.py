@@ -21,12 +21,13 @@ from polars.testing import assert_frame_equal
 
 from diagnostics.captures.capture_writer import write_capture_folder
 from diagnostics.captures.dialect import CsvOptions
-from diagnostics.captures.reader import read_capture
+from diagnostics.captures.reader import Capture, read_capture
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import UsageError
 from diagnostics.spark.replay import run_spark_replay
+from diagnostics.spark.replay_splits import ReplayPlan
 from tests.captures.helpers import body, capture_record, run_cli, write_avro
 
 pytestmark = pytest.mark.spark
@@ -66,14 +67,16 @@ def same(
     *,
     csv: CsvOptions | None = None,
     path_format: str | None = None,
+    planned: tuple[ReplayPlan, Capture] | None = None,
 ) -> pl.DataFrame:
-    """Replays ``path`` locally and on Spark and asserts equal outcomes and summaries."""
+    """Replays ``path`` locally and on Spark (with S0's ``planned`` result, if given) and
+    asserts equal outcomes and summaries."""
     capture = read_capture(path, csv_options=csv, path_format=path_format)
     frame, applied = capture.apply(policy)
     result = replay(frame, applied, columns=capture.columns)
     got = run_spark_replay(
         spark, path=str(path), arrival=None, partition=None, policy=policy, declared=None,
-        out=out, csv=csv, path_format=path_format,
+        out=out, csv=csv, path_format=path_format, planned=planned,
     )  # fmt: skip
     outcomes = pl.read_parquet(got.outcomes)
     assert_frame_equal(outcomes, result.outcomes)

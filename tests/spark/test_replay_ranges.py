@@ -9,17 +9,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
 
 from diagnostics.captures.dialect import CsvOptions
 from diagnostics.captures.reader import read_capture
-from diagnostics.engine.replay import replay
-from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError
-from diagnostics.spark.replay import run_spark_replay
 from diagnostics.spark.replay_ranges import plan_ranges
 from diagnostics.spark.replay_splits import SliceRead, plan_replay
-from tests.spark.test_replay_inputs import POLICY, events
+from tests.spark.test_replay_inputs import POLICY, events, same
 
 pytestmark = pytest.mark.spark
 
@@ -29,24 +25,12 @@ def ranged_same(
 ) -> tuple[pl.DataFrame, list[tuple[int, int]]]:
     """``path`` replayed here and on Spark cut into ranges of ``range_bytes``: equal outcomes
     and summaries; the outcomes and the ranges' bytes."""
-    capture = read_capture(path, csv_options=csv)
-    frame, applied = capture.apply(POLICY)
-    result = replay(frame, applied, columns=capture.columns)
     planned = plan_replay(
         str(path), str(path), None, None, POLICY, spark=spark, csv=csv, range_bytes=range_bytes
     )
     ranges = [(s.start, s.stop) for s in planned[0].slices if s.read is SliceRead.RANGE]
     assert len(ranges) == len(planned[0].slices) >= 3
-    got = run_spark_replay(
-        spark, path=str(path), arrival=None, partition=None, policy=POLICY, declared=None,
-        out=out, csv=csv, planned=planned,
-    )  # fmt: skip
-    outcomes = pl.read_parquet(got.outcomes)
-    assert_frame_equal(outcomes, result.outcomes)
-    assert {"input": got.capture.to_dict(), **got.summary} == {
-        "input": capture.to_dict(),
-        **summarize(result),
-    }
+    outcomes = same(spark, path, out, csv=csv, planned=planned)
     return outcomes, ranges
 
 
