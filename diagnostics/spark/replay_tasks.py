@@ -45,8 +45,9 @@ NARROW = pa.schema(
 )
 _FLAGS = ("late", "early", "out_of_order", "reordered", "invalid_timestamp", "invalid_key")
 _TIMES = ("application_time", "arrival", "system_timestamp", "watermark", "release_time")
-#: S3's rows: an event's outcome columns (``kind`` 0) or a release (``kind`` 1, ``pos`` and
-#: ``release_time`` only); ``pos`` numbers a partition's events as its engine was fed them.
+#: S3's rows: an event's outcome columns (``kind`` 0, the only kind S3 emits now that its
+#: tasks attach release times themselves); ``pos`` numbers a timeline's events as its engine
+#: was fed them.
 REPLAYED = pa.schema(
     [
         ("kind", pa.int8()),
@@ -189,7 +190,8 @@ class _PartitionRun:
     When the timeline releases its own events (:func:`owns_releases`), an event's outcome
     row leaves the task once its release time is known (or it is dropped, or at the end:
     never released): the rows held are the engine's own pending events, bounded by the
-    tolerances. Otherwise rows leave at once, without release times."""
+    tolerances. Otherwise rows leave at once, without release times (the engine's own
+    releases are not the merged watermark's and are dropped)."""
 
     def __init__(self, plan: ReplayPlan, part: int, sub: int) -> None:
         self.part = part
@@ -239,12 +241,13 @@ class _PartitionRun:
             }
         )
         if not self.own:
-            return [_arrow(outcome), self._releases(result.releases)]
+            return [_arrow(outcome)]  # the merged watermark's releases come in S4/S5
         return self._released(outcome, result.releases, closing=False)
 
     def close(self) -> list[pa.RecordBatch]:
         if not self.own:
-            return [self._releases(self.engine.close())]
+            self.engine.close()
+            return []
         return self._released(None, self.engine.close(), closing=True)
 
     def _released(
@@ -269,19 +272,6 @@ class _PartitionRun:
         out.append(waiting.filter(never).with_columns(release_time=pl.lit(None, pl.Int64)))
         self.waiting = waiting.filter(~never)
         return [_arrow(frame) for frame in out if not frame.is_empty()]
-
-    def _releases(self, releases: pl.DataFrame) -> pa.RecordBatch:
-        n = releases.height
-        frame = pl.DataFrame(
-            {
-                "kind": pl.repeat(1, n, dtype=pl.Int8, eager=True),
-                "part": pl.repeat(self.part, n, dtype=pl.Int64, eager=True),
-                "timeline": pl.repeat(self.timeline, n, dtype=pl.Int64, eager=True),
-                "pos": releases["event_id"],
-                "release_time": _ns(releases["release_time"]),
-            }
-        )
-        return _arrow(frame)
 
 
 def _ns(series: pl.Series) -> pl.Series:
