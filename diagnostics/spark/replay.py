@@ -51,6 +51,7 @@ from diagnostics.spark.replay_tasks import (
     replay_batches,
     write_batches,
 )
+from diagnostics.spark.session import settings_set
 from diagnostics.timestamps import EARLIEST, LATEST
 
 if TYPE_CHECKING:
@@ -308,11 +309,7 @@ def run_spark_replay(
     # a shuffle's task count follows the capture's size (Spark's default of 200 costs a small
     # capture most of its time), up to the configured count; at least 2 to use both cores
     tasks = max(2, spread(configured, plan.events))
-    settings = {**dict(RUN_CONF), _SHUFFLE_CONF: str(tasks)}
-    previous = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
+    with settings_set(spark, {**dict(RUN_CONF), _SHUFFLE_CONF: str(tasks)}):
         progress(f"reading {len(plan.slices)} slices")
         narrow = read_narrow(spark, plan).persist()
         try:
@@ -379,12 +376,6 @@ def run_spark_replay(
                 events.unpersist()
         finally:
             narrow.unpersist()
-    finally:
-        for key, before in previous.items():
-            if before is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, before)
     summary = summary_of(
         applied,
         partitions,

@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 
 from diagnostics.errors import InputError, UsageError
+from diagnostics.spark.session import settings_set
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -151,23 +152,18 @@ def copy_capture(spark: SparkSession, uri: str, folder: Path) -> str:
         raise InputError(msg)
     targets = {path: str(folder / relative) for path, relative, _ in listed.files}
     folder.mkdir(parents=True, exist_ok=True)
-    previous = spark.conf.get(_BATCH_CONF)
-    spark.conf.set(_BATCH_CONF, "1")  # one file's bytes in a task's Python at a time
-    try:
-        copied = (
-            _reader(spark)
-            .load(uri)
-            .select("path", "content")
-            .mapInArrow(partial(copy_batches, targets), "path string, bytes long")
-            .collect()
-        )
-    except Exception as exc:  # Spark's errors, classic or Connect: one line
-        raise _one_line(uri, exc, "copy") from exc
-    finally:
-        if previous is None:
-            spark.conf.unset(_BATCH_CONF)
-        else:
-            spark.conf.set(_BATCH_CONF, previous)
+    # one file's bytes in a task's Python at a time
+    with settings_set(spark, {_BATCH_CONF: "1"}):
+        try:
+            copied = (
+                _reader(spark)
+                .load(uri)
+                .select("path", "content")
+                .mapInArrow(partial(copy_batches, targets), "path string, bytes long")
+                .collect()
+            )
+        except Exception as exc:  # Spark's errors, classic or Connect: one line
+            raise _one_line(uri, exc, "copy") from exc
     sizes = {str(r["path"]): int(r["bytes"]) for r in copied}
     for path, _, length in listed.files:
         if sizes.get(path) != length:

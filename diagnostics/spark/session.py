@@ -180,6 +180,23 @@ def build_session(target: SparkTarget) -> SparkSession:
 
 
 @contextmanager
+def settings_set(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` set on ``spark``'s runtime configuration for the block; each restored
+    afterwards (unset when it was not set), on an error too."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, before in previous.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
+
+
+@contextmanager
 def spark_session(target: SparkTarget) -> Iterator[SparkSession]:
     """A session on ``target``; stopped at the end only when this started it (not a test's,
     spark-submit's or a Spark Connect server's)."""
