@@ -53,14 +53,11 @@ fi
 took "lint (ruff, mypy)"
 echo "running the $tests test set (README, \"Tests\")" >&2
 if [ "$tests" = "all" ]; then
-  if ! wait "$flink"; then
-    echo "run-tests: installing apache-flink failed (scripts/install-flink.sh)" >&2
-    kill "$archive" 2>/dev/null
-    exit 1
-  fi
+  # apache-flink may still be installing: the tests that need it (marked flink) are handed
+  # out after the other slow files and wait for its lock (tests/engines/real/flink_engine.py)
   # without the archive the tests run as they do in a plain pytest, only slower
   wait "$archive" || echo "run-tests: warning: no class archive for the tests' JVMs (tests/jvm_archive.py); the tests run without it" >&2
-  took "waiting for apache-flink and the class archive"
+  took "waiting for the class archive"
   # The wheel check (the wheel installed into a fresh venv outside the checkout runs rules
   # check, the demo and the app) needs nothing of the tests: it runs beside them, niced so
   # the tests keep the CPU, and its output is shown after theirs.
@@ -79,6 +76,10 @@ if [ "$code" = "5" ]; then
   code=1
 fi
 if [ "$tests" = "all" ]; then
+  if ! wait "$flink"; then
+    echo "run-tests: installing apache-flink failed (scripts/install-flink.sh)" >&2
+    [ "$code" != "0" ] || code=1
+  fi
   wait "$wheel"
   wheel_code=$?
   cat "$wheel_log"

@@ -20,9 +20,19 @@ two instead of lining up on one worker.
 
 **Shared, session-scoped fixtures** (build once, never modify: copy to ``tmp_path`` first):
 
-* ``spark``: the worker's local Spark session (``local[2]``, 2 shuffle partitions, no UI);
+* ``spark``: the worker's local Spark session (``local[2]``, 2 shuffle partitions, no UI,
+  interpreted expressions);
   Spark tests in any folder ask for it instead of building their own (a command run
   in-process, e.g. ``main(["aggregate", ...])``, uses it too: it reuses an active session).
+
+**Spark's generated code.** The shared session evaluates its queries interpreted, without
+generated Java code (whole-stage code generation off, and Spark's own test setting
+``spark.sql.codegen.factoryMode=NO_CODEGEN``, with which Spark's suites check that both paths
+compute the same). A test's query runs on a few rows, where compiling the generated code per
+query costs more than it saves: measured, the in-process Spark replay, explain and what-if
+tests took 88 s instead of 110 (docs/performance.md, "Test suite time"). The commands the
+tests run as processes, and the Connect server and standalone cluster of tests/spark, keep
+Spark's defaults, so the generated path is still run end to end.
 
 **JVM options.** Every JVM the tests start (the session's, and those of the commands, servers
 and clusters they run as processes) is told to compile with the JIT's first tier only and to
@@ -49,6 +59,9 @@ SPARK_TEST_CONF = (
     ("spark.sql.shuffle.partitions", "2"),
     ("spark.ui.enabled", "false"),
     ("spark.driver.memory", "1g"),
+    # interpreted, not compiled: see "Spark's generated code" above
+    ("spark.sql.codegen.wholeStage", "false"),
+    ("spark.sql.codegen.factoryMode", "NO_CODEGEN"),
 )
 
 #: Options for the short-lived JVMs of the tests: C1 only, serial GC.
@@ -88,8 +101,13 @@ def uses_spark(item: pytest.Item) -> bool:
 
 def file_weight(items: list[pytest.Item]) -> tuple[int, int, int]:
     """How heavy a test file is, for handing out the heaviest first: its ``slow`` tests, its
-    Spark tests, its tests (the first difference decides)."""
-    slow = sum(item.get_closest_marker("slow") is not None for item in items)
+    Spark tests, its tests (the first difference decides). A file marked ``flink`` counts as
+    one without ``slow`` tests: it goes after the other slow files, by when apache-flink,
+    installed in the background as the tests start (scripts/run-tests.sh), is there."""
+    slow = sum(
+        item.get_closest_marker("slow") is not None and item.get_closest_marker("flink") is None
+        for item in items
+    )
     return slow, sum(uses_spark(item) for item in items), len(items)
 
 

@@ -12,11 +12,13 @@ the window operator instead of Flink's WindowOperator, which Java and SQL jobs r
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +32,9 @@ VENV = ROOT / ".venv-flink"
 JAVA_OPTS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
 #: The MiniCluster's configuration: one slot, and no REST server port to collide on.
+#: How long the tests wait for an install of apache-flink under way (about 315 MB).
+INSTALL_WAIT_SECONDS = 900
+
 FLINK_CONFIG = "parallelism.default: 1\ntaskmanager.numberOfTaskSlots: 1\nrest.bind-port: 0\n"
 
 
@@ -51,8 +56,30 @@ def flink_lib() -> Path | None:
     return found[0] if found and any(found[0].glob("flink-dist-*.jar")) else None
 
 
+def wait_for_install(timeout: float = INSTALL_WAIT_SECONDS) -> None:
+    """Wait while scripts/install-flink.sh holds its lock (scripts/run-tests.sh starts it in
+    the background beside the tests), at most ``timeout`` seconds."""
+    lock = VENV / ".install.lock"
+    if not lock.exists():
+        return
+    deadline = time.monotonic() + timeout
+    with lock.open("rb") as held:
+        while True:
+            try:
+                fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(1)
+            else:
+                fcntl.flock(held, fcntl.LOCK_UN)
+                return
+
+
 def flink_problem() -> str | None:
-    """Why the Flink engine tests cannot run here (None when they can)."""
+    """Why the Flink engine tests cannot run here (None when they can), once an install
+    under way has ended."""
+    wait_for_install()
     if flink_lib() is None:
         return (
             "apache-flink is not installed in .venv-flink (scripts/install-flink.sh installs "

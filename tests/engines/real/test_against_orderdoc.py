@@ -20,7 +20,7 @@ from tests.engines.real.flink_engine import FlinkSettings, flink_problem, run_fl
 from tests.engines.real.orderdoc_side import assert_same, flink_flags, orderdoc_dropped, spark_flags
 from tests.engines.real.spark_engine import SparkSettings, run_spark
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.flink]
 
 W = 10_000
 HAND = hand_captures()

@@ -13,7 +13,7 @@ import pytest
 from tests.engines.real.captures import T0_MS, EngineResult, hand_captures
 from tests.engines.real.flink_engine import FlinkSettings, flink_problem, run_flink
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.flink]
 
 W = 10_000
 CASES = {
