@@ -4,14 +4,21 @@ Generates captures of the given sizes in chunks (never the whole capture in memo
 chunk covers the next stretch of arrival time, so the file is in arrival order as Event Hubs
 hands it over), then times whole ``orderdoc replay --spark`` processes on ``local[1]`` and
 ``local[2]`` with the driver's memory capped, and with ``--local`` the local replay. Prints one
-line per run (wall s; CPU s of all the run's processes, sampled from /proc; peak RSS of the JVM and of all the run's processes, sampled from
-/proc; the load average, as other work on the machine slows a run), the log-log slope of wall
-time over the sizes, the ``local[1]``/``local[2]`` speed-up, and, with ``--check``, whether
-the Spark outcomes equal the local replay's on the first size.
+line per run (wall s; CPU s of all the run's processes, sampled from /proc; peak RSS of the
+JVM and of all the run's processes, sampled from /proc; the load average, as other work on the
+machine slows a run), the log-log slope of wall time over the sizes, the
+``local[1]``/``local[2]`` speed-up, with ``--check`` whether the Spark outcomes equal the local
+replay's on the first size, and with ``--check-partitions K`` whether, on the last size, the
+outcomes of partitions 0..K-1 equal the local replay of those partitions' events alone (under
+PARTITION BY each partition is replayed on its own: a slice of a capture too large for the
+local replay). Every run is appended to ``bench/results/replay_spark.jsonl``; ``--plot PNG``
+draws them (docs/replay-spark-scaling.png).
 
     .venv/bin/python bench/replay_spark_bench.py --sizes 10M,50M,200M --check   # hours
+    .venv/bin/python bench/replay_spark_bench.py --sizes 200M --masters local[2] --check-partitions 1
     .venv/bin/python bench/replay_spark_bench.py --sizes 1M --masters local[2] --local
     .venv/bin/python bench/replay_spark_bench.py --sizes 20k --check            # smoke
+    .venv/bin/python bench/replay_spark_bench.py --plot docs/replay-spark-scaling.png
 
 The job replayed: TIMESTAMP BY event_time, late 5 s, out of order 1 s, Adjust, PARTITION BY
 PartitionId (the jobs ``--spark`` replays so far), ``--outcomes-only``.
@@ -20,6 +27,7 @@ PartitionId (the jobs ``--spark`` replays so far), ``--outcomes-only``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -188,6 +196,83 @@ def same_outcomes(local: Path, spark: Path) -> bool:
     return True
 
 
+def slice_check(capture: Path, spark_out: Path, partitions: int, data: Path) -> bool:
+    """Under PARTITION BY each partition is replayed on its own: the Spark outcomes of the
+    partitions below ``partitions`` equal the local replay of those partitions' events alone
+    (cut from the capture as a stream), column by column. Event ids and output ranks are the
+    capture's there and the slice's here: the ids must keep their order, and the ranks must
+    order the slice's events as the local ranks do."""
+    cut = data / f"slice_{capture.stem}_{partitions}.parquet"
+    if not cut.exists():
+        pl.scan_parquet(capture).filter(pl.col("partition_id") < partitions).sink_parquet(cut)
+    out = data / f"local_out_{cut.stem}"
+    print(line(pl.scan_parquet(cut).select(pl.len()).collect().item(), "local replay (slice)",
+               local_run(cut, out)), flush=True)  # fmt: skip
+    local = out / "outcomes.parquet"
+    spark = pl.scan_parquet(spark_out / "*.parquet").filter(pl.col("partition_id") < partitions)
+    for name in pl.read_parquet_schema(local):
+        a = pl.scan_parquet(local).select(name).collect().to_series()
+        if name == "event_id":
+            b = spark.select(pl.col(name).diff().drop_nulls().min()).collect().item()
+            same = b is None or b > 0
+        elif name == "output_rank":
+            ranks = spark.select(pl.col(name).rank("ordinal") - 1).collect().to_series()
+            same = a.equals(ranks.cast(a.dtype), check_names=False)
+        else:
+            same = a.equals(spark.select(name).collect().to_series())
+        if not same:
+            print(f"column {name} differs")
+            return False
+    return True
+
+
+def record(results: Path, n: int, what: str, figures: dict[str, float]) -> None:
+    """One run appended to ``results`` (JSON lines), for ``--plot``."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    with results.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"events": n, "run": what, **figures}) + "\n")
+
+
+def plot(results: Path, png: Path) -> None:
+    """Wall time and peak memory over events, log-log, of every run kind in ``results`` (the
+    last figure of each size), with the fitted slopes."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    runs: dict[str, dict[int, dict[str, float]]] = {}
+    for text in results.read_text(encoding="utf-8").splitlines():
+        row = json.loads(text)
+        runs.setdefault(row["run"], {})[int(row["events"])] = row
+    panels = (
+        ("wall", "wall time (s)"),
+        ("jvm_mb", "JVM peak (MB)"),
+        ("tree_mb", "all processes peak (MB)"),
+    )
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title in panels])
+    for what, by_size in sorted(runs.items()):
+        sizes = sorted(by_size)
+        fitted = slope([(n, by_size[n]["wall"]) for n in sizes])
+        label = what + (f" (wall slope {fitted:.2f})" if fitted is not None else "")
+        for col, (key, _) in enumerate(panels, start=1):
+            fig.add_trace(
+                go.Scatter(x=sizes, y=[by_size[n][key] or None for n in sizes],  # no JVM: no point
+                           mode="lines+markers", name=label, legendgroup=what,
+                           showlegend=col == 1),
+                row=1, col=col,
+            )  # fmt: skip
+    fig.update_xaxes(type="log", title_text="events in the capture")
+    fig.update_yaxes(type="log")
+    fig.update_layout(
+        title="orderdoc replay --spark (driver 4 GB) and the local replay on 2 cores, 24 GB; "
+        "slope 1 = linear",
+        width=1300,
+        height=550,
+        legend={"orientation": "h", "x": 0, "y": -0.2},
+        margin={"b": 120},
+    )
+    fig.write_image(png)
+
+
 def line(n: int, what: str, figures: dict[str, float]) -> str:
     return (
         f"{n:>12,} events  {what:<16}: wall {figures['wall']:8.1f} s  "
@@ -208,8 +293,32 @@ def main() -> None:
     parser.add_argument(
         "--check", action="store_true", help="outcomes equal to the local replay's (first size)"
     )
+    parser.add_argument(
+        "--check-partitions",
+        type=int,
+        metavar="K",
+        help="on the last size, the outcomes of partitions 0..K-1 equal their local replay",
+    )
+    parser.add_argument(
+        "--spark-out", type=Path, help="with --check-partitions: a finished run's outcomes"
+    )
+    parser.add_argument(
+        "--results", type=Path, default=ROOT / "bench" / "results" / "replay_spark.jsonl",
+        help="every run is appended here (JSON lines)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--plot", type=Path, metavar="PNG", help="only draw the runs in --results into PNG"
+    )
     args = parser.parse_args()
+    if args.plot is not None:
+        plot(args.results, args.plot)
+        return
     sizes = [size(s) for s in args.sizes.split(",")]
+    if args.spark_out is not None:  # only the slice check, on a finished run
+        capture = args.data / f"spark_events_{sizes[-1]}.parquet"
+        equal = slice_check(capture, args.spark_out, args.check_partitions or 1, args.data)
+        print(f"partitions below {args.check_partitions or 1}: outcomes equal: {equal}")
+        return
     masters = args.masters.split(",")
     walls: dict[str, list[tuple[int, float]]] = {m: [] for m in masters}
     for n in sizes:
@@ -220,13 +329,23 @@ def main() -> None:
             figures = spark_run(capture, spark_out[master], master, args.driver_memory)
             walls[master].append((n, figures["wall"]))
             print(line(n, f"--spark {master}", figures), flush=True)
+            record(args.results, n, f"--spark {master}", figures)
         if args.local or (args.check and n == sizes[0]):
             out = args.data / f"local_out_{n}"
             figures = local_run(capture, out)
             print(line(n, "local replay", figures), flush=True)
+            record(args.results, n, "local replay", figures)
             if args.check and n == sizes[0]:
                 equal = same_outcomes(out / "outcomes.parquet", spark_out[masters[0]] / "outcomes")
                 print(f"outcomes equal to the local replay's: {equal}", flush=True)
+    if args.check_partitions:
+        last = sizes[-1]
+        capture = args.data / f"spark_events_{last}.parquet"
+        equal = slice_check(
+            capture, spark_out[masters[0]] / "outcomes", args.check_partitions, args.data
+        )
+        print(f"{last:,} events, partitions below {args.check_partitions}: outcomes equal "
+              f"to their local replay's: {equal}", flush=True)  # fmt: skip
     for master, points in walls.items():
         fitted = slope(points)
         if fitted is not None:
