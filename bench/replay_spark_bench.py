@@ -234,8 +234,8 @@ def record(results: Path, n: int, what: str, figures: dict[str, float]) -> None:
 
 
 def plot(results: Path, png: Path) -> None:
-    """Wall time and peak memory over events, log-log, of every run kind in ``results`` (the
-    last figure of each size), with the fitted slopes."""
+    """Wall time over events (log-log, with the fitted slopes) and peak memory over events
+    (from 0), of every run kind in ``results`` (the last figure of each size)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -249,7 +249,8 @@ def plot(results: Path, png: Path) -> None:
         ("tree_mb", "all processes peak (MB)"),
     )
     fig = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title in panels])
-    for what, by_size in sorted(runs.items()):
+    palette = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
+    for i, (what, by_size) in enumerate(sorted(runs.items())):
         sizes = sorted(by_size)
         fitted = slope([(n, by_size[n]["wall"]) for n in sizes])
         label = what + (f" (wall slope {fitted:.2f})" if fitted is not None else "")
@@ -257,11 +258,13 @@ def plot(results: Path, png: Path) -> None:
             fig.add_trace(
                 go.Scatter(x=sizes, y=[by_size[n][key] or None for n in sizes],  # no JVM: no point
                            mode="lines+markers", name=label, legendgroup=what,
-                           showlegend=col == 1),
+                           line={"color": palette[i % len(palette)]}, showlegend=col == 1),
                 row=1, col=col,
             )  # fmt: skip
     fig.update_xaxes(type="log", title_text="events in the capture")
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=1, col=2)  # memory from 0: flat reads as flat
+    fig.update_yaxes(rangemode="tozero", row=1, col=3)
     fig.update_layout(
         title="orderdoc replay --spark (driver 4 GB) and the local replay on 2 cores, 24 GB; "
         "slope 1 = linear",
