@@ -39,8 +39,8 @@ demo: install
 	$(BIN)/orderdoc demo --out $(OUT)
 
 # The full set (CI=true, ORDERDOC_TESTS=all, test-all) needs apache-flink: its install starts
-# in the background first, beside the project's install and the lint; scripts/run-tests.sh
-# waits for it (install-flink.sh takes a lock) and reports a failure.
+# in the background first, beside the project's install and the lint; the tests that need it
+# wait for it (install-flink.sh takes a lock), and scripts/run-tests.sh reports a failure.
 flink-early:
 	@if [ "$${ORDERDOC_TESTS:-}" = all ] || { [ -z "$${ORDERDOC_TESTS:-}" ] && [ "$${CI:-}" = true ]; }; then \
 	  bash scripts/install-flink.sh & \

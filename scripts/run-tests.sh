@@ -33,7 +33,8 @@ step_start=$SECONDS
 took() { echo "run-tests: $1 took $((SECONDS - step_start)) s" >&2; step_start=$SECONDS; }
 background=()
 if [ "$tests" = "all" ]; then
-  # Set-up for the full set, in the background beside the lint (mypy keeps one core busy):
+  # Set-up for the full set, in the background beside the lint (mypy keeps one core busy)
+  # and, for Flink, the tests:
   # apache-flink for the real-engine tests (tests/engines/real) into .venv-flink (`make
   # test-all` may have started it already: install-flink.sh then waits for that one), and
   # the class archive the tests' Spark JVMs map their classes from (tests/jvm_archive.py).

@@ -31,10 +31,10 @@ VENV = ROOT / ".venv-flink"
 #: small, as the machine is shared.
 JAVA_OPTS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
-#: The MiniCluster's configuration: one slot, and no REST server port to collide on.
 #: How long the tests wait for an install of apache-flink under way (about 315 MB).
 INSTALL_WAIT_SECONDS = 900
 
+#: The MiniCluster's configuration: one slot, and no REST server port to collide on.
 FLINK_CONFIG = "parallelism.default: 1\ntaskmanager.numberOfTaskSlots: 1\nrest.bind-port: 0\n"
 
 
