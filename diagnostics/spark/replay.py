@@ -219,7 +219,7 @@ def with_releases(
 
     if owns_releases(plan):  # S3's tasks gave every row its release time
         return rows
-    events = rows.filter(F.col("kind") == 0).drop("release_time")
+    events = rows.drop("release_time")
     merged = merged_releases(
         events,
         partitions=plan.partitions,

@@ -45,12 +45,10 @@ NARROW = pa.schema(
 )
 _FLAGS = ("late", "early", "out_of_order", "reordered", "invalid_timestamp", "invalid_key")
 _TIMES = ("application_time", "arrival", "system_timestamp", "watermark", "release_time")
-#: S3's rows: an event's outcome columns (``kind`` 0, the only kind S3 emits now that its
-#: tasks attach release times themselves); ``pos`` numbers a timeline's events as its engine
+#: S3's rows: an event's outcome columns; ``pos`` numbers a timeline's events as its engine
 #: was fed them.
 REPLAYED = pa.schema(
     [
-        ("kind", pa.int8()),
         ("part", pa.int64()),
         ("pos", pa.int64()),
         ("eid", pa.int64()),
@@ -226,7 +224,6 @@ class _PartitionRun:
         self.m = int(m_after[-1])
         outcome = pl.DataFrame(
             {
-                "kind": pl.repeat(0, rows.height, dtype=pl.Int8, eager=True),
                 "part": rows["part"],
                 "pos": out["event_id"],
                 "eid": rows["eid"],
