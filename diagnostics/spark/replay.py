@@ -35,6 +35,7 @@ from diagnostics.errors import InputError, UsageError
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.scalars import as_datetime
 from diagnostics.spark.replay_diagnostics import write_spark_outputs
+from diagnostics.spark.replay_flags import with_flags
 from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_over import over_problem, with_substreams
 from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, spread, values_at, with_position
@@ -204,7 +205,9 @@ def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
     order through its own engine (without OVER no more tasks than partitions: a task has a
     fixed cost)."""
     count = tasks if plan.policy.over else max(1, min(tasks, len(plan.partitions)))
-    ordered = narrow.select(*NARROW.names, "sub").repartition(count, "part", "sub")
+    # only what the engines read: S1's error columns were checked before S3
+    ordered = narrow.select("eid", "split", "part", "arr", "app", "sub")
+    ordered = ordered.repartition(count, "part", "sub")
     ordered = ordered.sortWithinPartitions("part", "sub", "arr", "eid")
     return ordered.mapInArrow(partial(replay_batches, plan), ddl(REPLAYED))
 
@@ -221,7 +224,7 @@ def with_releases(
         return rows
     events = rows.drop("release_time")
     merged = merged_releases(
-        events,
+        with_flags(events),
         partitions=plan.partitions,
         late=policy.effective_late_ns,
         ooo=policy.effective_ooo_ns,
@@ -255,7 +258,7 @@ def write_outcomes(
     rows (a row of each after the event's row), not in a join of their own."""
     from pyspark.sql import functions as F
 
-    rows = events.withColumn("output_rank", F.lit(None).cast("long"))
+    rows = events.drop("m_after").withColumn("output_rank", F.lit(None).cast("long"))
     both = rows.withColumn(RANK_ROW, F.lit(False)).unionByName(
         ranks.withColumn(RANK_ROW, F.lit(True)), allowMissingColumns=True
     )
@@ -371,7 +374,7 @@ def run_spark_replay(
                 )
                 progress("diagnostics and metrics" if instrument else "no diagnostics")
                 s8 = (instrument, capture, applied, partitions, counts["events"], tasks)
-                files = write_spark_outputs(spark, events, plan, out, *s8)
+                files = write_spark_outputs(spark, with_flags(events), plan, out, *s8)
             finally:
                 events.unpersist()
         finally:

@@ -20,12 +20,12 @@ import pyarrow as pa
 
 from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
 from diagnostics.engine.engine import OrderingEngine
-from diagnostics.engine.outcomes import STATUS_DTYPE
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.release import NEG
 from diagnostics.engine.replay import arrival_times
 from diagnostics.engine.summary import count_columns
 from diagnostics.errors import InputError
+from diagnostics.spark.replay_flags import pack, unpack
 from diagnostics.spark.replay_splits import ReplayPlan, read_slice
 from diagnostics.timestamps import UTC_NS, to_utc
 
@@ -43,22 +43,19 @@ NARROW = pa.schema(
         ("app_given", pa.bool_()),
     ]
 )
-_FLAGS = ("late", "early", "out_of_order", "reordered", "invalid_timestamp", "invalid_key")
 _TIMES = ("application_time", "arrival", "system_timestamp", "watermark", "release_time")
-#: S3's rows: an event's outcome columns; ``pos`` numbers a timeline's events as its engine
-#: was fed them.
+#: S3's rows: an event's outcome columns, its flags and status packed in ``flags``
+#: (:mod:`diagnostics.spark.replay_flags`); ``m_after``: its timeline's M after it, set only
+#: where the event raised M (a change point).
 REPLAYED = pa.schema(
     [
         ("part", pa.int64()),
-        ("pos", pa.int64()),
         ("eid", pa.int64()),
         ("split", pa.int64()),
         ("timeline", pa.int64()),
         *((name, pa.int64()) for name in _TIMES),
-        *((name, pa.bool_()) for name in (*_FLAGS, "dropped")),
-        ("status", pa.string()),
+        ("flags", pa.int64()),
         ("m_after", pa.int64()),
-        ("rise", pa.bool_()),
     ]
 )
 #: In S7's input, a row of S6's ranks (eid, split, output_rank) rather than an event's.
@@ -231,10 +228,9 @@ class _PartitionRun:
                 # the run's timeline id (null stays null: an event without an OVER key)
                 "timeline": out["timeline"].cast(pl.Int64) * 0 + self.timeline,
                 **{name: _ns(out[name]) for name in _TIMES},
-                **{name: out[name] for name in (*_FLAGS, "dropped")},
-                "status": out["status"].cast(pl.String),
-                "m_after": pl.Series(m_after, dtype=pl.Int64),
-                "rise": pl.Series(rise, dtype=pl.Boolean),
+                "flags": pack(out),
+                "dropped": out["dropped"],
+                "m_after": pl.Series(m_after, dtype=pl.Int64).set(pl.Series(~rise), None),
             }
         )
         if not self.own:
@@ -322,8 +318,7 @@ def outcome_columns(rows: pl.DataFrame) -> pl.DataFrame:
         "partition": rows["part"],
         "timeline": rows["timeline"],
         **times,
-        **{name: rows[name] for name in (*_FLAGS, "dropped")},
-        "status": rows["status"].cast(STATUS_DTYPE),
+        **unpack(rows["flags"]),
         "output_rank": rows["output_rank"],
     }
     frame = pl.DataFrame(columns)
