@@ -18,28 +18,35 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from diagnostics.captures.dialect import CsvOptions
-from diagnostics.captures.far_off import FAR_GAP_NS, far_runs
 from diagnostics.captures.reader import Capture
-from diagnostics.engine.columns import EventColumns
-from diagnostics.engine.engine import OrderingEngine
 from diagnostics.engine.outcomes_files import OUTCOMES_FOLDER
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.engine.replay import partitions_in
 from diagnostics.engine.summary import (
     delay_seconds,
-    invalid_time_line,
     percentile_ranks,
     summary_of,
 )
 from diagnostics.errors import InputError, UsageError
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.scalars import as_datetime
+from diagnostics.spark.replay_checks import (
+    far_off,
+    first_error,
+    invalid_warning,
+    narrow_facts,
+    undeclared,
+)
 from diagnostics.spark.replay_diagnostics import write_spark_outputs
 from diagnostics.spark.replay_flags import with_flags
 from diagnostics.spark.replay_merge import merged_releases
 from diagnostics.spark.replay_over import over_problem, with_substreams
-from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, spread, values_at, with_position
-from diagnostics.spark.replay_splits import ReplayPlan, plan_replay, read_slice
+from diagnostics.spark.replay_rank import (
+    BUCKETS_PER_TASK,
+    spread,
+    values_at,
+    with_position,
+)
+from diagnostics.spark.replay_splits import ReplayPlan, plan_replay
 from diagnostics.spark.replay_tasks import (
     COUNT_NAMES,
     NARROW,
@@ -53,7 +60,6 @@ from diagnostics.spark.replay_tasks import (
     write_batches,
 )
 from diagnostics.spark.session import settings_set
-from diagnostics.timestamps import EARLIEST, LATEST
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -88,116 +94,6 @@ def read_narrow(spark: SparkSession, plan: ReplayPlan) -> DataFrame:
     count = len(plan.slices)
     ids = spark.range(0, count, 1, max(count, 1))
     return ids.mapInArrow(partial(narrow_batches, plan), ddl(NARROW))
-
-
-def first_error(
-    narrow: DataFrame, plan: ReplayPlan, columns: EventColumns, declared: bool
-) -> str | None:
-    """The error the local replay stops at, if any: the first bad arrival (input order), else
-    the first value that is not a partition number (input order; arrival order when the
-    partitions are declared, as the engine meets them)."""
-    from pyspark.sql import functions as F
-
-    row = narrow.filter(F.col("error").isNotNull()).orderBy("eid").limit(1).collect()
-    if row:
-        return str(row[0]["error"])
-    bad = narrow.filter(F.col("bad_partition").isNotNull())
-    bad = bad.orderBy("arr", "eid") if declared else bad.orderBy("eid")
-    row = bad.limit(1).collect()
-    if not row:
-        return None
-    name = columns.partition or ""
-    one = pl.DataFrame({name: [row[0]["bad_partition"]]})
-    try:
-        partitions_in(one, columns, first_row=int(row[0]["eid"]))
-    except InputError as exc:
-        return str(exc)
-    return None
-
-
-def undeclared(
-    narrow: DataFrame, plan: ReplayPlan, columns: EventColumns, partitions: Sequence[int]
-) -> str | None:
-    """The engine's error for the first event (arrival order) of a partition that is not
-    among the declared ones, if any."""
-    from pyspark.sql import functions as F
-
-    row = (
-        narrow.filter(~F.col("part").isin(list(partitions)))
-        .orderBy("arr", "eid")
-        .limit(1)
-        .collect()
-    )
-    if not row:
-        return None
-    name = columns.partition or "partition"
-    one = pl.DataFrame(
-        {
-            name: [int(row[0]["part"])],
-            columns.row: [int(row[0]["eid"])],
-            columns.parsed_arrival: pl.Series([int(row[0]["arr"])])
-            .cast(pl.Datetime("ns"))
-            .dt.replace_time_zone("UTC"),
-        }
-    )
-    engine = OrderingEngine(OrderingPolicy(), tuple(partitions), columns)
-    try:
-        engine.process(one)
-    except InputError as exc:
-        return str(exc)
-    return None
-
-
-def far_off(narrow: DataFrame) -> bool:
-    """Whether some arrival is far off the others (``diagnostics.captures.far_off``: in a
-    small run more than a day from the largest, or at a bound of the times a replay holds),
-    from per-day minima, maxima and counts (O(days) rows): a gap between two arrivals longer
-    than a day is a gap between two days' extremes."""
-    from pyspark.sql import functions as F
-
-    days = (
-        narrow.filter(F.col("error").isNull())
-        .groupBy(F.floor(F.col("arr") / F.lit(FAR_GAP_NS)).alias("day"))
-        .agg(F.min("arr").alias("lo"), F.max("arr").alias("hi"), F.count("*").alias("n"))
-        .orderBy("day")
-        .collect()
-    )
-    if not days:
-        return False
-    if int(days[0]["lo"]) <= EARLIEST or int(days[-1]["hi"]) >= LATEST:
-        return True
-    runs, count = [], 0
-    for i, day in enumerate(days):
-        if i and int(day["lo"]) - int(days[i - 1]["hi"]) > FAR_GAP_NS:
-            runs.append(count)
-            count = 0
-        count += int(day["n"])
-    return bool(far_runs([*runs, count]).any())
-
-
-def invalid_warning(
-    narrow: DataFrame, plan: ReplayPlan, policy: OrderingPolicy, bad: int, total: int
-) -> list[str]:
-    """The summary's warning when most application times are invalid, as the local replay
-    words it (its example value read back from the capture)."""
-    from pyspark.sql import functions as F
-
-    if policy.timestamp_by is None or bad * 2 <= total:
-        return []
-    row = (
-        narrow.filter(F.col("app").isNull() & F.col("app_given"))
-        .orderBy("eid")
-        .select("eid", "split")
-        .limit(1)
-        .collect()
-    )
-    first = None
-    if row:
-        events, applied, _ = read_slice(plan, int(row[0]["split"]))
-        offset = plan.slices[int(row[0]["split"])].offset
-        first = events[applied.timestamp_by or ""][int(row[0]["eid"]) - offset]
-    line = invalid_time_line(bad, total, policy.timestamp_by, first)
-    return [] if line is None else [line]
 
 
 def replayed(narrow: DataFrame, plan: ReplayPlan, tasks: int) -> DataFrame:
@@ -316,20 +212,19 @@ def run_spark_replay(
         progress(f"reading {len(plan.slices)} slices")
         narrow = read_narrow(spark, plan).persist()
         try:
-            error = first_error(narrow, plan, capture.columns, declared is not None)
+            facts = narrow_facts(narrow)
+            error = first_error(facts, capture.columns, declared is not None)
             if error is not None:
                 raise InputError(error)
-            present = tuple(
-                sorted(int(r["part"]) for r in narrow.select("part").distinct().collect())
-            )
+            present = facts.parts
             partitions = tuple(declared) if declared is not None else present
             if (problem := over_problem(plan, partitions)) is not None:
                 raise problem
             if declared is not None:
-                error = undeclared(narrow, plan, capture.columns, partitions)
+                error = undeclared(narrow, capture.columns, partitions)
                 if error is not None:
                     raise InputError(error)
-            if far_off(narrow):
+            if far_off(facts):
                 msg = (
                     "--spark: some arrival times lie more than a day off the others (or "
                     "beyond 1900..2150), which the Spark replay does not report yet; replay "
@@ -363,7 +258,10 @@ def run_spark_replay(
                     shutil.rmtree(folder)
                 folder.mkdir(parents=True)
                 progress("ranking the output and writing outcomes")
-                buckets = spread(tasks, plan.events) * BUCKETS_PER_TASK
+                # one task sorts a capture of at most ROWS_PER_TASK events: cutting it into
+                # buckets would cost a pass over it for the cuts and gain nothing
+                share = spread(tasks, plan.events)
+                buckets = share * BUCKETS_PER_TASK if share > 1 else 1
                 ranks = output_ranks(events, buckets)
                 written = write_outcomes(events, ranks, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}

@@ -204,6 +204,33 @@ def test_bad_values_stop_with_the_local_error(spark, tmp_path):
     assert "row 3: 'soon'" in str(spark_error.value)
 
 
+@pytest.mark.parametrize("declared", [None, 2])
+def test_the_first_bad_partition_in_input_or_arrival_order_as_locally(spark, tmp_path, declared):
+    """Two values that are not partition numbers, the first in input order arriving last:
+    the local replay names the first in input order, or, with declared partitions, the first
+    the engine meets (arrival order); the Spark replay's one grouped check names the same."""
+    late, early = BASE + timedelta(seconds=9), BASE + timedelta(seconds=1)
+    frame = pl.DataFrame(
+        {
+            "ts": [BASE.isoformat()] * 4,
+            "arrival_time": [t.isoformat() for t in (BASE, late, early, BASE)],
+            "partition_id": ["0", "x", "y", "1"],
+        }
+    )
+    path = tmp_path / "bad.parquet"
+    frame.write_parquet(path, row_group_size=2)
+    policy = OrderingPolicy(timestamp_by="ts", partition_by=True)
+    with pytest.raises(InputError) as local_error:
+        local(path, policy, declared)
+    with pytest.raises(InputError) as spark_error:
+        run_spark_replay(
+            spark, path=str(path), arrival=None, partition=None, policy=policy,
+            declared=declared_partitions(declared) if declared else None, out=tmp_path / "out",
+        )  # fmt: skip
+    assert str(spark_error.value) == str(local_error.value)
+    assert ("'y'" if declared else "'x'") in str(spark_error.value)
+
+
 def test_cli_replays_on_spark_and_prints_the_local_summary(spark, tmp_path, capsys):
     frame = pl.DataFrame(
         {
