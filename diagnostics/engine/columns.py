@@ -5,13 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: Outcome columns added to every input row, in this order (see docs/schemas.md).
-OUTCOME_COLUMNS: tuple[str, ...] = (
-    "event_id",
-    "partition",
-    "timeline",
-    "application_time",
-    "arrival",
-    "system_timestamp",
+#: The outcome's boolean columns, in their order among :data:`OUTCOME_COLUMNS`.
+FLAG_COLUMNS: tuple[str, ...] = (
     "late",
     "early",
     "out_of_order",
@@ -19,6 +14,15 @@ OUTCOME_COLUMNS: tuple[str, ...] = (
     "invalid_timestamp",
     "invalid_key",
     "dropped",
+)
+OUTCOME_COLUMNS: tuple[str, ...] = (
+    "event_id",
+    "partition",
+    "timeline",
+    "application_time",
+    "arrival",
+    "system_timestamp",
+    *FLAG_COLUMNS,
     "status",
     "watermark",
     "release_time",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from diagnostics.engine.columns import FLAG_COLUMNS
 from diagnostics.engine.outcomes import STATUS_DTYPE
 from diagnostics.kinds import EventStatus
 
@@ -23,15 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 #: The boolean outcome columns, in bit order.
-FLAG_NAMES = (
-    "late",
-    "early",
-    "out_of_order",
-    "reordered",
-    "invalid_timestamp",
-    "invalid_key",
-    "dropped",
-)
+FLAG_NAMES = FLAG_COLUMNS
 #: The status code's lowest bit.
 STATUS_SHIFT = 8
 _STATUS_VALUES = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)

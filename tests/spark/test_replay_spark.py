@@ -182,6 +182,24 @@ def test_spark_replay_equals_local_on_examples(spark, tmp_path, name):
     assert_same_replay(spark, tmp_path, EXAMPLES[name])
 
 
+def both_errors(
+    spark, tmp_path: Path, frame: pl.DataFrame, declared: int | None
+) -> tuple[str, str]:
+    """The one-line errors of the local and the Spark replay of ``frame`` (PARTITION BY,
+    TIMESTAMP BY ts; two rows a row group, so two slices)."""
+    path = tmp_path / "bad.parquet"
+    frame.write_parquet(path, row_group_size=2)
+    policy = OrderingPolicy(timestamp_by="ts", partition_by=True)
+    with pytest.raises(InputError) as local_error:
+        local(path, policy, declared)
+    with pytest.raises(InputError) as spark_error:
+        run_spark_replay(
+            spark, path=str(path), arrival=None, partition=None, policy=policy,
+            declared=declared_partitions(declared) if declared else None, out=tmp_path / "out",
+        )  # fmt: skip
+    return str(local_error.value), str(spark_error.value)
+
+
 def test_bad_values_stop_with_the_local_error(spark, tmp_path):
     frame = pl.DataFrame(
         {
@@ -190,18 +208,9 @@ def test_bad_values_stop_with_the_local_error(spark, tmp_path):
             "partition_id": ["0", "x", "1", "0"],
         }
     )
-    path = tmp_path / "bad.parquet"
-    frame.write_parquet(path, row_group_size=2)
-    policy = OrderingPolicy(timestamp_by="ts", partition_by=True)
-    with pytest.raises(InputError) as local_error:
-        local(path, policy, None)
-    with pytest.raises(InputError) as spark_error:
-        run_spark_replay(
-            spark, path=str(path), arrival=None, partition=None, policy=policy,
-            declared=None, out=tmp_path / "out",
-        )  # fmt: skip
-    assert str(spark_error.value) == str(local_error.value)
-    assert "row 3: 'soon'" in str(spark_error.value)
+    local_error, spark_error = both_errors(spark, tmp_path, frame, None)
+    assert spark_error == local_error
+    assert "row 3: 'soon'" in spark_error
 
 
 @pytest.mark.parametrize("declared", [None, 2])
@@ -217,18 +226,9 @@ def test_the_first_bad_partition_in_input_or_arrival_order_as_locally(spark, tmp
             "partition_id": ["0", "x", "y", "1"],
         }
     )
-    path = tmp_path / "bad.parquet"
-    frame.write_parquet(path, row_group_size=2)
-    policy = OrderingPolicy(timestamp_by="ts", partition_by=True)
-    with pytest.raises(InputError) as local_error:
-        local(path, policy, declared)
-    with pytest.raises(InputError) as spark_error:
-        run_spark_replay(
-            spark, path=str(path), arrival=None, partition=None, policy=policy,
-            declared=declared_partitions(declared) if declared else None, out=tmp_path / "out",
-        )  # fmt: skip
-    assert str(spark_error.value) == str(local_error.value)
-    assert ("'y'" if declared else "'x'") in str(spark_error.value)
+    local_error, spark_error = both_errors(spark, tmp_path, frame, declared)
+    assert spark_error == local_error
+    assert ("'y'" if declared else "'x'") in spark_error
 
 
 def test_cli_replays_on_spark_and_prints_the_local_summary(spark, tmp_path, capsys):
