@@ -132,7 +132,7 @@ def with_releases(
     return events.join(merged, "eid", "left")
 
 
-def output_ranks(events: DataFrame, buckets: int) -> DataFrame:
+def output_ranks(events: DataFrame, buckets: int, rows: int) -> DataFrame:
     """S6: ``output_rank`` of the released events (eid, split, output_rank): the position by
     (release time, System.Timestamp, arrival order: arrival, then input order), from a
     bucketed sort and per-bucket offsets, both distributed. Arrival order is not input order
@@ -142,7 +142,7 @@ def output_ranks(events: DataFrame, buckets: int) -> DataFrame:
     released = events.filter(F.col("release_time").isNotNull())
     ordered = released.select("eid", "split", "release_time", "system_timestamp", "arrival")
     keys = ("release_time", "system_timestamp", "arrival", "eid")
-    ranks = with_position(ordered, keys, "output_rank", buckets)
+    ranks = with_position(ordered, keys, "output_rank", buckets, rows)
     return ranks.select("eid", "split", "output_rank")
 
 
@@ -173,7 +173,7 @@ def delay_percentiles(events: DataFrame, released: int, buckets: int) -> list[in
     delays = events.filter(F.col("release_time").isNotNull()).select(
         (F.col("release_time") - F.col("arrival")).alias("d")
     )
-    return values_at(delays, "d", percentile_ranks(released), buckets)
+    return values_at(delays, "d", percentile_ranks(released), buckets, released)
 
 
 def run_spark_replay(
@@ -262,7 +262,7 @@ def run_spark_replay(
                 # buckets would cost a pass over it for the cuts and gain nothing
                 share = spread(tasks, plan.events)
                 buckets = share * BUCKETS_PER_TASK if share > 1 else 1
-                ranks = output_ranks(events, buckets)
+                ranks = output_ranks(events, buckets, plan.events)
                 written = write_outcomes(events, ranks, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
                 progress("output delay percentiles")

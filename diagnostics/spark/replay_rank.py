@@ -1,8 +1,8 @@
 """Positions in a distributed sort without the RDD API (docs/spark-replay.md, S6 and S9): the
 output rank of every released event, and the output delays at the summary's percentile ranks.
 
-Both cut the sort key into buckets at approximate quantiles (O(buckets) bounds on the
-driver), count each bucket (O(buckets) rows to the driver) and give every bucket its
+Both cut the sort key into buckets at the quantiles of a sample (about
+:data:`SAMPLE_PER_BUCKET` rows a bucket reach the driver: O(buckets)), count each bucket (O(buckets) rows to the driver) and give every bucket its
 offset, the prefix sum of the counts before it. A row's position is its bucket's offset plus
 its row number inside the bucket, numbered by a window over the bucket (Spark's sort, in the
 JVM, spilling). Everything is a DataFrame operation, so it runs on Spark Connect too, and no
@@ -21,8 +21,12 @@ if TYPE_CHECKING:
 
 #: Buckets per task: enough that a skewed bucket is a small part of a task's work.
 BUCKETS_PER_TASK = 4
-#: The approximate quantiles' relative error (a bucket holds at most about 2 x its share).
-_ERROR = 0.0005
+#: Rows sampled per bucket for the cuts. The cuts only balance the buckets (the counts and
+#: the positions are exact whatever they are); a sample is a fraction of the cost of Spark's
+#: ``approxQuantile`` at the precision that balance needs (10M rows: 0.6 s against 4.6 s).
+SAMPLE_PER_BUCKET = 128
+#: The sample's seed: the same cuts for the same capture.
+_SEED = 21
 _BUCKET = "__bucket"
 #: Rows below which a stage that can be cut anywhere (S4/S5's ranges, S6/S9's buckets) gets
 #: no further task: each task has a fixed cost (scheduling, a Python worker's batch set-up).
@@ -49,26 +53,42 @@ def range_of(column: Column, bounds: Sequence[int]) -> Column:
     return tree(0, len(bounds)).cast("long")
 
 
-def _bucketed(frame: DataFrame, key: str, buckets: int) -> tuple[DataFrame, list[int]]:
+def sample_cuts(frame: DataFrame, key: str, buckets: int, rows: int) -> list[int]:
+    """At most ``buckets - 1`` sorted, distinct cuts of ``key`` (a non-null long) into about
+    equal buckets, from a sample of about :data:`SAMPLE_PER_BUCKET` rows a bucket of the
+    ``rows`` rows (an estimate is enough: it sets the sample's fraction)."""
+    if buckets <= 1 or rows <= 0:
+        return []
+    fraction = min(1.0, SAMPLE_PER_BUCKET * buckets / rows)
+    picked = frame.sample(fraction=fraction, seed=_SEED).select(key).collect()
+    values = np.sort(np.array([int(row[0]) for row in picked], dtype=np.int64))
+    if not len(values):
+        return []
+    at = (np.arange(1, buckets) * len(values)) // buckets
+    return sorted({int(v) for v in values[at]})
+
+
+def _bucketed(frame: DataFrame, key: str, buckets: int, rows: int) -> tuple[DataFrame, list[int]]:
     """``frame`` with its bucket (by ``key``, not null) and each bucket's count, in order."""
     from pyspark.sql import functions as F
 
-    probabilities = [i / buckets for i in range(1, buckets)]
-    quantiles = frame.approxQuantile(key, probabilities, _ERROR) if probabilities else []
-    cuts = sorted({int(v) for v in quantiles})
+    cuts = sample_cuts(frame, key, buckets, rows)
     tagged = frame.withColumn(_BUCKET, range_of(F.col(key), cuts))
     counted = {int(r[_BUCKET]): int(r["n"]) for r in tagged.groupBy(_BUCKET).agg(
         F.count(F.lit(1)).alias("n")).collect()}  # fmt: skip
     return tagged, [counted.get(b, 0) for b in range(len(cuts) + 1)]
 
 
-def with_position(frame: DataFrame, keys: Sequence[str], name: str, buckets: int) -> DataFrame:
+def with_position(
+    frame: DataFrame, keys: Sequence[str], name: str, buckets: int, rows: int
+) -> DataFrame:
     """``frame`` with column ``name``: each row's 0-based position in the order of ``keys``
-    (the first a non-null long; together unique, so the order is total)."""
+    (the first a non-null long; together unique, so the order is total); ``rows``: about
+    how many rows ``frame`` has (it sizes the sample of the cuts)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    tagged, counts = _bucketed(frame, keys[0], buckets)
+    tagged, counts = _bucketed(frame, keys[0], buckets, rows)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int).tolist()
     mapping = F.create_map(*[F.lit(v) for b, o in enumerate(offsets) for v in (b, o)])
     window = Window.partitionBy(_BUCKET).orderBy(*keys)
@@ -76,7 +96,9 @@ def with_position(frame: DataFrame, keys: Sequence[str], name: str, buckets: int
     return tagged.withColumn(name, position.cast("long")).drop(_BUCKET)
 
 
-def values_at(frame: DataFrame, key: str, ranks: Sequence[int], buckets: int) -> list[int]:
+def values_at(
+    frame: DataFrame, key: str, ranks: Sequence[int], buckets: int, rows: int
+) -> list[int]:
     """The values of ``key`` (a non-null long) at ``ranks`` of its ascending order; only the
     buckets holding those ranks are numbered, and only the picked values reach the driver."""
     from pyspark.sql import Window
@@ -84,7 +106,7 @@ def values_at(frame: DataFrame, key: str, ranks: Sequence[int], buckets: int) ->
 
     if not ranks:
         return []
-    tagged, counts = _bucketed(frame, key, buckets)
+    tagged, counts = _bucketed(frame, key, buckets, rows)
     ends = np.cumsum(counts)
     wanted: dict[tuple[int, int], int] = {}
     for rank in ranks:
