@@ -11,13 +11,14 @@ from diagnostics.kinds import EventStatus
 from diagnostics.timestamps import UTC_NS, from_ns
 
 STATUS_DTYPE = pl.Enum([s.value for s in EventStatus])
-_STATUS_VALUES = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)
+#: Every status, in the order of the Enum's physical codes (index i is code i).
+STATUS_VALUES = pl.Series([s.value for s in EventStatus], dtype=STATUS_DTYPE)
 
 
 def _status(dropped: np.ndarray, adjusted: np.ndarray) -> pl.Series:
     """The ``status`` column (an Enum of :class:`EventStatus`) from the two flags."""
     codes = np.where(dropped, 2, np.where(adjusted, 1, 0)).astype(np.uint32)
-    return _STATUS_VALUES.gather(pl.Series(codes)).alias("status")
+    return STATUS_VALUES.gather(pl.Series(codes)).alias("status")
 
 
 def outcome_frame(

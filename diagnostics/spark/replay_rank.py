@@ -2,8 +2,9 @@
 output rank of every released event, and the output delays at the summary's percentile ranks.
 
 Both cut the sort key into buckets at the quantiles of a sample (about
-:data:`SAMPLE_PER_BUCKET` rows a bucket reach the driver: O(buckets)), count each bucket (O(buckets) rows to the driver) and give every bucket its
-offset, the prefix sum of the counts before it. A row's position is its bucket's offset plus
+:data:`SAMPLE_PER_BUCKET` rows a bucket reach the driver: O(buckets)), count each bucket
+(O(buckets) rows to the driver) and give every bucket its offset, the prefix sum of the
+counts before it. A row's position is its bucket's offset plus
 its row number inside the bucket, numbered by a window over the bucket (Spark's sort, in the
 JVM, spilling). Everything is a DataFrame operation, so it runs on Spark Connect too, and no
 row passes through Python.
