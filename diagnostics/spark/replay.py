@@ -258,10 +258,9 @@ def run_spark_replay(
                     shutil.rmtree(folder)
                 folder.mkdir(parents=True)
                 progress("ranking the output and writing outcomes")
-                # one task sorts a capture of at most ROWS_PER_TASK events: cutting it into
-                # buckets would cost a pass over it for the cuts and gain nothing
-                share = spread(tasks, plan.events)
-                buckets = share * BUCKETS_PER_TASK if share > 1 else 1
+                # at least two buckets even where one task sorts them all: with one, the
+                # bucket is a constant, Spark drops the window's partitioning and warns
+                buckets = spread(tasks, plan.events) * BUCKETS_PER_TASK
                 ranks = output_ranks(events, buckets, plan.events)
                 written = write_outcomes(events, ranks, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
