@@ -383,5 +383,9 @@ def _checked(capture: Capture, policy: OrderingPolicy, named_by: str | None, row
     """The capture with its event count, once the columns the policy names are found."""
     capture.apply(policy, named_by=named_by)  # a column it names and the capture lacks
     if rows == 0:
-        arrival_times(capture.events, capture.columns)  # raises: the capture holds no events
+        try:  # raises: the capture holds no events
+            arrival_times(capture.events, capture.columns)
+        except InputError as exc:  # named as the local replay names it: the capture first
+            msg = f"{capture.source}: {exc}"
+            raise InputError(msg) from exc
     return dataclasses.replace(capture, height=rows)

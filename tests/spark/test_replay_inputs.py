@@ -239,6 +239,16 @@ def test_bad_input_gives_the_local_one_line_errors(spark, tmp_path):
     write_avro(root / "00.avro", [capture_record(0, body(ts="x"), None, "not a time")])
     said = _both_fail(tmp_path, tmp_path / "capture", "--timestamp-by", "ts")
     assert "record 1: no arrival time" in said
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("ts,arrival_time,partition_id\n")
+    said = _both_fail(tmp_path, header_only, "--timestamp-by", "ts")
+    assert said.endswith(f"{header_only}: the capture holds no events")
+    truncated = tmp_path / "truncated.csv"
+    truncated.write_text(
+        "ts,arrival_time,partition_id\n2024-01-01T00:00:00Z,2024-01-01T00:00:01Z,0\n"
+        "2024-01-01T00:00:01Z,2024-01-0"
+    )
+    assert "row 2: '2024-01-0'" in _both_fail(tmp_path, truncated, "--timestamp-by", "ts")
 
 
 @st.composite
