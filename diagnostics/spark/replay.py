@@ -234,24 +234,24 @@ def run_spark_replay(
             plan = plan.with_partitions(partitions)
             progress(f"replaying {len(present)} partitions")
             # S3's rows feed both sides of the release join (and S4/S5): computed once
-            timelines = with_substreams(spark, narrow, plan, applied.over)
-            rows = replayed(timelines, plan, tasks)
-            own = owns_releases(plan)
-            if not own:
-                # filled before the merge: S4 and S5 read S3's rows twice
-                rows = rows.persist()
-                rows.count()
-            try:
-                events = with_releases(rows, plan, applied, tasks).persist()
-                progress("summarising")
-                stats = events.agg(
-                    F.min("arrival").alias("lo"),
-                    F.max("arrival").alias("hi"),
-                    F.countDistinct("timeline").alias("timelines"),
-                ).collect()[0]  # also fills the cache of events: S3's rows are done
-            finally:
+            with with_substreams(spark, narrow, plan, applied.over, tasks) as timelines:
+                rows = replayed(timelines, plan, tasks)
+                own = owns_releases(plan)
                 if not own:
-                    rows.unpersist()
+                    # filled before the merge: S4 and S5 read S3's rows twice
+                    rows = rows.persist()
+                    rows.count()
+                try:
+                    events = with_releases(rows, plan, applied, tasks).persist()
+                    progress("summarising")
+                    stats = events.agg(
+                        F.min("arrival").alias("lo"),
+                        F.max("arrival").alias("hi"),
+                        F.countDistinct("timeline").alias("timelines"),
+                    ).collect()[0]  # also fills the cache of events: S3's rows are done
+                finally:
+                    if not own:
+                        rows.unpersist()
             try:
                 folder = out / OUTCOMES_FOLDER
                 if folder.exists():

@@ -3,8 +3,11 @@ the local engine numbers them (``diagnostics.engine.timelines``: in processing o
 first event of each (partition, key): its arrival, then its input position).
 
 Each event's key values are read from its slice (as strings, the engine's own comparison of
-keys); the first event of each substream is a ``groupBy`` (O(substreams) rows), their order a
-sort of those rows; the ids join back to the events. An event whose key is missing gets
+keys); the first event of each substream is a ``groupBy`` (O(substreams) rows, cached), their
+order a distributed sort of those rows (:func:`diagnostics.spark.replay_rank.with_position`:
+buckets cut at a sample's quantiles, numbered per bucket, offset by the counts before; never
+one task, so Spark has no window without a partition to warn about); the ids join back to
+the events. An event whose key is missing gets
 ``sub`` -1: stage S3 runs those of a partition through one engine, which flags them
 ``invalid_key`` as the local engine does.
 """
@@ -12,6 +15,7 @@ sort of those rows; the ids join back to the events. An event whose key is missi
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -19,6 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from diagnostics.errors import InputError, Setting
+from diagnostics.spark.replay_rank import BUCKETS_PER_TASK, spread, with_position
 from diagnostics.spark.replay_splits import ReplayPlan, read_slice
 
 if TYPE_CHECKING:
@@ -77,27 +82,46 @@ def over_problem(plan: ReplayPlan, partitions: Sequence[int]) -> InputError | No
     return None if problem is None else InputError(problem, Setting.PARTITION_BY)
 
 
+@contextmanager
 def with_substreams(
-    spark: SparkSession, narrow: DataFrame, plan: ReplayPlan, over: Sequence[str]
-) -> DataFrame:
+    spark: SparkSession, narrow: DataFrame, plan: ReplayPlan, over: Sequence[str], tasks: int
+) -> Iterator[DataFrame]:
     """S2: ``narrow`` with ``sub``, each event's substream id (-1: a key is missing);
     ``over`` names the OVER columns as the capture, the policy applied, names them. Without
-    OVER, ``sub`` is 0 (the timelines are the partitions)."""
-    from pyspark.sql import Window
+    OVER, ``sub`` is 0 (the timelines are the partitions).
+
+    A context: the substreams' first events stay cached until it ends, so use the frame (an
+    action that fills a cache of its own) inside it. Their sample, their count and the
+    numbering then read them once, not the capture's keys again each."""
     from pyspark.sql import functions as F
 
     if not over:
-        return narrow.withColumn("sub", F.lit(0).cast("long"))
+        yield narrow.withColumn("sub", F.lit(0).cast("long"))
+        return
 
     keys = key_names(len(over))
     events = narrow.join(read_keys(spark, plan, over), "eid")
     present = F.lit(True)
     for key in keys:
         present = present & F.col(key).isNotNull()
-    complete = events.filter(present)
-    firsts = complete.groupBy("part", *keys).agg(F.min(F.struct("arr", "eid")).alias("first"))
-    # one sort of the substreams (O(substreams) rows), their processing order
-    order = Window.orderBy(F.col("first.arr"), F.col("first.eid"))
-    ids = firsts.select("part", *keys, (F.row_number().over(order) - 1).cast("long").alias("sub"))
-    numbered = events.join(ids, ["part", *keys], "left")
-    return numbered.withColumn("sub", F.coalesce(F.col("sub"), F.lit(-1).cast("long"))).drop(*keys)
+    first = F.min(F.struct("arr", "eid")).alias("first")
+    firsts = (
+        events.filter(present)
+        .groupBy("part", *keys)
+        .agg(first)
+        .select("part", *keys, F.col("first.arr").alias("farr"), F.col("first.eid").alias("feid"))
+        .persist()
+    )
+    try:
+        count = firsts.count()
+        if count == 0:  # every key missing: no substream to number
+            yield events.withColumn("sub", F.lit(-1).cast("long")).drop(*keys)
+            return
+        # their processing order: (first arrival, first input position) is unique
+        buckets = spread(tasks, count) * BUCKETS_PER_TASK
+        ids = with_position(firsts, ("farr", "feid"), "sub", buckets, count)
+        numbered = events.join(ids.select("part", *keys, "sub"), ["part", *keys], "left")
+        sub = F.coalesce(F.col("sub"), F.lit(-1).cast("long"))
+        yield numbered.withColumn("sub", sub).drop(*keys)
+    finally:
+        firsts.unpersist()

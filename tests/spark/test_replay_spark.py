@@ -22,7 +22,9 @@ from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError, UsageError
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE, write_outputs
-from diagnostics.spark.replay import run_spark_replay
+from diagnostics.spark.replay import read_narrow, run_spark_replay
+from diagnostics.spark.replay_over import with_substreams
+from diagnostics.spark.replay_splits import plan_replay
 
 pytestmark = pytest.mark.spark
 
@@ -294,3 +296,30 @@ def test_most_times_invalid_warns_as_locally_and_far_off_arrivals_are_refused(sp
             declared=None, out=tmp_path / "out2",
         )  # fmt: skip
     assert "more than a day off the others" in str(refused.value)
+
+
+def test_many_substreams_are_numbered_across_buckets_as_locally(spark, tmp_path):
+    """S2 numbers 300 substreams (first arrivals tied in pairs) with a distributed sort over
+    several buckets, never one task: the outcomes (their ``timeline`` included) equal the
+    local replay's, and the numbering's plan moves no rows to a single partition (a window
+    without a partition, which Spark warns about on the console at every query)."""
+    seconds = [i // 2 for i in range(600)]
+    frame = _capture(
+        seconds,
+        [0 if i % 7 else -3 for i in range(600)],
+        [f"d{(i * 37) % 300:03d}" for i in range(600)],
+        [i % 2 for i in range(600)],
+    )
+    policy = OrderingPolicy(
+        timestamp_by="ts", out_of_order_ns=2 * 10**9, partition_by=True, over=("device_id",)
+    )
+    assert_same_replay(spark, tmp_path, (frame, 100, None, policy))
+
+    path = tmp_path / "cap.parquet"
+    plan, _capture_read = plan_replay(str(path), str(path), None, None, policy, spark=spark)
+    plan = plan.with_partitions((0, 1))
+    with with_substreams(spark, read_narrow(spark, plan), plan, ("device_id",), 2) as frame:
+        subs = frame.select("sub").distinct().count()
+        executed = frame._jdf.queryExecution().executedPlan().toString()
+    assert subs == 300
+    assert "SinglePartition" not in executed, executed
