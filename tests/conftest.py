@@ -21,7 +21,7 @@ two instead of lining up on one worker.
 **Shared, session-scoped fixtures** (build once, never modify: copy to ``tmp_path`` first):
 
 * ``spark``: the worker's local Spark session (``local[2]``, 2 shuffle partitions, no UI,
-  interpreted expressions);
+  interpreted expressions, no adaptive re-planning);
   Spark tests in any folder ask for it instead of building their own (a command run
   in-process, e.g. ``main(["aggregate", ...])``, uses it too: it reuses an active session).
 
@@ -31,8 +31,16 @@ generated Java code (whole-stage code generation off, and Spark's own test setti
 compute the same). A test's query runs on a few rows, where compiling the generated code per
 query costs more than it saves: measured, the in-process Spark replay, explain and what-if
 tests took 88 s instead of 110 (docs/performance.md, "Test suite time"). The commands the
-tests run as processes, and the Connect server and standalone cluster of tests/spark, keep
-Spark's defaults, so the generated path is still run end to end.
+tests run as processes (but the watcher's passes of tests/watch), and the Connect server and
+standalone cluster of tests/spark, keep Spark's defaults, so the generated path is still run
+end to end.
+
+**Adaptive query execution off.** The shared session also plans each query once
+(``spark.sql.adaptive.enabled=false``): on a few rows, re-planning after every shuffle
+costs more than it saves. Measured, six rounds of the three Spark replay examples of
+tests/spark/test_replay_spark.py took 161 and 167 CPU-s instead of 183 and 178 (about 8 %
+less). orderdoc sets no shuffle count that relies on it (its stages size their own), and the
+commands the tests run as processes, the Connect server and the cluster keep Spark's default.
 
 **JVM options.** Every JVM the tests start (the session's, and those of the commands, servers
 and clusters they run as processes) is told to compile with the JIT's first tier only and to
@@ -62,6 +70,8 @@ SPARK_TEST_CONF = (
     # interpreted, not compiled: see "Spark's generated code" above
     ("spark.sql.codegen.wholeStage", "false"),
     ("spark.sql.codegen.factoryMode", "NO_CODEGEN"),
+    # planned once, not again after each shuffle: see "Adaptive query execution off" above
+    ("spark.sql.adaptive.enabled", "false"),
 )
 
 #: Options for the short-lived JVMs of the tests: C1 only, serial GC.
