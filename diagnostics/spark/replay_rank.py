@@ -62,6 +62,8 @@ def sample_cuts(frame: DataFrame, key: str, buckets: int, rows: int) -> list[int
         return []
     fraction = min(1.0, SAMPLE_PER_BUCKET * buckets / rows)
     picked = frame.sample(fraction=fraction, seed=_SEED).select(key).collect()
+    if not picked:  # the estimate overstated the rows (S6: most events never released): few
+        picked = frame.select(key).limit(SAMPLE_PER_BUCKET * buckets).collect()
     values = np.sort(np.array([int(row[0]) for row in picked], dtype=np.int64))
     if not len(values):
         return []
@@ -73,7 +75,9 @@ def _bucketed(frame: DataFrame, key: str, buckets: int, rows: int) -> tuple[Data
     """``frame`` with its bucket (by ``key``, not null) and each bucket's count, in order."""
     from pyspark.sql import functions as F
 
-    cuts = sample_cuts(frame, key, buckets, rows)
+    # never no cut, even for no rows: a constant bucket would make Spark run the window in
+    # one task, unpartitioned, and warn on the console at every query
+    cuts = sample_cuts(frame, key, buckets, rows) or [0]
     tagged = frame.withColumn(_BUCKET, range_of(F.col(key), cuts))
     counted = {int(r[_BUCKET]): int(r["n"]) for r in tagged.groupBy(_BUCKET).agg(
         F.count(F.lit(1)).alias("n")).collect()}  # fmt: skip

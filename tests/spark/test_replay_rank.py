@@ -1,6 +1,6 @@
 """Positions and percentile values of the Spark replay's bucketed sort (S6, S9;
 diagnostics/spark/replay_rank.py) equal a plain sort's, whatever the sampled cuts: heavy
-ties, a skewed key, more buckets than rows, a wrong estimate of the rows."""
+ties, a skewed key, more buckets than rows, a wrong estimate of the rows, no rows."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ CASES = {
 
 @pytest.mark.parametrize(("name", "buckets", "estimate"), [
     ("ties", 8, 3000), ("skewed", 16, 300), ("spread", 64, 30), ("spread", 1, 3000),
+    ("spread", 8, 10**9),  # an estimate far over the rows: the sample is empty
 ])  # fmt: skip
 def test_positions_and_values_equal_a_plain_sort(spark, name, buckets, estimate):
     rng = np.random.default_rng(len(name) * 100 + buckets)
@@ -46,3 +47,14 @@ def test_cuts_are_sorted_distinct_and_few(spark):
     # about equal buckets: each cut within a bucket's width of its quantile
     assert all(abs(c - 1000 * (i + 1)) < 1000 for i, c in enumerate(cuts))
     assert sample_cuts(df, "key", 1, 10_000) == []
+
+
+def test_no_rows_are_still_bucketed_never_one_unpartitioned_window(spark):
+    """S6 over a capture none of whose events is released: no position, and the numbering's
+    plan moves no rows to a single partition (Spark would warn on the console)."""
+    # rows filtered away when the query runs, as S6 filters the unreleased ones
+    df = spark.range(50).selectExpr("id AS eid", "id AS key").filter("key < 0")
+    ranked = with_position(df, ("key", "eid"), "pos", 8, 1000)
+    assert ranked.count() == 0
+    executed = ranked._jdf.queryExecution().executedPlan().toString()
+    assert "SinglePartition" not in executed, executed
