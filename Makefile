@@ -18,7 +18,7 @@ OUT ?= out/demo
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[all]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[all]'  # bytecode: on first import
 	@rm -f $(VENV)/.installed-* $(VENV)/spark-test-classes.jsa  # the archive: tests/jvm_archive.py
 	@touch $(STAMP)
 

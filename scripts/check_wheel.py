@@ -135,9 +135,12 @@ def main() -> int:
             sys.stderr.write(", ".join(lacking[:5]) + "\n")
             return 1
         base = getattr(sys, "_base_executable", sys.executable)
-        run([base, "-m", "venv", str(work / "venv")])
+        # a venv without its own pip (ensurepip costs seconds): this pip installs into it;
+        # no bytecode at install time (Python writes it on first import)
+        run([base, "-m", "venv", "--without-pip", str(work / "venv")])
         bin_dir = work / "venv" / "bin"
-        run([str(bin_dir / "python"), "-m", "pip", "install", "-q", f"{wheel}[{EXTRAS}]"])
+        run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "-q",
+             "--no-compile", f"{wheel}[{EXTRAS}]"])  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         elsewhere = work / "elsewhere"
         (elsewhere / "rules").mkdir(parents=True)  # a ./rules folder must not be picked up

@@ -28,7 +28,7 @@ if [ -f "$STAMP" ]; then
 fi
 echo "installing apache-flink $VERSION into $VENV for the real-engine tests (once; ~315 MB)..." >&2
 test -x "$VENV/bin/python" || "$PY" -m venv "$VENV"
-if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
   "apache-flink==$VERSION" "apache-flink-libraries==$VERSION" >"$VENV/install.log" 2>&1; then
   echo "note: apache-flink $VERSION could not be installed (see $VENV/install.log); the Flink engine tests will be skipped" >&2
   exit 0

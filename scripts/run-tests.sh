@@ -4,7 +4,8 @@
 # Which tests (README, "Tests"):
 #   make test       every test except those marked slow (end-to-end cases that start JVMs in
 #                   subprocesses, servers, a browser or a cluster); no wheel check
-#   make test-all   every test, and the wheel check (scripts/check_wheel.py) beside them
+#   make test-all   every test, and the wheel check (scripts/check_wheel.py) beside the lint
+#                   and them
 #   CI=true         (set by .ci/run) the same as make test-all
 # ORDERDOC_TESTS=all|fast overrides the choice; arguments go to pytest (e.g. tests/logs -x).
 # The tests run on ORDERDOC_TEST_WORKERS pytest-xdist workers (default 2; 0: one process);
@@ -42,13 +43,21 @@ if [ "$tests" = "all" ]; then
   flink=$!
   $BIN/python -m tests.jvm_archive &
   archive=$!
-  background=("$flink" "$archive")
+  # The wheel check (the wheel installed into a fresh venv outside the checkout runs rules
+  # check, the demo and the app) needs nothing of the lint or the tests: it starts now,
+  # niced, so it takes the core the lint and the archive leave and less from the tests; its
+  # output is shown after theirs.
+  wheel_log=$(mktemp)
+  nice -n 10 $BIN/python scripts/check_wheel.py >"$wheel_log" 2>&1 &
+  wheel=$!
+  background=("$flink" "$archive" "$wheel")
 fi
 lint() {
   $BIN/ruff check . && $BIN/ruff format --check . && $BIN/mypy # mypy: diagnostics/, pyproject.toml
 }
 if ! lint; then
-  [ ${#background[@]} = 0 ] || kill "${background[@]}" 2>/dev/null
+  # the set-up and the wheel check stop too (and the commands they run)
+  for pid in "${background[@]}"; do pkill -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
   exit 1
 fi
 took "lint (ruff, mypy)"
@@ -59,12 +68,6 @@ if [ "$tests" = "all" ]; then
   # without the archive the tests run as they do in a plain pytest, only slower
   wait "$archive" || echo "run-tests: warning: no class archive for the tests' JVMs (tests/jvm_archive.py); the tests run without it" >&2
   took "waiting for the class archive"
-  # The wheel check (the wheel installed into a fresh venv outside the checkout runs rules
-  # check, the demo and the app) needs nothing of the tests: it runs beside them, niced so
-  # the tests keep the CPU, and its output is shown after theirs.
-  wheel_log=$(mktemp)
-  nice -n 10 $BIN/python scripts/check_wheel.py >"$wheel_log" 2>&1 &
-  wheel=$!
 fi
 workers="${ORDERDOC_TEST_WORKERS:-2}"
 $BIN/python -m pytest -q -p no:cacheprovider -p tests.timing --durations=30 \
