@@ -14,6 +14,7 @@ from per-chunk digests.
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -142,50 +143,94 @@ def error_aggregates(
     return in_record_order(_frame(grouped))
 
 
-def examples(
-    spark: SparkSession, events: DataFrame, plan: ReplayPlan, event_ids: Sequence[int]
-) -> dict[int, str]:
+def split_of(plan: ReplayPlan, event_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """The given events per slice that holds them: a slice holds events ``offset .. offset +
+    length`` (consecutive, in slice order), so this needs no Spark query."""
+    offsets = [s.offset for s in plan.slices]
+    found: dict[int, list[int]] = {}
+    for eid in sorted(set(event_ids)):
+        split = bisect_right(offsets, eid) - 1
+        found.setdefault(split, []).append(eid)
+    return {split: tuple(ids) for split, ids in found.items()}
+
+
+def examples(spark: SparkSession, plan: ReplayPlan, event_ids: Sequence[int]) -> dict[int, str]:
     """``ExampleEvents`` of the given events: each slice holding some is read once, in a task."""
     if not event_ids:
         return {}
-    wanted_ids = spark.createDataFrame([(int(e),) for e in set(event_ids)], "eid long")
-    where = _frame(events.join(wanted_ids, "eid").select("eid", "split"))
-    wanted: dict[int, tuple[int, ...]] = {}
-    for split, group in where.group_by("split"):
-        wanted[int(split[0])] = tuple(group["eid"].to_list())
+    wanted = split_of(plan, [int(e) for e in event_ids])
     splits = sorted(wanted)
     ids = spark.createDataFrame([(s,) for s in splits], "id long").repartition(len(splits))
     found = _frame(ids.mapInArrow(partial(example_batches, plan, wanted), _ddl(EXAMPLES)))
     return dict(zip(found["eid"].to_list(), found["example"].to_list(), strict=True))
 
 
-def partition_ends(events: DataFrame) -> pl.DataFrame:
-    """Each partition's first and last arrival (``part``, ``head``, ``tail``)."""
-    from pyspark.sql import functions as F
+@dataclasses.dataclass(frozen=True, slots=True)
+class PartitionScan:
+    """What one pass over each partition's arrivals gives: each partition's first and last
+    arrival (``ends``: ``part``, ``head``, ``tail``), the gaps between two of its arrivals
+    longer than the notice interval (``gaps``), and the per-minute counts of
+    ``diagnostics.instrument.metrics.minute_counts`` (``counts``)."""
 
-    ends = events.groupBy("part").agg(
-        F.min("arrival").alias("head"), F.max("arrival").alias("tail")
-    )
-    return _frame(ends).cast({"part": pl.Int64, "head": pl.Int64, "tail": pl.Int64})
+    ends: pl.DataFrame
+    gaps: pl.DataFrame
+    counts: pl.DataFrame
 
 
-def idle_gaps(events: DataFrame, ends: pl.DataFrame, diag: DiagnosticsPlan) -> pl.DataFrame:
-    """The idle gaps of ``diagnostics.instrument.idle.idle_gaps`` (those between two arrivals
-    of a partition only when longer than the notice interval): a ``lag`` over each
-    partition's sorted arrivals, and each partition's first and last arrival."""
+def scan_partitions(events: DataFrame, diag: DiagnosticsPlan) -> PartitionScan:
+    """One Spark query for three results: a ``lag`` over each partition's sorted arrivals
+    (the gaps), then one ``groupBy`` by (minute, partition) that counts the events and their
+    flags, keeps the first and last arrival and collects the gaps ending in that minute.
+    O(minutes × partitions + gaps) rows reach the driver."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    flags = dict(zip(COUNT_COLUMNS[1:], ("late", "early", "out_of_order"), strict=True))
     order = Window.partitionBy("part").orderBy("arrival", "eid")
-    inner = (
-        events.select("part", "arrival", F.lag("arrival").over(order).alias("prev"))
-        .filter(F.col("arrival") - F.col("prev") > F.lit(diag.options.idle_notice_ns))
-        .select(
-            F.col("part").alias("partition"),
-            F.col("prev").alias("start_ns"),
-            F.col("arrival").alias("end_ns"),
-        )
+    rows = events.select(
+        "part", "arrival", *flags.values(), F.lag("arrival").over(order).alias("prev")
     )
+    gap = F.when(
+        F.col("arrival") - F.col("prev") > F.lit(diag.options.idle_notice_ns),
+        F.struct(F.col("prev").alias("start_ns"), F.col("arrival").alias("end_ns")),
+    )
+    grouped = _frame(
+        rows.groupBy(
+            F.expr(f"{_floor('arrival', MINUTE)} * {MINUTE}").alias("minute"),
+            F.col("part").alias("key"),
+        ).agg(
+            F.count("*").cast("long").alias(COUNT_COLUMNS[0]),
+            *(F.sum(F.col(flag).cast("long")).alias(name) for name, flag in flags.items()),
+            F.min("arrival").alias("head"),
+            F.max("arrival").alias("tail"),
+            F.collect_list(gap).alias("gaps"),  # the nulls (no gap) are left out
+        )
+    ).cast({"key": pl.Int64, "head": pl.Int64, "tail": pl.Int64})
+    ends = (
+        grouped.group_by("key")
+        .agg(pl.col("head").min(), pl.col("tail").max())
+        .rename({"key": "part"})
+        .sort("part")
+    )
+    gaps = (
+        grouped.select(pl.col("key").alias("partition"), "gaps")
+        .explode("gaps")
+        .drop_nulls("gaps")
+        .unnest("gaps")
+        .cast({"start_ns": pl.Int64, "end_ns": pl.Int64})
+    )
+    counts = grouped.select("minute", "key", *COUNT_COLUMNS).cast(
+        dict.fromkeys(COUNT_COLUMNS, pl.Int64)
+    )
+    return PartitionScan(ends, gaps, counts)
+
+
+def idle_gaps(scan: PartitionScan, diag: DiagnosticsPlan) -> pl.DataFrame:
+    """The idle gaps of ``diagnostics.instrument.idle.idle_gaps``: those between two arrivals
+    of a partition longer than the notice interval (:func:`scan_partitions`), and each
+    partition's silence before its first and after its last arrival, and never-sent
+    partitions' whole span."""
+    ends = scan.ends
     first, last = int(ends["head"].min()), int(ends["tail"].max())  # type: ignore[arg-type]
     present = set(ends["part"].to_list())
     silent = sorted(set(diag.partitions) - present)
@@ -197,7 +242,7 @@ def idle_gaps(events: DataFrame, ends: pl.DataFrame, diag: DiagnosticsPlan) -> p
                 pl.lit(first, pl.Int64).alias("start_ns"),
                 pl.col("head").alias("end_ns"),
             ),
-            _frame(inner).cast(schema),  # type: ignore[arg-type]
+            scan.gaps.select("partition", "start_ns", "end_ns").cast(schema),  # type: ignore[arg-type]
             ends.select(
                 pl.col("part").alias("partition"),
                 pl.col("tail").alias("start_ns"),
@@ -213,21 +258,6 @@ def idle_gaps(events: DataFrame, ends: pl.DataFrame, diag: DiagnosticsPlan) -> p
             ),
         ]
     )
-
-
-def minute_counts(events: DataFrame) -> pl.DataFrame:
-    """``diagnostics.instrument.metrics.minute_counts`` as one ``groupBy``."""
-    from pyspark.sql import functions as F
-
-    flags = dict(zip(COUNT_COLUMNS[1:], ("late", "early", "out_of_order"), strict=True))
-    counts = events.groupBy(
-        F.expr(f"{_floor('arrival', MINUTE)} * {MINUTE}").alias("minute"),
-        F.col("part").alias("key"),
-    ).agg(
-        F.count("*").cast("long").alias(COUNT_COLUMNS[0]),
-        *(F.sum(F.col(flag).cast("long")).alias(name) for name, flag in flags.items()),
-    )
-    return _frame(counts).cast(dict.fromkeys(COUNT_COLUMNS, pl.Int64))
 
 
 def watermark_delays(
@@ -301,10 +331,10 @@ def spark_instrument(
     (S3's columns with release times; ``total`` of them)."""
     options = diag.options
     aggregates = error_aggregates(spark, events, plan, diag)
-    found = examples(spark, events, plan, aggregates["example_event_id"].to_list())
-    ends = partition_ends(events)
-    notices = gap_notices(idle_gaps(events, ends, diag), options.idle_notice_ns)
-    counts = minute_counts(events)
+    found = examples(spark, plan, aggregates["example_event_id"].to_list())
+    scan = scan_partitions(events, diag)
+    ends, counts = scan.ends, scan.counts
+    notices = gap_notices(idle_gaps(scan, diag), options.idle_notice_ns)
     tau0, tau_end = int(ends["head"].min()), int(ends["tail"].max())  # type: ignore[arg-type]
     grid = minute_grid(np.r_[counts["minute"].to_numpy(), minute_of(tau_end)])
     delay = watermark_delays(events, diag, grid, tau0, tau_end, tasks)
