@@ -55,7 +55,7 @@ from diagnostics.spark.diagnostics_tasks import (
     example_batches,
 )
 from diagnostics.spark.replay_over import read_keys
-from diagnostics.spark.replay_splits import ReplayPlan
+from diagnostics.spark.replay_splits import ReplayPlan, Slice
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -143,10 +143,11 @@ def error_aggregates(
     return in_record_order(_frame(grouped))
 
 
-def split_of(plan: ReplayPlan, event_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
-    """The given events per slice that holds them: a slice holds events ``offset .. offset +
-    length`` (consecutive, in slice order), so this needs no Spark query."""
-    offsets = [s.offset for s in plan.slices]
+def split_of(slices: Sequence[Slice], event_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """The given events (sorted) per index of the slice that holds them: slice ``i`` holds
+    events ``offset .. offset + length`` (consecutive; the slices in event order, some maybe
+    empty), so this needs no Spark query."""
+    offsets = [s.offset for s in slices]
     found: dict[int, list[int]] = {}
     for eid in sorted(set(event_ids)):
         split = bisect_right(offsets, eid) - 1
@@ -158,7 +159,7 @@ def examples(spark: SparkSession, plan: ReplayPlan, event_ids: Sequence[int]) ->
     """``ExampleEvents`` of the given events: each slice holding some is read once, in a task."""
     if not event_ids:
         return {}
-    wanted = split_of(plan, [int(e) for e in event_ids])
+    wanted = split_of(plan.slices, [int(e) for e in event_ids])
     splits = sorted(wanted)
     ids = spark.createDataFrame([(s,) for s in splits], "id long").repartition(len(splits))
     found = _frame(ids.mapInArrow(partial(example_batches, plan, wanted), _ddl(EXAMPLES)))

@@ -1,6 +1,7 @@
 """The watermark-delay task of the Spark replay's stage S8, fed a partition's change points
 of M in batches of any size, gives the local replay's per-minute delays (no Spark needed:
-the task is a plain function over Arrow batches)."""
+the task is a plain function over Arrow batches); the example events' slices are found on
+the driver."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from diagnostics.engine.replay import replay
 from diagnostics.engine.watermarks import watermark_delay_per_minute
 from diagnostics.minutes import minute_grid, minute_of
 from diagnostics.spark.diagnostics_tasks import DelayPlan, delay_batches
+from diagnostics.spark.replay_diagnostics import split_of
+from diagnostics.spark.replay_splits import Slice
 
 BASE = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -92,3 +95,27 @@ def test_delays_in_chunks_equal_the_local_ones(steps, offsets, over, late, batch
         .sort("part", "m")
     )
     assert got.to_dicts() == want.to_dicts()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12),
+    picks=st.lists(st.integers(0, 10**6), max_size=20),
+)
+def test_example_events_are_found_in_the_slices_that_hold_them(lengths, picks):
+    """S8 finds the slice of each example event on the driver from the slices' event ranges
+    (empty slices included), as the join on the outcome rows' slice column did."""
+    offsets = np.r_[0, np.cumsum(lengths)[:-1]]
+    slices = [Slice(int(o), n) for o, n in zip(offsets, lengths, strict=True)]
+    total = int(sum(lengths))
+    if total == 0:
+        assert split_of(slices, []) == {}
+        return
+    eids = [p % total for p in picks]
+    found = split_of(slices, eids)
+    assert sorted(e for ids in found.values() for e in ids) == sorted(set(eids))
+    for split, ids in found.items():
+        assert list(ids) == sorted(ids)
+        assert all(
+            slices[split].offset <= e < slices[split].offset + slices[split].length for e in ids
+        )
