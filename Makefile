@@ -5,7 +5,7 @@
 #                   those marked slow (CI=true, as .ci/run sets, runs them all: make test-all)
 #   make test-all - the same, every test (installing apache-flink into .venv-flink for the
 #                   real-engine tests, in the background from the start), and the wheel check
-#                   beside the tests: what CI runs
+#                   beside the lint and the tests: what CI runs
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
