@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -168,6 +169,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    # stopped by scripts/run-tests.sh when the lint fails: exit so the temporary folder goes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         sys.exit(main())
     except subprocess.CalledProcessError as exc:
