@@ -16,7 +16,7 @@ Invariant: a partition gets at least one notice iff one of its gaps is strictly 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import polars as pl
@@ -59,7 +59,6 @@ def idle_gaps(
         return pl.DataFrame(
             schema={"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64}
         )
-    first, last = int(arrival.min()), int(arrival.max())
     low, high = int(part.min()), int(part.max())
     if high - low < 2**16:
         present = np.flatnonzero(np.bincount(part - low)) + low
@@ -75,7 +74,28 @@ def idle_gaps(
     inner_p, inner_s, inner_e, heads, tails = (
         np.concatenate([piece[i] for piece in pieces]) for i in range(5)
     )
-    silent = np.array(sorted(declared - set(present.tolist())), dtype=np.int64)
+    return with_edge_gaps(present, heads, tails, (inner_p, inner_s, inner_e), declared)
+
+
+def with_edge_gaps(
+    present: np.ndarray,
+    heads: np.ndarray,
+    tails: np.ndarray,
+    inner: tuple[np.ndarray, np.ndarray, np.ndarray],
+    declared: Iterable[int],
+) -> pl.DataFrame:
+    """The idle gaps of :func:`idle_gaps` from what a pass over the arrivals found: the
+    partitions present with their first (``heads``) and last (``tails``) arrival, and the gaps
+    between two arrivals of a partition (``inner``: partition, start, end). Adds each present
+    partition's gap from processing time's first arrival to its own first, and from its last
+    to processing time's last, and a whole-run gap for each declared partition never seen.
+    The Spark replay finds the same inputs with its own queries (its stage S8)."""
+    present = np.asarray(present, dtype=np.int64)
+    heads = np.asarray(heads, dtype=np.int64)
+    tails = np.asarray(tails, dtype=np.int64)
+    first, last = int(heads.min()), int(tails.max())
+    inner_p, inner_s, inner_e = (np.asarray(a, dtype=np.int64) for a in inner)
+    silent = np.array(sorted(set(declared) - set(present.tolist())), dtype=np.int64)
     gaps_p = np.concatenate((present, inner_p, present, silent))
     gaps_s = np.concatenate(
         (np.full(present.size, first), inner_s, tails, np.full(silent.size, first))

@@ -32,7 +32,7 @@ from diagnostics.engine.replay import policy_as_replayed
 from diagnostics.engine.watermarks import delay_table, timeline_delays
 from diagnostics.instrument.aggregate import KIND_FLAGS, in_record_order
 from diagnostics.instrument.correlation import CHUNK_EVENTS, combine_digests, correlation_id
-from diagnostics.instrument.idle import gap_notices
+from diagnostics.instrument.idle import gap_notices, with_edge_gaps
 from diagnostics.instrument.metrics import COUNT_COLUMNS, metrics_table
 from diagnostics.instrument.options import InstrumentOptions
 from diagnostics.instrument.outputs import DIAGNOSTICS_FILE, METRICS_FILE
@@ -227,37 +227,16 @@ def scan_partitions(events: DataFrame, diag: DiagnosticsPlan) -> PartitionScan:
 
 
 def idle_gaps(scan: PartitionScan, diag: DiagnosticsPlan) -> pl.DataFrame:
-    """The idle gaps of ``diagnostics.instrument.idle.idle_gaps``: those between two arrivals
-    of a partition longer than the notice interval (:func:`scan_partitions`), and each
-    partition's silence before its first and after its last arrival, and never-sent
-    partitions' whole span."""
-    ends = scan.ends
-    first, last = int(ends["head"].min()), int(ends["tail"].max())  # type: ignore[arg-type]
-    present = set(ends["part"].to_list())
-    silent = sorted(set(diag.partitions) - present)
-    schema = {"partition": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64}
-    return pl.concat(
-        [
-            ends.select(
-                pl.col("part").alias("partition"),
-                pl.lit(first, pl.Int64).alias("start_ns"),
-                pl.col("head").alias("end_ns"),
-            ),
-            scan.gaps.select("partition", "start_ns", "end_ns").cast(schema),  # type: ignore[arg-type]
-            ends.select(
-                pl.col("part").alias("partition"),
-                pl.col("tail").alias("start_ns"),
-                pl.lit(last, pl.Int64).alias("end_ns"),
-            ),
-            pl.DataFrame(
-                {
-                    "partition": silent,
-                    "start_ns": [first] * len(silent),
-                    "end_ns": [last] * len(silent),
-                },
-                schema=schema,
-            ),
-        ]
+    """The idle gaps of ``diagnostics.instrument.idle.idle_gaps``, from the partitions' ends
+    and inner gaps of :func:`scan_partitions` (``with_edge_gaps`` adds the rest)."""
+    ends, gaps = scan.ends, scan.gaps
+    inner = (gaps["partition"].to_numpy(), gaps["start_ns"].to_numpy(), gaps["end_ns"].to_numpy())
+    return with_edge_gaps(
+        ends["part"].to_numpy(),
+        ends["head"].to_numpy(),
+        ends["tail"].to_numpy(),
+        inner,
+        diag.partitions,
     )
 
 
