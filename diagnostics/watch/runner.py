@@ -43,7 +43,7 @@ from diagnostics.errors import OrderdocError, Setting, UsageError
 from diagnostics.rules.evaluate import evaluate_detailed
 from diagnostics.rules.model import AlertState, RuleSet, iso
 from diagnostics.rules.webhook import DeliveryError, DeliveryPolicy, post_json
-from diagnostics.spark.session import is_connect
+from diagnostics.spark.session import is_connect, settings_set
 from diagnostics.watch import passes
 from diagnostics.watch.alertstate import AlertStore
 from diagnostics.watch.discovery import (
@@ -55,6 +55,9 @@ from diagnostics.watch.discovery import (
     record_batch,
 )
 from diagnostics.watch.manifest import StateFiles, is_empty, plan_pass
+
+#: Spark's adaptive query execution, which streaming queries do not use.
+ADAPTIVE = "spark.sql.adaptive.enabled"
 
 #: How long the file source remembers files (it never forgets the ones it handed over, but
 #: ignores files older than this relative to the newest; ours must all be seen).
@@ -251,12 +254,16 @@ class Watcher:
             stream = stream.unionByName(other)
         remote = is_connect(self.spark)
         sink = record_batch(str(self.discovered)) if remote else self._batch
-        query = (
+        writer = (
             stream.writeStream.foreachBatch(sink)
             .option("checkpointLocation", str(self.checkpoint))
             .trigger(availableNow=True)
-            .start()
         )
+        # Streaming queries run without adaptive execution anyway; started with it on, Spark
+        # warns so on the console at every tick. Off while the query starts only: the passes
+        # keep the session's setting.
+        with settings_set(self.spark, {ADAPTIVE: "false"}):
+            query = writer.start()
         query.awaitTermination()
 
     def list_folders(self) -> list[str]:

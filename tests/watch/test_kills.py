@@ -95,6 +95,7 @@ def test_kills_at_each_step_lose_and_repeat_nothing(tmp_path: Path) -> None:
     text = log.read_text()
     assert text.count("redoing the interrupted pass") == 2
     assert "Traceback" not in text
+    assert "is not supported in streaming" not in text  # Spark's warning at every tick
 
     files = expand_inputs([str(logs)])
     expected = reference.aggregate_files(files.logs, files.metrics)

@@ -12,8 +12,9 @@ import pytest
 from diagnostics.logs.inputs import expand_inputs
 from diagnostics.rules.loader import load_rules
 from diagnostics.spark.job import run_aggregate
+from diagnostics.spark.session import settings_set
 from diagnostics.watch import passes
-from diagnostics.watch.runner import EvaluateAt, WatchConfig, Watcher
+from diagnostics.watch.runner import ADAPTIVE, EvaluateAt, WatchConfig, Watcher
 from tests.spark.conftest import canonical, read_table
 from tests.spark.test_job import COLUMNS
 
@@ -87,7 +88,11 @@ def test_growing_files_equal_one_shot(spark, samples: Path, tmp_path: Path) -> N
 
     # nothing changed: no pass, the table files untouched
     before = {p: p.stat().st_mtime_ns for p in (state / "agg").rglob("*") if p.is_file()}
-    assert w.tick().passes == ()
+    # the streaming query starts with adaptive execution off (Spark warns at every tick
+    # otherwise); the session keeps its own setting
+    with settings_set(spark, {ADAPTIVE: "true"}):
+        assert w.tick().passes == ()
+        assert spark.conf.get(ADAPTIVE) == "true"
     after = {p: p.stat().st_mtime_ns for p in (state / "agg").rglob("*") if p.is_file()}
     assert after == before
 
