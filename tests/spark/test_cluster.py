@@ -9,6 +9,7 @@ separate process, as a user would run it) and must give the same tables as local
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -280,6 +281,9 @@ def test_replay_under_spark_submit(cluster: dict[str, str], tmp_path: Path) -> N
     done = subprocess.run(
         [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster["master"],
          "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.ui.enabled=false",
+         # the executor's JVM options, as the other runs' (PYSPARK_SUBMIT_ARGS, which
+         # spark-submit itself does not read: tests/spark/servers.py)
+         "--conf", f"spark.executor.extraJavaOptions={os.environ.get('SPARK_SUBMIT_OPTS', '')}",
          submit.__file__, "replay", str(path), "--timestamp-by", "ts", "--outcomes-only",
          "--out", str(tmp_path / "sp"), "--spark"],
         capture_output=True, text=True, env=env, timeout=600, check=False,
