@@ -13,7 +13,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 OUT ?= out/demo
 
-.PHONY: demo test test-all lint install browser alertmanager flink flink-early clean
+.PHONY: demo test test-all lint install browser alertmanager flink flink-early archive-early clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -46,11 +46,19 @@ flink-early:
 	  bash scripts/install-flink.sh & \
 	fi
 
-test: flink-early install browser alertmanager
+# The full set's class archive for the tests' Spark JVMs (tests/jvm_archive.py) starts as soon
+# as the venv is there, beside the Debian installs; scripts/run-tests.sh starts it too and then
+# waits for it (a second start waits for the first under a lock, then finds the file made).
+archive-early: install
+	@if [ "$${ORDERDOC_TESTS:-}" = all ] || { [ -z "$${ORDERDOC_TESTS:-}" ] && [ "$${CI:-}" = true ]; }; then \
+	  $(BIN)/python -m tests.jvm_archive >/dev/null 2>&1 & \
+	fi
+
+test: flink-early install archive-early browser alertmanager
 	@bash scripts/run-tests.sh
 
 test-all: export ORDERDOC_TESTS = all
-test-all: flink-early install browser alertmanager
+test-all: flink-early install archive-early browser alertmanager
 	@bash scripts/run-tests.sh
 
 lint: install

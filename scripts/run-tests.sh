@@ -38,7 +38,9 @@ if [ "$tests" = "all" ]; then
   # and, for Flink, the tests:
   # apache-flink for the real-engine tests (tests/engines/real) into .venv-flink (`make
   # test-all` may have started it already: install-flink.sh then waits for that one), and
-  # the class archive the tests' Spark JVMs map their classes from (tests/jvm_archive.py).
+  # the class archive the tests' Spark JVMs map their classes from (tests/jvm_archive.py;
+  # `make test-all` and CI start it already after the venv's install, beside the Debian
+  # installs: this one then waits for that one).
   bash scripts/install-flink.sh &
   flink=$!
   $BIN/python -m tests.jvm_archive &

@@ -23,6 +23,7 @@ JVMs would not use it).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -32,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: The archive, next to the pyspark it was made for.
 ARCHIVE = Path(sys.prefix) / "spark-test-classes.jsa"
+#: Seconds the archiving workload may take (about 70 alone on 2 cores).
+TIMEOUT = 600
 #: The JVM's notes on an archive it cannot use (it prints them on standard output).
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 #: What the archiving JVM runs: a session of the tests' kind and a first ``aggregate``.
@@ -57,9 +60,17 @@ def options(archive: Path = ARCHIVE) -> str:
 
 def build(archive: Path = ARCHIVE) -> int:
     """Write ``archive`` unless it exists: 0 when it is there afterwards, 1 otherwise (with the
-    workload's output on stderr)."""
+    workload's output on stderr). A build under way in another process (the Makefile starts
+    one early, scripts/run-tests.sh another) is waited for under a lock, not repeated."""
     if archive.is_file():
         return 0
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with archive.with_name(f".{archive.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return 0 if archive.is_file() else _write(archive)
+
+
+def _write(archive: Path) -> int:
     from tests.conftest import TEST_JVM_OPTIONS
 
     partial = archive.with_name(f".{archive.name}.{os.getpid()}")
@@ -69,14 +80,19 @@ def build(archive: Path = ARCHIVE) -> int:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_SUBMIT_OPTS": f"{TEST_JVM_OPTIONS} -XX:ArchiveClassesAtExit={partial} {QUIET}",
         }
-        done = subprocess.run(
-            [sys.executable, "-c", WORKLOAD, str(Path(tmp) / "agg")],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", WORKLOAD, str(Path(tmp) / "agg")],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            sys.stderr.write(f"jvm_archive: no class archive written (not done in {TIMEOUT} s)\n")
+            return 1
         if done.returncode != 0 or not partial.is_file():
             sys.stderr.write(done.stdout[-2000:] + done.stderr[-3000:])
             sys.stderr.write(f"jvm_archive: no class archive written ({done.returncode})\n")
