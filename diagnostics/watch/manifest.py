@@ -34,6 +34,7 @@ from diagnostics.errors import InputError
 from diagnostics.logs.inputs import classify
 from diagnostics.logs.reader import prepare
 from diagnostics.watch.files import read_range, write_json_atomic
+from diagnostics.watch.state_json import objects, reason, strings, whole
 
 #: Bytes hashed to recognise a rewritten file, and bytes read to detect a file's shape.
 HEAD_BYTES = 4096
@@ -105,14 +106,14 @@ class Manifest:
             raise ValueError(msg)
         files = tuple(
             _typed(FileState, {**item, "mode": _mode(item, "files")}, "files")
-            for item in _items(value, "files")
+            for item in objects(value, "files")
         )
         return cls(
-            _int(value, "passes"),
+            whole(value, "passes"),
             files,
-            _strings(value, "metrics"),
-            _strings(value, "skipped"),
-            _strings(value, "waiting", optional=True),
+            strings(value, "metrics"),
+            strings(value, "skipped"),
+            strings(value, "waiting", optional=True),
         )
 
 
@@ -142,43 +143,19 @@ class Plan:
         """Parse the JSON form; raises ``KeyError``/``TypeError``/``ValueError`` when malformed
         (every field's type is checked, as in :meth:`Manifest.from_json`)."""
         reads = tuple(
-            _typed(Read, {**r, "mode": _mode(r, "reads")}, "reads") for r in _items(value, "reads")
+            _typed(Read, {**r, "mode": _mode(r, "reads")}, "reads") for r in objects(value, "reads")
         )
         after = value["after"]
         if not isinstance(after, dict):
             msg = "'after' is not an object"
             raise TypeError(msg)
         return cls(
-            _int(value, "number"),
+            whole(value, "number"),
             reads,
-            _strings(value, "replaced"),
+            strings(value, "replaced"),
             Manifest.from_json(after),
-            _strings(value, "unreadable", optional=True),
+            strings(value, "unreadable", optional=True),
         )
-
-
-def _int(value: Mapping[str, Any], key: str) -> int:
-    got = value[key]
-    if isinstance(got, bool) or not isinstance(got, int) or got < 0:
-        msg = f"{key!r} is {got!r}, not a whole number >= 0"
-        raise TypeError(msg)
-    return got
-
-
-def _strings(value: Mapping[str, Any], key: str, *, optional: bool = False) -> tuple[str, ...]:
-    got = value.get(key, []) if optional else value[key]
-    if not isinstance(got, list) or not all(isinstance(item, str) for item in got):
-        msg = f"{key!r} is not a list of strings"
-        raise TypeError(msg)
-    return tuple(got)
-
-
-def _items(value: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
-    got = value[key]
-    if not isinstance(got, list) or not all(isinstance(item, dict) for item in got):
-        msg = f"{key!r} is not a list of objects"
-        raise TypeError(msg)
-    return got
 
 
 def _mode(item: Mapping[str, Any], where: str) -> ReadMode:
@@ -213,13 +190,6 @@ def _typed(kind: type[_T], item: dict[str, Any], where: str) -> _T:
             msg = f"{where}: {name!r} is {got!r}, not {wanted}"
             raise TypeError(msg)
     return kind(**item)
-
-
-def _reason(exc: Exception) -> str:
-    """What is wrong with a state file, in words (a bare ``KeyError`` is a missing field)."""
-    if isinstance(exc, KeyError) and len(exc.args) == 1 and " " not in str(exc.args[0]):
-        return f"no field {exc.args[0]!r}"
-    return str(exc.args[0]) if len(exc.args) == 1 else str(exc)
 
 
 def _digest(path: str, length: int) -> str:
@@ -391,7 +361,7 @@ class StateFiles:
         try:
             return Manifest.from_json(value)
         except (KeyError, TypeError, ValueError) as exc:
-            msg = f"{self.manifest_path}: corrupt watcher state ({_reason(exc)}); move the state folder away to start over"
+            msg = f"{self.manifest_path}: corrupt watcher state ({reason(exc)}); move the state folder away to start over"
             raise InputError(msg) from exc
 
     def pending_plan(self, manifest: Manifest) -> Plan | None:
@@ -402,7 +372,7 @@ class StateFiles:
         try:
             plan = Plan.from_json(value)
         except (KeyError, TypeError, ValueError) as exc:
-            msg = f"{self.plan_path}: corrupt watcher state ({_reason(exc)}); move the state folder away to start over"
+            msg = f"{self.plan_path}: corrupt watcher state ({reason(exc)}); move the state folder away to start over"
             raise InputError(msg) from exc
         return plan if plan.number == manifest.passes + 1 else None
 
