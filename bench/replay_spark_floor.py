@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -89,13 +88,10 @@ def queries(spark, capture: str, events: int, out: str) -> dict:  # type: ignore
 
 def local_replay(capture: Path) -> float:
     """Wall seconds of ``orderdoc replay`` (local) with the bench's flags."""
-    from replay_spark_bench import FLAGS, ORDERDOC
+    from replay_spark_bench import local_run
 
     with tempfile.TemporaryDirectory() as tmp:
-        start = time.monotonic()
-        subprocess.run([*ORDERDOC, "replay", str(capture), *FLAGS, "--out", tmp], check=True,
-                       capture_output=True)  # fmt: skip
-        return time.monotonic() - start
+        return local_run(capture, Path(tmp))["wall"]
 
 
 def main() -> None:
