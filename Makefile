@@ -38,11 +38,15 @@ flink:
 demo: install
 	$(BIN)/orderdoc demo --out $(OUT)
 
+# True in a recipe's shell when the full test set runs (ORDERDOC_TESTS=all, as test-all sets
+# it, or CI=true without ORDERDOC_TESTS: the rule of scripts/run-tests.sh)
+FULL_SET = [ "$${ORDERDOC_TESTS:-}" = all ] || { [ -z "$${ORDERDOC_TESTS:-}" ] && [ "$${CI:-}" = true ]; }
+
 # The full set (CI=true, ORDERDOC_TESTS=all, test-all) needs apache-flink: its install starts
 # in the background first, beside the project's install and the lint; the tests that need it
 # wait for it (install-flink.sh takes a lock), and scripts/run-tests.sh reports a failure.
 flink-early:
-	@if [ "$${ORDERDOC_TESTS:-}" = all ] || { [ -z "$${ORDERDOC_TESTS:-}" ] && [ "$${CI:-}" = true ]; }; then \
+	@if $(FULL_SET); then \
 	  bash scripts/install-flink.sh & \
 	fi
 
@@ -50,7 +54,7 @@ flink-early:
 # as the venv is there, beside the Debian installs; scripts/run-tests.sh starts it too and then
 # waits for it (a second start waits for the first under a lock, then finds the file made).
 archive-early: install
-	@if [ "$${ORDERDOC_TESTS:-}" = all ] || { [ -z "$${ORDERDOC_TESTS:-}" ] && [ "$${CI:-}" = true ]; }; then \
+	@if $(FULL_SET); then \
 	  $(BIN)/python -m tests.jvm_archive >/dev/null 2>&1 & \
 	fi
 
