@@ -140,14 +140,14 @@ def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False
             type=late_arg,
             default=argparse.SUPPRESS,
             metavar="DURATION|unlimited",
-            help="late arrival tolerance, 0s..20d or unlimited; default 5s (or the --job-definition's)",
+            help="late arrival tolerance, 0s..20d23h59m59s or unlimited; default 5s (or the --job-definition's)",
         )
         parser.add_argument(
             "--out-of-order",
             type=duration_arg,
             default=argparse.SUPPRESS,
             metavar="DURATION",
-            help="out-of-order tolerance, 0s..20d; default 0s (or the --job-definition's)",
+            help="out-of-order tolerance, 0s..20d23h59m59s; default 0s (or the --job-definition's)",
         )
     parser.add_argument(
         "--action",

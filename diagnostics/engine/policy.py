@@ -9,15 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from diagnostics.durations import DAY, MINUTE, SECOND, format_duration
+from diagnostics.durations import MINUTE, SECOND, format_duration
 from diagnostics.errors import PolicyError, Setting
 
 #: ASA's fixed early-arrival window (docs/semantics.md, "Policy settings").
 EARLY_WINDOW_NS = 5 * MINUTE
 #: Until a partition has received its first event, its arrival time is estimated as τ − 5 s.
 UNSTARTED_ESTIMATE_NS = 5 * SECOND
-#: The largest finite tolerance ASA accepts: 20 days less one second (1,814,399 s).
-MAX_TOLERANCE_NS = 20 * DAY - SECOND
+#: The largest finite tolerance ASA accepts, in whole seconds: 1,814,399 s, which is 20 days
+#: 23:59:59 (the ARM reference's range of the two tolerance settings; docs/semantics.md,
+#: "Policy settings").
+MAX_TOLERANCE_S = 1_814_399
+MAX_TOLERANCE_NS = MAX_TOLERANCE_S * SECOND
+_MAX_TEXT = f"{format_duration(MAX_TOLERANCE_NS)} ({MAX_TOLERANCE_S}s)"
 
 
 class Action(StrEnum):
@@ -50,13 +54,13 @@ class OrderingPolicy:
         if late is not None and not 0 <= late <= MAX_TOLERANCE_NS:
             msg = (
                 f"late-arrival tolerance {format_duration(late)} is out of range: "
-                "it must be 0s to 20 days less one second (1814399s), or unlimited"
+                f"it must be 0s to {_MAX_TEXT}, or unlimited"
             )
             raise PolicyError(msg, Setting.LATE_ARRIVAL)
         if not 0 <= self.out_of_order_ns <= MAX_TOLERANCE_NS:
             msg = (
                 f"out-of-order tolerance {format_duration(self.out_of_order_ns)} is out of "
-                "range: it must be 0s to 20 days less one second (1814399s)"
+                f"range: it must be 0s to {_MAX_TEXT}"
             )
             raise PolicyError(msg, Setting.OUT_OF_ORDER)
         if not isinstance(self.action, Action):

@@ -60,7 +60,7 @@ def historical_replay(evidence: Evidence) -> Finding | None:
             "An event whose application time is earlier than its arrival time minus the late "
             "arrival tolerance is a LateInputEvent and is adjusted to arrival − tolerance or "
             f"dropped ({EVENT_ORDERING}). These events are days late, beyond ASA's largest finite "
-            "tolerance of 20 days: this is a backfill of history, not slow senders, and "
+            "tolerance of 20 days 23:59:59: this is a backfill of history, not slow senders, and "
             "no tolerance on the live job both keeps them and keeps live output timely."
         ),
         evidence={**common(stats, evidence.total_events), "lateness": lateness_evidence(stats)},

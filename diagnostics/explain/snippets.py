@@ -10,12 +10,10 @@ from __future__ import annotations
 import math
 
 from diagnostics.durations import SECOND, format_clock
-from diagnostics.engine.policy import MAX_TOLERANCE_NS
+from diagnostics.engine.policy import MAX_TOLERANCE_S
 from diagnostics.errors import Setting
 from diagnostics.explain.model import SnippetForm, Suggestion, SuggestionKind
 from diagnostics.words import noun
-
-MAX_TOLERANCE_S = MAX_TOLERANCE_NS // SECOND
 
 
 def whole_seconds(value: float) -> int:

@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from diagnostics.engine.policy import MAX_TOLERANCE_S
 from diagnostics.errors import InputError, Setting
 
 JOB_TYPE = "microsoft.streamanalytics/streamingjobs"
@@ -300,12 +301,12 @@ def read_job_definition(
 
     late_raw = field(LATE)
     late = None if late_raw is None else _int(path, late_raw, LATE)
-    if late is not None and not -1 <= late <= 1_814_399:
-        msg = f"{path}: {LATE} is {late}; ASA accepts -1 (unlimited) to 1814399"
+    if late is not None and not -1 <= late <= MAX_TOLERANCE_S:
+        msg = f"{path}: {LATE} is {late}; ASA accepts -1 (unlimited) to {MAX_TOLERANCE_S}"
         raise InputError(msg)
     ooo = _int(path, field(OUT_OF_ORDER, 0), OUT_OF_ORDER)
-    if not 0 <= ooo <= 1_814_399:
-        msg = f"{path}: {OUT_OF_ORDER} is {ooo}; ASA accepts 0 to 1814399"
+    if not 0 <= ooo <= MAX_TOLERANCE_S:
+        msg = f"{path}: {OUT_OF_ORDER} is {ooo}; ASA accepts 0 to {MAX_TOLERANCE_S}"
         raise InputError(msg)
     action = str(field(POLICY, "Adjust"))
     if action.lower() not in ("adjust", "drop"):

@@ -111,6 +111,15 @@ def test_bad_flags_give_one_line_and_exit_2(tmp_path, capsys, extra, needle):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("tolerance", ["20d", "1814399s", "20d23h59m59s"])
+def test_tolerances_up_to_asas_largest_run(tmp_path, capsys, tolerance):
+    """ASA's range of both tolerances ends at 1814399 s, 20 days 23:59:59 (as --help says)."""
+    events = write_capture(tmp_path / "cap.csv")
+    args = ["replay", str(events), "--out", str(tmp_path / "o"), "--timestamp-by", "ts"]
+    assert main([*args, "--late-arrival", tolerance, "--out-of-order", tolerance]) == 0
+    assert "error" not in capsys.readouterr().err
+
+
 def test_unparsable_arrival_names_the_row(tmp_path, capsys):
     rows = [*ROWS[:2], ("2024-01-01T12:00:00Z", "yesterday", "d1", 0)]
     events = write_capture(tmp_path / "cap.csv", rows)

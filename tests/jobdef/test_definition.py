@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -234,3 +235,22 @@ def test_az_show_without_expand_says_how_to_get_the_inputs(write_json):
         job_policy(definition)
     # the definition was given: no flag or field resolves this, so none is named after it
     assert info.value.setting is None
+
+
+def test_asas_largest_tolerances_are_read_and_one_more_second_is_refused(write_json):
+    """The ARM reference's range of both tolerances ends at 1814399 s (20 days 23:59:59): a job
+    using it reads into a policy the engine accepts; one second more is refused with the range."""
+    largest = resource(
+        "SELECT * FROM input TIMESTAMP BY t",
+        eventsLateArrivalMaxDelayInSeconds=1814399,
+        eventsOutOfOrderMaxDelayInSeconds=1814399,
+    )
+    policy = job_policy(read_job_definition(write_json(largest))).policy
+    assert (policy.late_arrival_ns, policy.out_of_order_ns) == (1814399 * SECOND,) * 2
+    for key, low in (("eventsLateArrivalMaxDelayInSeconds", "-1 (unlimited)"),
+                     ("eventsOutOfOrderMaxDelayInSeconds", "0")):  # fmt: skip
+        past = resource("SELECT * FROM input TIMESTAMP BY t", **{key: 1814400})
+        with pytest.raises(
+            InputError, match=rf"{key} is 1814400; ASA accepts {re.escape(low)} to 1814399$"
+        ):
+            read_job_definition(write_json(past))
