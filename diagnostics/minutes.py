@@ -1,10 +1,10 @@
 """The minutes a per-minute table has rows for: cost follows the data, not the time span.
 
-Rule (docs/schemas.md, "Minutes with data"): a per-minute table (``metrics.parquet``, the
-watermark delay, the aggregate tables, the app's charts) has a row for every minute in which
-an event arrived, and for the idle minutes after such a minute up to
-:data:`GAP_FILL_MINUTES` of them; a longer gap is not filled, the table resumes at the next
-minute with data. A capture whose arrivals span centuries (one device clock at 2099) then
+Rule (docs/schemas.md, "Far-off times and minutes with data"): a per-minute table
+(``metrics.parquet``, the watermark delay, the aggregate tables, the app's charts) has a row
+for every minute in which an event arrived, and for the idle minutes after such a minute up
+to :data:`GAP_FILL_MINUTES` of them; a longer gap is not filled, the table resumes at the
+next minute with data. A capture whose arrivals span centuries (one device clock at 2099) then
 costs what its events cost, and the minutes of an ordinary idle stretch are still all there.
 
 Invariant: the grid holds every minute with data, is sorted and unique, and has at most

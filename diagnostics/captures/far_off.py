@@ -1,7 +1,8 @@
 """Arrival times far outside the rest of a capture: reported, kept, never densified.
 
-Rule (docs/schemas.md, "Minutes with data"): the capture's arrivals, sorted, split wherever
-two consecutive ones are more than :data:`FAR_GAP_NS` apart; the run holding the most events
+Rule (docs/schemas.md, "Far-off times and minutes with data"): the capture's arrivals,
+sorted, split wherever two consecutive ones are more than :data:`FAR_GAP_NS` apart; the run
+holding the most events
 is the rest, and an arrival outside it is far off when its run holds few events (at most
 :data:`FEW_SHARE` of them, at least one): a capture of two busy days with an idle one between
 is two stretches of data, not an export error. A far-off arrival is kept and replayed
@@ -88,7 +89,8 @@ def far_off_notes(raw: pl.Series, arrival: pl.Series, column: str) -> tuple[str,
             bound = f"before {_day(EARLIEST)}" if value == EARLIEST else f"after {_day(LATEST)}"
             lines.append(
                 f"{head} is {bound}, beyond the times a replay holds; kept, replayed as "
-                f"arriving at {_second(value)} (far off either way: the per-minute tables skip the gap)"
+                f"arriving at {_second(value)} "
+                "(far off either way: the per-minute tables skip the gap)"
             )
             continue
         side = "before" if value < low else "after"

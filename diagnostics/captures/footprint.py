@@ -2,8 +2,8 @@
 
 The local replay holds the whole capture, its outcome columns and the engine's working
 arrays at once: 2.84 GB at peak for the 10M-event benchmark capture (docs/performance.md,
-"Replay"), about :data:`BYTES_PER_EVENT` bytes an event. CSV and JSON Lines files are read
-into memory whole (decompressed, for ``.gz``) before they are parsed, so their text counts
+"Current figures" of "Replay, `orderdoc replay`"), about :data:`BYTES_PER_EVENT` bytes an
+event. CSV and JSON Lines files are read into memory whole (decompressed, for ``.gz``) before they are parsed, so their text counts
 too. The event count comes from the file itself without reading all of it: a Parquet
 footer's row count; the lines of the first MiB of text (decompressed) scaled to the file's
 size; the records in the first blocks of the first Avro file scaled to the files' size.

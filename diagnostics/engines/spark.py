@@ -1,6 +1,7 @@
-"""Spark Structured Streaming's rules (docs/engines.md, "Spark"): micro-batches on
-processing-time trigger ticks, one global watermark from the maximum event time of the
-batches already run, and the stateful aggregation's late-row filter on the window's end.
+"""Spark Structured Streaming's rules (docs/engines.md, "Spark Structured Streaming"):
+micro-batches on processing-time trigger ticks, one global watermark from the maximum event
+time of the batches already run, and the stateful aggregation's late-row filter on the
+window's end.
 Vectorised over micro-batches.
 
 Time is injected: processing time is the capture's arrival times; a trigger of ``I`` starts

@@ -1,5 +1,5 @@
 """``whatif --spark``: the recommender's settings evaluated as Spark tasks, settings ×
-partitions (docs/spark-replay.md, "What-if on Spark").
+partitions (docs/spark-replay.md, "What-if, explain and demo on Spark").
 
 :class:`SparkEvaluator` is an :class:`~diagnostics.whatif.evaluate.Evaluator`: the search
 (:mod:`diagnostics.whatif.recommend`) hands it each round's settings together, and it gives

@@ -4,8 +4,8 @@ out-of-order tolerance that keeps adjusted + dropped within it.
 This is the recommender's search guide, not a second engine: every setting it proposes is
 then replayed by the engine (:mod:`diagnostics.whatif.evaluate`) and only the engine's
 numbers are shown or compared. The guide counts what the per-event rules of
-docs/semantics.md ("Per-event rules") count, vectorised over the whole capture: an event is
-late when its time is before its arrival minus the late tolerance, out of order when its
+docs/semantics.md ("The rules, as implemented") count, vectorised over the whole capture: an
+event is late when its time is before its arrival minus the late tolerance, out of order when its
 (late-adjusted) time is more than the out-of-order tolerance behind the largest time
 accepted before it on its timeline. A property test holds it to the engine's counts.
 
@@ -139,7 +139,7 @@ class Counts:
 
 def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
     """Late events and the disorder of the others under ``late_ns`` (``None``: unlimited;
-    docs/semantics.md, "Per-event rules": late adjustment first, then the running maximum
+    docs/semantics.md, "The rules, as implemented": late adjustment first, then the running maximum
     per timeline)."""
     if late_ns is None:
         late = np.zeros_like(lines.ok)
@@ -157,9 +157,9 @@ def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
 
 def late_candidates_s(lines: Timelines, *, full_scan_s: int, most: int) -> list[int]:
     """Whole-second late tolerances worth trying: every second up to the largest lateness
-    (of those a finite tolerance can cover) when that is at most ``full_scan_s``; beyond, every second up to ``full_scan_s`` and the
-    capture's own lateness values above it (rounded up; at most ``most`` of them, spread by
-    quantile) and the largest."""
+    (of those a finite tolerance can cover) when that is at most ``full_scan_s``; beyond,
+    every second up to ``full_scan_s`` and the capture's own lateness values above it (rounded
+    up; at most ``most`` of them, spread by quantile) and the largest."""
     lateness = lines.lateness_ns()
     positive = lateness[(lateness > 0) & (lateness <= MAX_TOLERANCE_NS)]
     top = int(-(-int(positive.max()) // SECOND)) if positive.size else 0

@@ -1,5 +1,6 @@
 """The Spark harness against hand-computed outcomes: Spark Structured Streaming drops what its
-rules say (docs/engines.md, "Spark"), with the micro-batches cut as planned.
+rules say (docs/engines.md, "Spark Structured Streaming"), with the micro-batches cut as
+planned.
 
 Windows of 10 s, a trigger of 100 ms; times below are seconds after the captures' origin
 (tests/engines/real/captures.py).
