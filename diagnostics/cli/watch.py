@@ -95,7 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--rules",
         action="append",
         metavar="DIR",
-        help="rule file or folder (repeatable; default ./rules or the pack)",
+        help="rule file or folder (repeatable; default: $ORDERDOC_RULES, else the packaged pack)",
     )
     parser.add_argument(
         "--webhook",
@@ -174,7 +174,8 @@ def _clock() -> datetime:
 
 def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> int:
     """Validates the flags, starts Spark and watches until interrupted (or once)."""
-    from diagnostics.rules.loader import default_rules_dir, load_rules
+    from diagnostics.resources import default_rule_paths
+    from diagnostics.rules.loader import load_rules
     from diagnostics.spark.session import SparkTarget, check_reachable, java_problem
 
     if args.webhook:
@@ -189,7 +190,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     if args.webhook_attempts < 1:
         msg = f"--webhook-attempts {args.webhook_attempts} must be at least 1"
         raise UsageError(msg)
-    rules = load_rules(args.rules or [default_rules_dir()])
+    rules = load_rules(args.rules or default_rule_paths())
     target = SparkTarget(
         master=args.master, remote=args.remote, app_name="orderdoc-watch", conf=tuple(args.conf)
     )

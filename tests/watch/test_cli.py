@@ -129,3 +129,24 @@ def test_resend_default_for_alertmanager_urls() -> None:
     assert resend_period("http://127.0.0.1:9093/api/v2/alerts", 15.0) == 15.0
     assert resend_period("http://127.0.0.1:8080/hook", None) == 0.0
     assert resend_period(None, None) == 0.0
+
+
+def test_the_rules_default_to_orderdoc_rules_as_for_alerts(tmp_path, capsys, monkeypatch) -> None:
+    """Without --rules the watcher loads what ORDERDOC_RULES names, as ``alerts`` does (a
+    broken file there stops it before Spark starts); --rules wins over the variable."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    broken = tmp_path / "team.yaml"
+    broken.write_text("groups: []\n", encoding="utf-8")
+    monkeypatch.setenv("ORDERDOC_RULES", str(broken))
+    args = ["watch", str(logs), "--state", str(tmp_path / "state"), "--once"]
+    assert main(args) == 2
+    watch_err = capsys.readouterr().err.strip()
+    assert watch_err.startswith(f"orderdoc watch: error: {broken}:1: field 'groups'")
+    assert main(["alerts", str(tmp_path)]) == 2
+    alerts_err = capsys.readouterr().err.strip()
+    assert alerts_err.split("error: ", 1)[1] == watch_err.split("error: ", 1)[1]
+    assert main([*args, "--rules", str(tmp_path / "absent.yaml")]) == 2
+    given = capsys.readouterr().err
+    assert "absent.yaml" in given
+    assert "team.yaml" not in given
