@@ -6,7 +6,7 @@
 #                   subprocesses, servers, a browser or a cluster); no wheel check
 #   make test-all   every test, and the wheel check (scripts/check_wheel.py) beside the lint
 #                   and them
-#   CI=true         (set by .ci/run) the same as make test-all
+#   CI=true         (set by CI, which runs .ci/run) the same as make test-all
 # ORDERDOC_TESTS=all|fast overrides the choice; arguments go to pytest (e.g. tests/logs -x).
 # The tests run on ORDERDOC_TEST_WORKERS pytest-xdist workers (default 2; 0: one process);
 # each test file goes whole to one of them, heaviest files first (tests/conftest.py).
