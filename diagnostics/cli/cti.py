@@ -25,7 +25,7 @@ from diagnostics.cli.flags import FLAGS
 from diagnostics.cli.policy_args import positive_int
 from diagnostics.cli.values import flag_duration, out_folder
 from diagnostics.cti.frames import CtiColumns
-from diagnostics.cti.outputs import WRITTEN, format_summary, write_outputs
+from diagnostics.cti.outputs import format_summary, write_outputs
 from diagnostics.cti.policy import CtiPolicy, HoppingWindow, Operator, ViolationPolicy
 from diagnostics.cti.replay import CtiReplayResult, replay_cti
 from diagnostics.engine.events_io import read_events, read_events_renamed
@@ -324,12 +324,12 @@ def run(args: argparse.Namespace) -> int:
     result = replay_from_args(args)
     second = args.cti_join or args.cti_union
     sources = [options.source, *([Path(second).stem] if second else [])]
-    summary = write_outputs(
+    summary, files = write_outputs(
         result, out, options, sources, operator=_operator(args), window=args.cti_window
     )
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
         text = format_summary(summary, flag_of=FLAGS.get)
-        sys.stdout.write(f"{text}\nwrote {out}/{', '.join(WRITTEN)}\n")
+        sys.stdout.write(f"{text}\nwrote {out}/{', '.join(files)}\n")
     return 0

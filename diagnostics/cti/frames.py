@@ -194,8 +194,8 @@ def processing_order(
         return [*ordered]
     for index, prepared in enumerate(inputs):
         if not prepared.has_arrival:
-            what = "imported CTIs" if imported else "a two-input replay"
-            msg = f"{STREAM_NAMES[index]} input: {what} need an arrival column to interleave"
+            what = "imported CTIs need" if imported else "a two-input replay needs"
+            msg = f"{STREAM_NAMES[index]} input: {what} an arrival column to interleave"
             raise InputError(msg, Setting.ARRIVAL)
     keyed: list[tuple[int, int, int, int, Event | ImportedCti]] = []
     for n, item in enumerate(imported):

@@ -3,7 +3,8 @@
 :func:`write_outputs` puts into a folder ``outcomes.parquet`` (the first input; with two
 inputs also ``outcomes_right.parquet``), ``ctis.parquet``, ``diagnostics.jsonl``
 (``CtiViolation`` and ``InvalidInputTimeStamp`` records), ``metrics.parquet`` (only when
-there are arrival times) and ``cti_summary.json``, and returns the summary.
+there are arrival times) and ``cti_summary.json``, and returns the summary and the names of
+the files it wrote.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -34,7 +35,14 @@ from diagnostics.words import noun
 
 SUMMARY_FILE = "cti_summary.json"
 #: The files every CTI replay writes (``metrics.parquet`` needs arrival times).
-WRITTEN = ("outcomes.parquet", "ctis.parquet", "diagnostics.jsonl")
+
+
+class Written(NamedTuple):
+    """What :func:`write_outputs` wrote: the summary (also in ``cti_summary.json``) and the
+    names of the files, in the order written."""
+
+    summary: dict[str, Any]
+    files: tuple[str, ...]
 
 
 def cti_records(
@@ -132,20 +140,25 @@ def write_outputs(
     *,
     operator: Operator | None = None,
     window: str | None = None,
-) -> dict[str, Any]:
-    """Write the replay's files into the folder ``out`` (created) and return the summary."""
+) -> Written:
+    """Write the replay's files into the folder ``out`` (created); return the summary and the
+    files' names."""
     out.mkdir(parents=True, exist_ok=True)
+    files = ["outcomes.parquet"]
     result.outcomes[0].write_parquet(out / "outcomes.parquet")
     if len(result.outcomes) == 2:
         result.outcomes[1].write_parquet(out / "outcomes_right.parquet")
+        files.append("outcomes_right.parquet")
     result.ctis.write_parquet(out / "ctis.parquet")
     write_diagnostics(out / "diagnostics.jsonl", cti_records(result, options, sources))
+    files += ["ctis.parquet", "diagnostics.jsonl"]
     metrics = cti_metrics(result.outcomes, result.cti_records, options.job)
     if metrics is not None:
         write_metrics(out / "metrics.parquet", metrics)
+        files.append("metrics.parquet")
     summary = summarize(result, operator=operator, window=window)
     (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    return summary
+    return Written(summary, (*files, SUMMARY_FILE))
 
 
 def _renames(result: CtiReplayResult, index: int) -> tuple[Rename, ...]:

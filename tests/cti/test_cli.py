@@ -417,3 +417,36 @@ def test_the_summary_counts_in_the_singular_and_the_plural(
     assert lines[0] == "CTI replay: CTI after every event, delay 0s, adjust"
     assert lines[1].startswith("input: 1 event, 0 CTI violations (0 dropped, 0 adjusted),")
     assert lines[1].endswith(", 1 CTI")
+
+
+def wrote_line(out: Path, printed: str) -> list[str]:
+    """The files the last output line names, after checking it names ``out``."""
+    last = printed.strip().splitlines()[-1]
+    assert last.startswith(f"wrote {out}/")
+    return last.removeprefix(f"wrote {out}/").split(", ")
+
+
+def test_the_wrote_line_names_every_file_written_and_only_those(
+    tmp_path: Path, ten_and_five: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = replay(tmp_path, str(ten_and_five), "--cti-every", "10")
+    assert code == 0
+    named = wrote_line(out, capsys.readouterr().out)
+    assert {"metrics.parquet", "cti_summary.json"} <= set(named)
+    assert sorted(named) == sorted(p.name for p in out.iterdir())
+    # two inputs: the right one's outcomes too
+    left = write_csv(tmp_path / "l.csv", "k,start_time,arrival_time", [f"L0,{ts(0)},{ts(0)}"])
+    right = write_csv(tmp_path / "r.csv", "k,start_time,arrival_time", [f"R0,{ts(1)},{ts(1)}"])
+    joined = tmp_path / "joined"
+    assert main(["cti", str(left), "--cti-join", str(right), "--cti-every", "1",
+                 "--out", str(joined)]) == 0  # fmt: skip
+    named = wrote_line(joined, capsys.readouterr().out)
+    assert "outcomes_right.parquet" in named
+    assert sorted(named) == sorted(p.name for p in joined.iterdir())
+    # no arrival times: no metrics
+    starts = write_csv(tmp_path / "s.csv", "k,start_time", [f"S0,{ts(0)}", f"S1,{ts(15)}"])
+    alone = tmp_path / "alone"
+    assert main(["cti", str(starts), "--cti-every", "1", "--out", str(alone)]) == 0
+    named = wrote_line(alone, capsys.readouterr().out)
+    assert "metrics.parquet" not in named
+    assert sorted(named) == sorted(p.name for p in alone.iterdir())
