@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -36,6 +37,15 @@ COMMANDS: tuple[str, ...] = (
     "translate",
     "demo",
 )
+
+
+#: reST's inline literals (````x````) and roles (``:func:`x```), as module docstrings write them.
+_MARKUP = re.compile(r"``([^`]+)``|:[a-z]+:`~?([^`]+)`")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without reST markup: ````orderdoc demo```` reads ``orderdoc demo`` in --help."""
+    return _MARKUP.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -63,6 +73,9 @@ def build_parser(
     for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"diagnostics.cli.{name}")
         module.register(subparsers)
+    for command in subparsers.choices.values():
+        if command.description:  # a module docstring as the description: no reST markup
+            command.description = plain_text(command.description)
     for name, shown in (shown_as or {}).items():
         subparsers.choices[name].prog = f"{parser.prog} {shown}"
     return parser

@@ -1,6 +1,6 @@
 """``orderdoc app [AGG_DIR] [--port N] [--host 127.0.0.1]``: the troubleshooting app.
 
-Runs ``streamlit run`` on the app shipped with the package (``app/streamlit_app.py``) with
+Runs ``streamlit run`` on the app shipped with the package (its ``streamlit_app.py``) with
 the aggregate folder passed through, bound to 127.0.0.1 unless ``--host`` says otherwise,
 headless, without usage statistics or a file watcher. Prints the URL, then serves until
 interrupted.
