@@ -72,3 +72,11 @@ def test_the_command_tables_whatif_form_runs_without_out(
     assert code == 0, err
     assert "recommend" in out.lower()
     assert list(tmp_path.iterdir()) == []  # nothing written without --out
+
+
+def test_the_readme_lists_the_outcome_columns_the_replay_adds() -> None:
+    from diagnostics.engine.columns import OUTCOME_COLUMNS
+
+    paragraph = README.split("`outcomes.parquet` keeps every input column and adds, per event:")[1]
+    paragraph = paragraph.split("(see `docs/schemas.md`")[0]
+    assert re.findall(r"`(\w+)`", paragraph) == list(OUTCOME_COLUMNS)
