@@ -19,6 +19,7 @@ from diagnostics.cli.policy_args import (
     application_time_flags,
 )
 from diagnostics.cli.spark_args import check_spark_flags
+from diagnostics.cli.values import out_folder
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import UsageError
 
@@ -133,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     if args.write_fix and not args.job_definition:
         msg = "--write-fix DIR needs --job-definition FILE (the job to correct)"
         raise UsageError(msg)
+    if args.write_fix is not None:  # before the findings are worked out and printed
+        out_folder(args.write_fix, flag="--write-fix")
     resolved = resolve_policy(args)
     has_time = resolved.policy.application_time
     if args.events is not None and not has_time:

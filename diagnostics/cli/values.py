@@ -25,11 +25,24 @@ def flag_duration(flag: str, text: str, *, positive: bool = False) -> int:
 
 
 def out_folder(path: str | Path, *, flag: str = "--out", create: bool = False) -> Path:
-    """The output folder ``path``: an existing file there is an error; ``create`` makes it."""
+    """The output folder ``path``, checked before any work starts: an empty path, a file there
+    or a file where one of its parent folders would be is an error naming ``flag``; ``create``
+    makes it (a folder that cannot be made is an error too)."""
+    if not str(path).strip():
+        msg = f"{flag}: the output folder is empty; name a folder"
+        raise UsageError(msg)
     out = Path(path)
     if out.exists() and not out.is_dir():
         msg = f"{flag} {path}: exists and is not a folder"
         raise UsageError(msg)
+    blocking = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        msg = f"{flag} {path}: {blocking} is a file, so no folder can be made inside it"
+        raise UsageError(msg)
     if create:
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            msg = f"{flag} {path}: cannot make the folder ({exc.strerror or exc})"
+            raise UsageError(msg) from exc
     return out

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnostics.cli.spark_args import add_target_arguments
+from diagnostics.cli.values import out_folder
 from diagnostics.durations import SECOND, DurationError, parse_duration
 from diagnostics.errors import UsageError
 from diagnostics.rules.webhook import DeliveryPolicy, check_url
@@ -287,6 +288,8 @@ def _check_state(state: Path) -> None:
     from diagnostics.watch.jobs import JobStore
     from diagnostics.watch.manifest import StateFiles
 
+    if not state.exists():  # a new state folder: it must be possible to make it
+        out_folder(state, flag="--state")
     if not state.is_dir():
         return
     files = StateFiles(state)

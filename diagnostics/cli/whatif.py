@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     if not timestamp_by:
         msg = "--timestamp-by COL is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg)
-    out = out_folder(args.out) if args.out else None
+    out = out_folder(args.out) if args.out is not None else None
     capture = capture_from_args(args)
     over_sets = list(args.over_values)
     partitions = args.partitions

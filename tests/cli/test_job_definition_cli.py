@@ -206,8 +206,12 @@ def test_write_fix_into_a_file_names_the_flag(tmp_path, capsys):
         ]
     )  # fmt: skip
     assert code == 2
-    err = capsys.readouterr().err
-    assert err.endswith(f"fix folder {target}: exists and is not a folder (use --write-fix)\n")
+    printed = capsys.readouterr()
+    assert (
+        printed.err
+        == f"orderdoc explain: error: --write-fix {target}: exists and is not a folder\n"
+    )
+    assert printed.out == ""  # refused before the findings are worked out and printed
 
 
 def test_timestamp_by_resolves_an_input_read_two_ways(tmp_path, capsys):
