@@ -65,10 +65,22 @@ def partitions_in(
     return tuple(int(v) for v in values.unique().sort())
 
 
+#: The most partitions an input may declare: above what an Event Hub or IoT Hub can have, and
+#: low enough that the per-partition state of a replay (and of what-if's settings) stays small.
+MAX_PARTITIONS = 4_096
+
+
 def declared_partitions(count: int) -> tuple[int, ...]:
-    """Partitions 0..count-1, as an Event Hub with ``count`` partitions has."""
+    """Partitions 0..count-1, as an Event Hub with ``count`` partitions has (1 to
+    :data:`MAX_PARTITIONS`)."""
     if count < 1:
         msg = f"partition count {count}: an input has at least one partition"
+        raise InputError(msg, Setting.PARTITIONS)
+    if count > MAX_PARTITIONS:
+        msg = (
+            f"partition count {count}: at most {MAX_PARTITIONS:,} (more than an Event Hub or "
+            "IoT Hub can have)"
+        )
         raise InputError(msg, Setting.PARTITIONS)
     return tuple(range(count))
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from diagnostics.durations import HOUR, MINUTE
+from diagnostics.engine.replay import MAX_PARTITIONS
 from diagnostics.errors import Setting, UsageError
 
 #: Upper bounds that keep one capture within memory (10M events take about 2 GB).
 MAX_EVENTS = 50_000_000
-MAX_PARTITIONS = 4_096
 #: 2024-01-01T00:00:00Z in milliseconds: the default first arrival of every capture.
 DEFAULT_START_MS = 1_704_067_200_000
 

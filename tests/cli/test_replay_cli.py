@@ -94,6 +94,11 @@ def test_declared_partition_that_never_sent_data_delays_release(tmp_path, capsys
         ),
         (["--timestamp-by", "nope"], "TIMESTAMP BY column 'nope' is missing"),
         (["--partitions", "1"], "partition 1 is not among the declared partitions 0..0"),
+        (
+            ["--partitions", "100000000"],
+            "partition count 100000000: at most 4,096 (more than an Event Hub or IoT Hub can "
+            "have) (use --partitions)",
+        ),
         (["--action", "ignore"], "argument --action: 'ignore' is not an action: adjust or drop"),
     ],
 )

@@ -79,3 +79,17 @@ def test_tolerances_past_asas_range_name_the_range(
         OrderingPolicy(timestamp_by="t", **settings)  # type: ignore[arg-type]
     assert str(caught.value).startswith(text)
     assert caught.value.setting is setting
+
+
+def test_declared_partitions_run_from_one_to_the_limit() -> None:
+    from diagnostics.engine.replay import MAX_PARTITIONS, declared_partitions
+
+    assert declared_partitions(1) == (0,)
+    assert declared_partitions(MAX_PARTITIONS) == tuple(range(MAX_PARTITIONS))
+    for count, text in (
+        (0, "an input has at least one partition"),
+        (MAX_PARTITIONS + 1, "at most"),
+    ):
+        with pytest.raises(InputError, match=text) as caught:
+            declared_partitions(count)
+        assert caught.value.setting is Setting.PARTITIONS

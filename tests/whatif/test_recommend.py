@@ -263,3 +263,18 @@ def test_the_printed_grid_names_an_unlimited_late_tolerance_it_measured(captures
     late = searched_grid(rec).split("--late-arrival ", 1)[1].split(", out-of-order", 1)[0]
     assert late.split(",")[-1] == "unlimited"
     assert all(v.endswith("s") for v in late.split(",")[:-1])
+
+
+def test_whatif_refuses_more_partitions_than_an_input_can_have(tmp_path, capsys) -> None:
+    """A mistyped --partitions is one line and exit 2 before the search, not hours of work."""
+    from diagnostics.cli import main
+
+    capture = tmp_path / "c.csv"
+    capture.write_text("t,arrival_time\n2024-01-01T00:00:00Z,2024-01-01T00:00:01Z\n")
+    code = main(["whatif", str(capture), "--timestamp-by", "t", "--partitions", "100000000"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "orderdoc whatif: error: partition count 100000000: at most 4,096 (more than an Event "
+        "Hub or IoT Hub can have) (use --partitions)"
+    )
