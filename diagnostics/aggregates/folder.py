@@ -137,6 +137,27 @@ def write_tables(tables: Tables, out: Path, extra_summary: Mapping[str, Any] | N
     write_summary(out, {**tables.summary, **(extra_summary or {})})
 
 
+def require_aggregate(
+    path: str | Path, *, hint: str = "make one with 'orderdoc aggregate LOGS --out DIR'"
+) -> Path:
+    """``path`` as an aggregate folder, or an InputError saying what it is instead: missing,
+    a file, or a folder with neither summary.json nor any table (``hint``: how to get one)."""
+    root = Path(path).expanduser()
+    if not root.exists():
+        msg = f"{root}: no such aggregate folder (expected the output of 'orderdoc aggregate')"
+        raise InputError(msg)
+    if not root.is_dir():
+        msg = f"{root}: not a folder (an aggregate folder is the --out of 'orderdoc aggregate')"
+        raise InputError(msg)
+    if not present_tables(root) and not (root / SUMMARY_FILE).is_file():
+        msg = (
+            f"{root}: not an aggregate folder: it has no summary.json and none of the tables "
+            f"{', '.join(TableName)} ({hint})"
+        )
+        raise InputError(msg)
+    return root
+
+
 def read_summary(agg_dir: Path) -> dict[str, Any]:
     """``summary.json`` as a dict (empty when absent); a broken file is an InputError."""
     path = agg_dir / SUMMARY_FILE

@@ -18,7 +18,13 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.aggregates import TableName, folder, present_tables, read_summary
+from diagnostics.aggregates import (
+    TableName,
+    folder,
+    present_tables,
+    read_summary,
+    require_aggregate,
+)
 from diagnostics.errors import InputError
 
 
@@ -37,23 +43,12 @@ class Aggregate:
 
 def open_aggregate(path: str | Path) -> Aggregate:
     """Validate ``path`` as an aggregate folder; raises InputError saying what is wrong."""
-    root = Path(path).expanduser()
-    if not root.exists():
-        msg = f"{root}: no such folder"
-        raise InputError(msg)
-    if not root.is_dir():
-        msg = f"{root}: not a folder (an aggregate folder is the --out of 'orderdoc aggregate')"
-        raise InputError(msg)
-    tables = present_tables(root)
-    summary = read_summary(root)
-    if not tables and not summary:
-        msg = (
-            f"{root}: not an aggregate folder: it has no summary.json and none of the tables "
-            f"{', '.join(TableName)} (make one with 'orderdoc aggregate LOGS --out DIR', or "
-            "upload raw logs on the Load page)"
-        )
-        raise InputError(msg)
-    return Aggregate(path=root.resolve(), tables=tables, summary=summary)
+    root = require_aggregate(
+        path,
+        hint="make one with 'orderdoc aggregate LOGS --out DIR', or upload raw logs on the "
+        "Load page",
+    )
+    return Aggregate(path=root.resolve(), tables=present_tables(root), summary=read_summary(root))
 
 
 def signature(agg_dir: str | Path) -> str:

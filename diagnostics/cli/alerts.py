@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from diagnostics.aggregates import require_aggregate
 from diagnostics.errors import InputError, UsageError
 from diagnostics.kinds import Severity
 from diagnostics.resources import default_rule_paths
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     policy = DeliveryPolicy(timeout=args.webhook_timeout, attempts=args.webhook_attempts)
     now = _parse_now(args.now)
     rules = load_rules(args.rules or default_rule_paths())
-    result = evaluate_detailed(rules, Path(args.agg_dir), now=now)
+    result = evaluate_detailed(rules, require_aggregate(args.agg_dir), now=now)
     alerts = list(result.alerts)
     for rule_id, reason in result.skipped:
         sys.stderr.write(f"orderdoc alerts: note: rule '{rule_id}' skipped: {reason}\n")

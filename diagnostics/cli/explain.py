@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from diagnostics.aggregates import require_aggregate
 from diagnostics.cli.engine_args import add_rules_arguments, check_rules_flags, chosen_rules
 from diagnostics.cli.explain_spark import add_arguments as add_spark_arguments
 from diagnostics.cli.explain_spark import capture_engines
@@ -147,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
             "application time"
         )
         raise UsageError(msg)
+    if args.agg_dir is not None:  # the flags are checked; an empty folder is not "healthy"
+        require_aggregate(args.agg_dir)
     policy = resolved.policy if args.events is not None else logs_policy(args, resolved)
     capture = capture_from_args(args) if args.events else None
     for line in capture.warnings if capture is not None else ():

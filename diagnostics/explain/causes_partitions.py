@@ -102,19 +102,37 @@ def hot_partition(evidence: Evidence) -> Finding | None:
 
 
 def healthy(evidence: Evidence, others: list[Finding]) -> Finding | None:
-    """The verdict when nothing is wrong: an info finding saying what was checked."""
+    """The verdict when nothing is wrong: an info finding saying what was checked. When log
+    records could not be read (quarantined), a warning that says so: what they held is not
+    judged, and when no record was read at all nothing was."""
     if any(f.severity is not Severity.INFO for f in others):
         return None
+    unread = evidence.records_quarantined
+    read = evidence.records_total - unread
+    checked = (
+        "No events were adjusted or dropped by the late, early, out-of-order or timestamp "
+        f"rules ({RULES}), no partition went idle and the load is spread over the "
+        f"partitions. The output delay is the late tolerance the watermark waits for "
+        f"({TIME_HANDLING})."
+    )
+    title, explanation = "No ordering problem found", checked
+    if unread:
+        explanation = (
+            f"{plural(unread, 'log record')} could not be read and {noun(unread, 'was', 'were')} "
+            "quarantined: the aggregate folder's quarantine table gives each one's file, line "
+            'and reason (docs/schemas.md, "Aggregate folder"). What they hold is not judged '
+            "here; fix or re-export those files and aggregate them again."
+        )
+        if read > 0:
+            title = f"No ordering problem found in the {plural(read, 'log record')} read"
+            explanation += f" In the records read: {checked[0].lower()}{checked[1:]}"
+        else:
+            title = f"Nothing judged: none of the {plural(unread, 'log record')} could be read"
     return Finding(
         cause=Cause.HEALTHY,
-        severity=Severity.INFO,
-        title="No ordering problem found",
-        explanation=(
-            "No events were adjusted or dropped by the late, early, out-of-order or timestamp "
-            f"rules ({RULES}), no partition went idle and the load is spread over the "
-            f"partitions. The output delay is the late tolerance the watermark waits for "
-            f"({TIME_HANDLING})."
-        ),
+        severity=Severity.WARNING if unread else Severity.INFO,
+        title=title,
+        explanation=explanation,
         evidence={
             "events": evidence.total_events,
             "events_per_partition": {
@@ -123,6 +141,7 @@ def healthy(evidence: Evidence, others: list[Finding]) -> Finding | None:
             "watermark_delay_seconds": evidence.watermark_delay,
             "output_delay_seconds": evidence.output_delay,
             "sources": list(evidence.sources),
+            **({"log_records_read": read, "log_records_quarantined": unread} if unread else {}),
         },
         impact={"events_affected": 0, "delay_seconds": 0.0},
         suggestions=(),

@@ -55,6 +55,10 @@ class Evidence:
     backlog_max: int | None = None
     #: diagnostic records read from the logs (data errors and idle notices)
     log_records: int = 0
+    #: log records of the aggregate folder, and how many of them could not be read
+    #: (quarantined), as its summary.json counts them
+    records_total: int = 0
+    records_quarantined: int = 0
 
     def count(self, kind: ErrorKind) -> int:
         """Events of ``kind`` (0 when absent)."""
@@ -271,7 +275,18 @@ def from_agg_dir(
         job=(job_named(agg_dir, job) or job) if job else None,
         backlog_max=backlog,
         log_records=0 if errors is None else errors.height,
+        records_total=_count(summary, "records_total", agg_dir),
+        records_quarantined=_count(summary, "records_quarantined", agg_dir),
     )
+
+
+def _count(summary: dict[str, Any], key: str, agg_dir: Path) -> int:
+    """A whole-number count of summary.json (0 when absent)."""
+    value = summary.get(key) or 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        msg = f"{agg_dir / SUMMARY_FILE}: {key} is {value!r}, not a count"
+        raise InputError(msg)
+    return value
 
 
 def merge(logs: Evidence, capture: Evidence) -> Evidence:

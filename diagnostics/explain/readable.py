@@ -53,6 +53,8 @@ LABELS = {
     "tolerance",
     "events_caught": "events only the extra tolerance keeps",
     "events_on_hot_partition": "events on the busiest partition",
+    "log_records_read": "log records read",
+    "log_records_quarantined": "log records that could not be read (quarantined)",
 }
 _PERCENT = {"share_of_events", "share_following_late_events", "fair_share", "share"}
 

@@ -287,7 +287,7 @@ def evaluate_detailed(
     """
     root = Path(agg_dir)
     if not root.is_dir():
-        msg = f"{root}: aggregate folder not found (expected the output of 'orderdoc aggregate')"
+        msg = f"{root}: no such aggregate folder (expected the output of 'orderdoc aggregate')"
         raise InputError(msg)
     con = duckdb.connect(":memory:")
     try:

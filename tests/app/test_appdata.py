@@ -31,7 +31,10 @@ from tests.app.conftest import ASA, RULES_BAD, RULES_GOOD, SCENARIOS
 
 
 def test_open_aggregate_rejects_what_is_not_one(tmp_path):
-    with pytest.raises(InputError, match="no such folder"):
+    with pytest.raises(
+        InputError,
+        match=r"no such aggregate folder \(expected the output of 'orderdoc aggregate'\)$",
+    ):
         store.open_aggregate(tmp_path / "missing")
     (tmp_path / "file.txt").write_text("x")
     with pytest.raises(InputError, match="not a folder"):

@@ -42,7 +42,10 @@ def test_command_without_a_folder_and_with_rules(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["app", "{tmp}/missing"], "orderdoc app: error: {tmp}/missing: no such folder\n"),
+        (
+            ["app", "{tmp}/missing"],
+            "orderdoc app: error: {tmp}/missing: no such aggregate folder (expected the output of 'orderdoc aggregate')\n",
+        ),
         (["app", "{tmp}"], "orderdoc app: error: {tmp}: not an aggregate folder"),
         (
             ["app", "--port", "70000"],

@@ -105,7 +105,9 @@ def test_opening_an_empty_folder_shows_why(open_app, tmp_path):
     assert "not an aggregate folder" in at.error[0].value
     at.text_input(key="agg_path").set_value(str(tmp_path / "missing")).run()
     at.button(key="open_folder").click().run()
-    assert at.error[0].value.endswith("missing: no such folder")
+    assert at.error[0].value.endswith(
+        "missing: no such aggregate folder (expected the output of 'orderdoc aggregate')"
+    )
 
 
 def test_opening_an_aggregate_folder(open_app, agg_asa):

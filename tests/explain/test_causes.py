@@ -206,3 +206,52 @@ def test_job_filter_keeps_one_job_of_a_shared_aggregate_folder(runs, tmp_path) -
     only = explain(tmp_path / "agg", job="job-clock_skew")
     assert [f.cause for f in only.findings] == [Cause.EARLY_ARRIVALS]
     assert only.top.evidence["events"] == explain(skew.agg_dir).top.evidence["events"]
+
+
+def _aggregated(tmp_path, name: str, content: bytes):  # type: ignore[no-untyped-def]
+    """An aggregate folder of one log file, made by the polars reference of the Spark job."""
+    from diagnostics.aggregates import write_tables
+    from diagnostics.logs.aggregate import aggregate_files
+
+    log = tmp_path / name / "PT1H.json"
+    log.parent.mkdir()
+    log.write_bytes(content)
+    agg = tmp_path / f"{name}-agg"
+    write_tables(aggregate_files([log]), agg)
+    return agg
+
+
+def test_unreadable_records_are_not_called_healthy(tmp_path, capsys) -> None:
+    """A folder whose log records were all quarantined is not "no problem": nothing was
+    judged; with some read, the verdict says how many were not."""
+    from diagnostics.cli import main as orderdoc
+
+    lines = [b'{"time": "2024-01-01T00:00:0', b"\x00\xff binary \x01", b"not json at all"]
+    unread = _aggregated(tmp_path, "unread", b"\n".join(lines) + b"\n")
+    report = explain(unread)
+    (verdict,) = report.findings
+    assert verdict.cause is Cause.HEALTHY
+    assert verdict.severity is Severity.WARNING
+    assert verdict.title == "Nothing judged: none of the 3 log records could be read"
+    assert verdict.explanation.startswith("3 log records could not be read and were quarantined")
+    assert verdict.evidence["log_records_quarantined"] == 3
+    assert verdict.evidence["log_records_read"] == 0
+
+    from diagnostics.explain.causes_partitions import healthy
+    from diagnostics.explain.evidence import Evidence
+
+    partly = healthy(Evidence(sources=("logs",), records_total=10, records_quarantined=1), [])
+    assert partly is not None
+    assert partly.severity is Severity.WARNING
+    assert partly.title == "No ordering problem found in the 9 log records read"
+    assert partly.explanation.startswith("1 log record could not be read and was quarantined")
+    assert "In the records read: no events were adjusted or dropped" in partly.explanation
+    clean = healthy(Evidence(sources=("logs",), records_total=10), [])
+    assert clean is not None
+    assert (clean.severity, clean.title) == (Severity.INFO, "No ordering problem found")
+    assert "log_records_quarantined" not in clean.evidence
+
+    assert orderdoc(["explain", str(unread)]) == 0
+    printed = capsys.readouterr().out
+    assert "Nothing judged: none of the 3 log records could be read" in printed
+    assert "No ordering problem found\n" not in printed

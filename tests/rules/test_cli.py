@@ -221,7 +221,7 @@ def test_missing_agg_dir_and_bad_rules_exit_2(
     code, _, err = run(["alerts", str(tmp_path / "none"), "--rules", str(RULES_DIR)], capsys)
     assert code == 2
     assert err == (
-        f"orderdoc alerts: error: {tmp_path / 'none'}: aggregate folder not found "
+        f"orderdoc alerts: error: {tmp_path / 'none'}: no such aggregate folder "
         "(expected the output of 'orderdoc aggregate')\n"
     )
     bad = HERE / "bad" / "unknown_severity.yaml"
