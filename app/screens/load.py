@@ -12,7 +12,7 @@ from diagnostics.appdata.build import (
     CaptureSettings,
     Progress,
     UploadKind,
-    build_from_logs,
+    build_from_uploads,
     classify,
 )
 from diagnostics.appdata.capture_input import (
@@ -144,9 +144,7 @@ def _uploads(settings: CaptureSettings | None) -> None:
 
     def aggregate_it(progress: Progress) -> None:
         paths = workdir.save_uploads(target / "uploads", named)
-        logs = [p for p in paths if not p.name.lower().endswith(".parquet")]
-        metrics = [p for p in paths if p.name.lower().endswith(".parquet")]
-        build_from_logs(logs, target, progress, metrics=metrics)
+        build_from_uploads(paths, target, progress)
         _keep_job(target)  # the job definition gives the logs' findings its policy
 
     _run(", ".join(n for n, _ in named), target, aggregate_it)

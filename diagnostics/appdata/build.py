@@ -36,6 +36,8 @@ from diagnostics.engine.outcomes_files import OUTCOMES_FILE, outcomes_in
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.logs.aggregate import Progress, aggregate_files
+from diagnostics.logs.azure_metrics import looks_like_azure_metrics
+from diagnostics.logs.inputs import classify as classify_input
 from diagnostics.words import plural
 
 CAPTURE_DIR = "capture"
@@ -114,6 +116,8 @@ def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
     first = next((line.strip() for line in head.splitlines() if line.strip()), "")
     if not first:
         return UploadKind.UNKNOWN
+    if looks_like_azure_metrics(head.encode("utf-8")):  # Azure Monitor's JSON or CSV export
+        return UploadKind.LOG
     if lower.endswith((".csv", ".tsv")):
         header = {h.strip().strip('"') for h in first.replace("\t", ",").split(",")}
         if markers & header:
@@ -126,6 +130,17 @@ def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
     if isinstance(value, dict) and markers & set(value) and "properties" not in value:
         return UploadKind.CAPTURE
     return UploadKind.LOG
+
+
+def build_from_uploads(paths: Sequence[Path], out: Path, progress: Progress = _quiet) -> Path:
+    """Aggregate uploaded log and metrics files into ``out``, each read as ``orderdoc
+    aggregate`` reads it in a folder (an Azure Monitor metrics export or engine metrics
+    Parquet as metrics, the rest as logs): see :func:`build_from_logs`."""
+    kinds = {path: classify_input(path) for path in paths}
+    logs = [p for p in paths if kinds[p] == "log"]
+    metrics = [p for p in paths if kinds[p] == "metrics"]
+    skipped = [str(p) for p in paths if kinds[p] == "skip"]
+    return build_from_logs(logs, out, progress, metrics=metrics, skipped=skipped)
 
 
 def build_from_logs(

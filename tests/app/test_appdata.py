@@ -537,3 +537,37 @@ def test_a_log_sample_lists_the_files_it_skips_as_the_spark_job_does(tmp_path: P
     assert summary["files_skipped"] == [
         str((folder / name).resolve()) for name in ("notes.md", "outcomes.parquet")
     ]
+
+
+REAL = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+
+
+def test_uploads_of_every_real_shape_aggregate_as_the_folder_does(tmp_path):
+    """Every file of sample_logs/asa-real uploaded at once (the metrics exports included: the
+    Azure Monitor JSON and the Log Analytics AzureMetrics CSV) gives the tables `orderdoc
+    aggregate` gives for the folder: nothing is refused, nothing quarantined that it reads."""
+    from diagnostics.aggregates import TableName, read_summary, scan
+    from diagnostics.appdata.build import build_from_uploads
+    from diagnostics.logs.aggregate import aggregate_files
+    from diagnostics.logs.inputs import expand_inputs
+
+    named = [(p.name, p.read_bytes()) for p in sorted(REAL.iterdir()) if p.name != "README.md"]
+    assert {classify(name, data) for name, data in named} == {UploadKind.LOG}
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    paths = []
+    for name, data in named:
+        (uploads / name).write_bytes(data)
+        paths.append(uploads / name)
+    out = build_from_uploads(paths, tmp_path / "agg")
+    files = expand_inputs([str(REAL)])
+    assert len(files.metrics) == 2  # the two metrics exports
+    expected = aggregate_files(files.logs, files.metrics)
+    summary = read_summary(out)
+    for key in ("records_total", "records_parsed", "records_quarantined", "events_by_kind"):
+        assert summary[key] == expected.summary[key], key
+    for table in TableName:
+        got = scan(out, table)
+        want = getattr(expected, table.value)
+        assert (0 if got is None else got.collect().height) == want.height, table
+    assert expected.metrics.height > 0
