@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.explain.model import SnippetForm
+from diagnostics.explain.model import SnippetForm, SuggestionKind
 from diagnostics.explain.readable import (
     cause_label,
     evidence_lines,
@@ -29,11 +29,28 @@ from diagnostics.report.pipeline import ScenarioRun
 from diagnostics.whatif import chart
 from diagnostics.whatif.report import format_table, recommendation
 
+#: Suggestions that change the job's ordering policy: where the capture's one recommended
+#: setting says them all at once.
+_POLICY_KINDS = frozenset(
+    {
+        SuggestionKind.LATE_ARRIVAL_TOLERANCE,
+        SuggestionKind.OUT_OF_ORDER_TOLERANCE,
+        SuggestionKind.PARTITION_BY,
+        SuggestionKind.TIMESTAMP_BY_OVER,
+    }
+)
+
 
 def _best(run: ScenarioRun) -> str:
+    """The top finding's fix: when its first suggestion changes the policy and the capture gave
+    a recommended setting, that setting whole (tolerances, OVER, PARTITION BY: one suggestion
+    alone may be only part of it); else its first suggestion."""
     top = run.report.top
     if top is None or not top.suggestions:
         return "-"
+    rec = run.report.recommended
+    if rec is not None and top.suggestions[0].kind in _POLICY_KINDS:
+        return f"recommended setting: {rec.setting}"
     return top.suggestions[0].snippet
 
 
@@ -48,7 +65,7 @@ def summary_rows(runs: Sequence[ScenarioRun]) -> list[dict[str, Any]]:
                 "top cause": cause_label(top.cause.value) if top else "-",
                 "severity": top.severity.value if top else "-",
                 "top cause (logs only)": cause_label(logs_top.cause.value) if logs_top else "-",
-                "first suggestion": _best(run),
+                "fix": _best(run),
                 "alerts": len(run.alerts),
                 "aggregate folder": str(run.agg_dir),
             }
@@ -78,7 +95,7 @@ def to_text(runs: Sequence[ScenarioRun]) -> str:
             f"  {row['scenario']:<22} {row['severity']:<8} {row['top cause']:<18} "
             f"(logs only: {row['top cause (logs only)']}; alerts: {row['alerts']})"
         )
-        lines.append(f"  {'':<22} -> {row['first suggestion']}")
+        lines.append(f"  {'':<22} -> {row['fix']}")
     return "\n".join(lines) + "\n"
 
 
@@ -95,12 +112,12 @@ def to_markdown_report(runs: Sequence[ScenarioRun], app_hint: str) -> str:
         "",
         f"Open the app on a result: `{app_hint}`",
         "",
-        "| scenario | severity | top cause | logs only | first suggestion | alerts |",
+        "| scenario | severity | top cause | logs only | fix | alerts |",
         "|---|---|---|---|---|---|",
     ]
     out += [
         f"| {r['scenario']} | {r['severity']} | {r['top cause']} | {r['top cause (logs only)']} "
-        f"| `{r['first suggestion']}` | {r['alerts']} |"
+        f"| `{r['fix']}` | {r['alerts']} |"
         for r in rows
     ]
     for run in runs:

@@ -142,3 +142,25 @@ def test_the_reference_aggregate_lists_what_the_input_expansion_skips(tmp_path: 
     assert (summary["files_read"], summary["files_skipped"]) == (1, skipped)
     written = json.loads((tmp_path / "agg" / "summary.json").read_text())
     assert written["files_skipped"] == skipped
+
+
+def test_the_summary_gives_the_whole_recommended_setting_or_the_first_fix(demo) -> None:
+    """The summary's fix is the recommended setting whole when the top finding's fix is a
+    policy change (late_senders: the late tolerance alone would be only part of it), and the
+    top finding's first suggestion otherwise (historical_replay: a separate job)."""
+    out, printed = demo
+    rows = {
+        line.split(" | ")[0].strip("| "): line.split(" | ")[4].strip("`")
+        for line in (out / "report.md").read_text().splitlines()
+        if line.startswith("| ") and line.count(" | ") == 5
+    }
+    rec = json.loads((out / "late_senders" / "explain.json").read_text())["recommended"]
+    assert rec["over"] == ["device_id"]
+    assert rec["partition_by"] is True
+    assert rows["late_senders"] == f"recommended setting: {rec['setting']}"
+    assert f"-> recommended setting: {rec['setting']}\n" in printed
+    historical = json.loads((out / "historical_replay" / "explain.json").read_text())
+    first = historical["findings"][0]["suggestions"][0]
+    assert first["kind"] == "separate_replay_job"
+    assert rows["historical_replay"] == first["snippet"]
+    assert rows["healthy"] == "-"
