@@ -82,7 +82,7 @@ def render() -> None:
         cols[3].metric("Output delay max", seconds(point["delay_max_s"]))
     for note in result.skipped[:3]:
         st.warning(f"Skipped (ASA rejects it): {note}")
-    chart(figures.with_selected(result.figure, point), "whatif_chart")
+    chart(figures.with_selected(result.figure, point, r, best.setting), "whatif_chart")
     st.markdown(
         f"**Recommended:** {best.setting} ({r['adjusted']:,} adjusted, {r['dropped']:,} "
         f"dropped, {r['pct_adjusted'] + r['pct_dropped']:.2f} % of the events; p95 output "

@@ -208,9 +208,34 @@ def reason_bars(counts: pl.DataFrame) -> go.Figure:
     return fig
 
 
-def with_selected(fig: go.Figure, point: dict | None) -> go.Figure:
-    """A copy of a what-if chart with the slider's setting marked (trace ``selected``)."""
+#: The name of the star a sweep's chart gives the best setting of its own grid, when the one
+#: recommendation (which may use other toggles) is drawn beside it.
+GRID_BEST = "best with these toggles"
+
+
+def with_selected(
+    fig: go.Figure, point: dict | None, recommended: dict | None = None, setting: str = ""
+) -> go.Figure:
+    """A copy of a what-if chart with the slider's setting marked (trace ``selected``) and,
+    given the one recommendation's measured row, that setting starred (trace ``recommended``,
+    ``setting`` in its hover text) wherever it lies, even with other toggles than the grid's:
+    the grid's own best is then named :data:`GRID_BEST`, so that one star means one thing."""
     out = go.Figure(fig)
+    if recommended is not None:
+        for trace in out.data:
+            if trace.name == "recommended":
+                trace.name = GRID_BEST
+                trace.marker.symbol = "star-open"
+        out.add_scatter(
+            x=[recommended["delay_p95_s"]],
+            y=[recommended["pct_adjusted"] + recommended["pct_dropped"]],
+            mode="markers",
+            name="recommended",
+            marker={"symbol": "star", "size": 20, "color": "#2ca02c"},
+            text=[f"recommended: {setting}" if setting else "recommended"],
+            hovertemplate="%{text}<br>p95 delay %{x:.2f}s<br>adjusted+dropped %{y:.3f}%"
+            "<extra></extra>",
+        )
     if point is not None:
         out.add_scatter(
             x=[point["delay_p95_s"]],

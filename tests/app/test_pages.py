@@ -338,3 +338,21 @@ def test_findings_name_their_job_and_show_at_least(open_app, tmp_path):
     assert titles[0].startswith("1. Job myStreamingJob: at least 125 events of the input")
     shown = [m.value for m in at.metric if m.label == "Events affected"]
     assert shown[0] == "at least 125"
+
+
+def test_whatif_star_is_the_one_recommendation_from_the_first_visit(open_app, agg_late):
+    """On the first visit the toggles are the job's own (no OVER) while the recommendation
+    uses OVER: the chart's one "recommended" star sits at the recommendation's measured numbers,
+    and the grid's own best is named as such."""
+    at = open_app("What-if", agg_late)
+    assert not at.exception
+    recommended = next(m.value for m in at.markdown if m.value.startswith("**Recommended:**"))
+    assert "OVER" in recommended
+    assert at.toggle(key="wi_over").value is False
+    (fig,) = figures(at)
+    lines = traces(fig)
+    star = lines["recommended"]
+    share = float(recommended.split("dropped, ")[1].split(" % of the events")[0])
+    assert star["y"] == [pytest.approx(share, abs=0.005)]
+    assert "best with these toggles" in lines
+    assert [t["name"] for t in fig["data"]].count("recommended") == 1
