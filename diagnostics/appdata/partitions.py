@@ -6,6 +6,7 @@ import polars as pl
 
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan, utc
+from diagnostics.idle_minutes import idle_minutes
 
 #: The merge rule (docs/semantics.md, "Watermarks, merge and output release"), in plain words, shown beside the charts.
 MERGE_RULE = (
@@ -111,15 +112,19 @@ METRICS_NOTE = (
 
 
 def partition_table(agg: Aggregate, job: str | None = None) -> pl.DataFrame:
-    """Per partition: ``idle_episodes``, ``idle_minutes`` (sum of episode lengths), and
-    with a metrics table ``max_delay_s`` and ``input_events`` (left out without one: see
-    :data:`METRICS_NOTE`); by partition."""
+    """Per partition: ``idle_episodes``, ``idle_minutes`` (the time its episodes cover:
+    overlapping ones count once, :mod:`diagnostics.idle_minutes`), and with a metrics table
+    ``max_delay_s`` and ``input_events`` (left out without one: see :data:`METRICS_NOTE`); by
+    partition."""
+    episodes = idle_episodes(agg, job)
+    covered = idle_minutes(episodes.select("partition_id", "start", "end").iter_rows())
     idle = (
-        idle_episodes(agg, job)
-        .group_by("partition_id")
-        .agg(
-            pl.len().cast(pl.Int64).alias("idle_episodes"),
-            pl.col("minutes").sum().alias("idle_minutes"),
+        episodes.group_by("partition_id")
+        .agg(pl.len().cast(pl.Int64).alias("idle_episodes"))
+        .with_columns(
+            pl.col("partition_id")
+            .replace_strict(covered, default=0.0, return_dtype=pl.Float64)
+            .alias("idle_minutes")
         )
     )
     frame = scan(agg, TableName.METRICS)

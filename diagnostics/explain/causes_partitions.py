@@ -3,10 +3,13 @@ for a healthy job. Pure functions of :class:`Evidence`."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
 from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
+from diagnostics.idle_minutes import idle_minutes
 from diagnostics.kinds import Severity
 from diagnostics.words import noun, plural
 
@@ -20,7 +23,11 @@ def idle_partition(evidence: Evidence) -> Finding | None:
     if not evidence.idle:
         return None
     parts = sorted({e["partition_id"] for e in evidence.idle if e["partition_id"] is not None})
-    minutes = sum(e["minutes"] or 0 for e in evidence.idle)
+    minutes = sum(
+        idle_minutes(
+            (e["partition_id"], _time(e["start"]), _time(e["end"])) for e in evidence.idle
+        ).values()
+    )
     policy = evidence.policy
     if policy is None:  # the text's delay is the job's late tolerance, which is not known
         delay_seconds, delay = 0.0, "unknown: pass --late-arrival or --job-definition"
@@ -65,6 +72,10 @@ def idle_partition(evidence: Evidence) -> Finding | None:
         # ASA's own notices name the partition; a capture's silence may be the capture's
         confidence=0.85 if evidence.idle_source == "logs" else 0.7,
     )
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
 
 
 def hot_partition(evidence: Evidence) -> Finding | None:

@@ -187,3 +187,13 @@ def test_job_totals_take_each_minute_once_across_exports(real_agg: Path) -> None
     assert evidence.partition_events == {0: 1_205, 3: 20}
     assert evidence.watermark_delay is not None
     assert evidence.watermark_delay["max"] == 660.0
+
+
+def test_overlapping_idle_episodes_count_their_minutes_once(real_agg: Path) -> None:
+    """The real logs' partition 3 has two overlapping idle episodes (17:07-17:19 and
+    17:09:16-17:24:16): 17 idle minutes, not the 27 their lengths add up to."""
+    report = explain(real_agg)
+    (idle,) = [f for f in report.findings if f.cause is Cause.IDLE_PARTITION]
+    assert idle.evidence["idle_minutes_total"] == pytest.approx(17.3, abs=0.05)
+    assert idle.title.endswith("Input partition 3 stopped sending (17 idle minutes)")
+    assert sum(e["minutes"] for e in idle.evidence["episodes"]) > 26
