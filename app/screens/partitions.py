@@ -34,6 +34,15 @@ def render() -> None:
     episodes = cache.idle(*key, job)
     if episodes.height:
         chart(figures.idle_timeline(episodes), "idle_timeline")
+        st.caption(
+            "Idle episodes as ASA's InputPartitionNotProgressing notices report them: from the "
+            "first notice of an episode to its last. With a capture, the Findings page measures "
+            "the partition's silence on the events themselves (from its last event before the "
+            "gap to its first after), which starts earlier and ends later."
+            if ctx is not None
+            else "Idle episodes as ASA's InputPartitionNotProgressing notices report them: from "
+            "the first notice of an episode to its last."
+        )
     else:
         st.success("No idle episodes: every partition kept sending.")
     delay = cache.delay(*key, job)

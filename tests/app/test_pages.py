@@ -356,3 +356,13 @@ def test_whatif_star_is_the_one_recommendation_from_the_first_visit(open_app, ag
     assert star["y"] == [pytest.approx(share, abs=0.005)]
     assert "best with these toggles" in lines
     assert [t["name"] for t in fig["data"]].count("recommended") == 1
+
+
+def test_partitions_say_where_their_idle_minutes_come_from(open_app, agg_idle):
+    """The timeline is ASA's notices (first to last); the Findings page's silence comes from
+    the capture's events: the page says so, so that 15 and 18 minutes are not one number."""
+    at = open_app("Partitions", agg_idle)
+    assert not at.exception
+    said = " ".join(c.value for c in at.caption)
+    assert "as ASA's InputPartitionNotProgressing notices report them" in said
+    assert "the Findings page measures the partition's silence on the events" in said
