@@ -345,7 +345,10 @@ def _summary_end(root: Path) -> datetime:
         text = read_summary(root)["time_range"]["to"]
         moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except (KeyError, TypeError, ValueError) as exc:
-        msg = f"{root}: no timed table and no summary.json time_range.to; give the evaluation time"
+        msg = (
+            f"{root}: no record in it has a time (its summary.json has no time range), so the "
+            "evaluation time cannot be the data's end; give it"
+        )
         raise InputError(msg, Setting.EVALUATION_TIME) from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 

@@ -39,7 +39,7 @@ from pyspark.sql.types import (
 )
 
 from diagnostics.aggregates import present_tables
-from diagnostics.errors import OrderdocError, Setting, UsageError
+from diagnostics.errors import InputError, OrderdocError, Setting, UsageError
 from diagnostics.rules.evaluate import evaluate_detailed
 from diagnostics.rules.model import AlertState, RuleSet, iso
 from diagnostics.rules.webhook import DeliveryError, DeliveryPolicy, post_json
@@ -280,7 +280,18 @@ class Watcher:
         if not present_tables(self.agg):
             return None, 0, 0, 0
         now = self.clock() if self.config.evaluate_at is EvaluateAt.NOW else None
-        result = evaluate_detailed(self.rules, self.agg, now=now)
+        try:
+            result = evaluate_detailed(self.rules, self.agg, now=now)
+        except InputError as exc:
+            if now is not None or exc.setting is not Setting.EVALUATION_TIME:
+                raise
+            # --evaluate-at data-end before any record with a time was read (all of them
+            # quarantined so far): nothing to evaluate at yet; the next pass may bring one
+            problems.append(
+                "rules not evaluated: no record read so far has a time, so the data's end "
+                "is not known yet (--evaluate-at data-end)"
+            )
+            return None, 0, 0, 0
         with AlertStore(self.root / "alerts") as store:
             added = store.apply(result.alerts, result.now)
             self.hook("recorded")

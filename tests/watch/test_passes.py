@@ -279,3 +279,22 @@ def test_jobs_spelled_differently_over_passes_equal_one_shot(spark, tmp_path: Pa
     summary = json.loads((agg / "summary.json").read_text())
     assert summary["jobs"] == ["MYSTREAMINGJOB (rg-west)", "myStreamingJob (rg-east)"]
     assert_equals_one_shot(spark, logs, agg, tmp_path)
+
+
+def test_data_end_with_only_unreadable_records_waits_instead_of_failing(
+    spark, tmp_path: Path
+) -> None:
+    """--evaluate-at data-end on a folder whose records were all quarantined: the data's end is
+    not known yet, so the tick says the rules were not evaluated and goes on (it stopped the
+    watcher with exit 2 before); the records are in the quarantine table."""
+    logs = tmp_path / "logs" / "y=2024" / "m=03" / "d=05" / "h=10"
+    logs.mkdir(parents=True)
+    (logs / "PT1H.json").write_bytes(b'\x00\xff not a record\n{"time": \n')
+    report = watcher(spark, tmp_path / "logs", tmp_path / "state").tick()
+    assert report.evaluated_at is None
+    assert any(
+        p.startswith("rules not evaluated: no record read so far has a time")
+        for p in report.problems
+    ), report.problems
+    quarantine = read_table(tmp_path / "state" / "agg" / "quarantine")
+    assert quarantine.height == 2
