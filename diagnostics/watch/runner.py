@@ -54,7 +54,8 @@ from diagnostics.watch.discovery import (
     read_discovered,
     record_batch,
 )
-from diagnostics.watch.manifest import StateFiles, is_empty, plan_pass
+from diagnostics.watch.manifest import ReadMode, StateFiles, is_empty, plan_pass
+from diagnostics.words import plural
 
 #: Spark's adaptive query execution, which streaming queries do not use.
 ADAPTIVE = "spark.sql.adaptive.enabled"
@@ -398,6 +399,17 @@ class Watcher:
             )
         return report
 
+    def unfinished_lines(self) -> list[str]:
+        """A note for each followed file that ends in an incomplete line: a pass reads only
+        complete lines, so with ``--once`` those bytes are left for a later run."""
+        return [
+            f"{state.path}: its last {plural(state.size - state.offset, 'byte')} are not a "
+            "complete line yet; a later pass reads them once the line is complete (`orderdoc "
+            "aggregate` reads the file as it is and quarantines an unfinished line)"
+            for state in self.files.manifest().files
+            if state.mode is ReadMode.LINES and state.size > state.offset
+        ]
+
     def run(
         self, sleep: Callable[[float], None], stopped: Callable[[], bool] = lambda: False
     ) -> None:
@@ -405,7 +417,11 @@ class Watcher:
         each tick and each sleep)."""
         while True:
             self.tick()
-            if self.config.once or stopped():
+            if self.config.once:
+                for note in self.unfinished_lines():
+                    self.say(note)
+                return
+            if stopped():
                 return
             sleep(self.config.interval_s)
             if stopped():

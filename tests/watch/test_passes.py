@@ -298,3 +298,19 @@ def test_data_end_with_only_unreadable_records_waits_instead_of_failing(
     ), report.problems
     quarantine = read_table(tmp_path / "state" / "agg" / "quarantine")
     assert quarantine.height == 2
+
+
+def test_once_says_which_files_end_in_an_unfinished_line(spark, tmp_path: Path, capsys) -> None:
+    """A pass reads complete lines only: with --once the unfinished last line is left for a
+    later run, and the run says so (naming the file and its bytes) instead of saying nothing."""
+    logs = tmp_path / "logs" / "y=2019" / "m=02" / "d=04" / "h=17"
+    logs.mkdir(parents=True)
+    cut = _line("/JOBS/A", 10)[:40]
+    (logs / "PT1H.json").write_bytes(_line("/JOBS/A", 5) + cut)
+    watcher(spark, tmp_path / "logs", tmp_path / "state").run(lambda _s: None)
+    said = capsys.readouterr().out
+    assert (
+        f"{logs / 'PT1H.json'}: its last 40 bytes are not a complete line yet; a later pass "
+        "reads them once the line is complete"
+    ) in said
+    assert read_table(tmp_path / "state" / "agg" / "data_errors").height == 1
