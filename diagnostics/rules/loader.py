@@ -7,6 +7,7 @@ field and line. Nothing in a rule is ever executed as Python.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -103,13 +104,20 @@ def load_file(path: Path) -> tuple[list[Rule], list[RuleProblem]]:
     name = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        why = f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        return [], [RuleProblem(name, 0, None, None, f"cannot read the file: {why}")]
+    except OSError as exc:
         return [], [RuleProblem(name, 0, None, None, f"cannot read the file: {exc}")]
     try:
         doc = load_yaml(text)
     except YamlError as exc:
         return [], [RuleProblem(name, exc.line, None, None, str(exc))]
     return parse_document(doc, name)
+
+
+#: jsonschema's message for one missing property.
+_REQUIRED = re.compile(r"^'([^']+)' is a required property$")
 
 
 def _rule_label(data: Any, index: int) -> str:
@@ -138,9 +146,16 @@ def _schema_problems(doc: YamlDoc, name: str) -> tuple[list[RuleProblem], set[in
             field = ".".join(str(p) for p in path)
         message = error.message
         if error.validator == "required" and isinstance(error.instance, dict):
+            # one error per missing property, which its message names ("'x' is a required ...")
+            named = _REQUIRED.match(error.message)
             missing = [k for k in error.validator_value if k not in error.instance]
-            field = ".".join(filter(None, [field, missing[0] if missing else None])) or None
+            absent = named.group(1) if named else (missing[0] if missing else None)
+            field = ".".join(filter(None, [field, absent])) or None
             message = "is required"
+        elif not path and error.validator == "type" and doc.data is None:
+            message = "the file is empty: a rule file holds 'rules:' and a list of rules"
+        elif error.validator == "type" and error.instance is None:
+            message = "has no value"
         elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
             allowed = set(error.schema.get("properties", {}))
             extra = sorted(k for k in error.instance if k not in allowed)
@@ -150,7 +165,9 @@ def _schema_problems(doc: YamlDoc, name: str) -> tuple[list[RuleProblem], set[in
                 message = f"unknown field (allowed: {', '.join(sorted(allowed))})"
         elif error.validator == "oneOf" and field == "threshold":
             message = f"{error.instance!r} is neither a number nor ':param'"
-        problems.append(RuleProblem(name, doc.line_of(path), rule_id, field, message))
+        problem = RuleProblem(name, doc.line_of(path), rule_id, field, message)
+        if problem not in problems:  # the schema's branches may report one problem twice
+            problems.append(problem)
     return problems, bad_rules
 
 

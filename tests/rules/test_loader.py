@@ -140,3 +140,14 @@ def test_default_pack_causes_are_explain_causes() -> None:
         Cause.IDLE_PARTITION,
         Cause.HOT_PARTITION,
     }
+
+
+def test_a_file_that_is_not_text_names_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "blob.yaml"
+    path.write_bytes(b"rules:\n\x91\x00")
+    with pytest.raises(RuleError) as caught:
+        load_rules([path])
+    (problem,) = caught.value.problems
+    assert str(problem).endswith(
+        "blob.yaml: cannot read the file: not UTF-8 text (byte 0x91 at offset 7)"
+    )
