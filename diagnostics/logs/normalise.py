@@ -43,7 +43,12 @@ from diagnostics.logs.times import parse_log_time
 from diagnostics.timestamps import TIME_RANGE, in_time_range
 
 #: The times of a data-error record that place it (its example times only describe it).
-RECORD_TIMES = frozenset({"record_time", "from_time", "to_time"})
+#: The record's times, and how ASA's logs call them (what a quarantine reason names).
+RECORD_TIMES = {
+    "record_time": "the record's time",
+    "from_time": "its FromTimestamp",
+    "to_time": "its ToTimestamp",
+}
 
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
@@ -182,8 +187,8 @@ def _storable(row: DataError) -> DataError:
     for name, value in zip(DATA_ERROR_COLUMNS, row, strict=True):
         if name in RECORD_TIMES and isinstance(value, dt.datetime) and not in_time_range(value):
             msg = (
-                f"{name}: {value.isoformat()} is outside {TIME_RANGE}, the times orderdoc "
-                "replays and aggregates (a clock or an export error?)"
+                f"{RECORD_TIMES[name]}, {value.isoformat()}, is outside {TIME_RANGE}, the "
+                "times orderdoc replays and aggregates (a clock or an export error?)"
             )
             raise _Reject(msg)
         if isinstance(value, str):

@@ -339,3 +339,19 @@ def test_text_with_notifications_and_json(
         else:
             file.add(value)
     check(file, name, crlf)
+
+
+def test_a_far_off_record_time_is_quarantined_in_asas_words(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from diagnostics.logs.aggregate import aggregate_files
+
+    log = tmp_path / "PT1H.json"
+    log.write_text(
+        '{"time": "9999-12-31T00:00:00Z", "resourceId": "/X/JOB", "category": "Execution", '
+        '"properties": {"Type": "DataError", "DataErrorType": "LateInputEvent", "EventCount": 1}}\n'
+    )
+    tables = aggregate_files([log])
+    assert tables.summary["records_quarantined"] == 1
+    assert tables.quarantine["reason"].to_list() == [
+        "the record's time, 9999-12-31T00:00:00+00:00, is outside 1900-01-01 .. 2150-01-01, the "
+        "times orderdoc replays and aggregates (a clock or an export error?)"
+    ]
