@@ -83,7 +83,7 @@ def build_parser(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``orderdoc`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = flags.join_negative_values(sys.argv[1:] if argv is None else argv)
     # Import only the chosen command's module: start-up stays fast for every command.
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
     typed = chosen  # what the user typed: errors say it, also through an alias

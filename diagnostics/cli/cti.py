@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,24 +63,10 @@ ASA_FLAGS = (
     "--no-early-policy",
     "--outcomes-only",
 )
-#: Flags whose value may be negative (``--cti-delay -1tick``); argparse would read ``-1tick``
-#: as an option, so ``FLAG -VALUE`` is passed on as ``FLAG=-VALUE``.
-_SIGNED_FLAGS = ("--cti-every", "--cti-delay", "--cti-window")
-_NEGATIVE = re.compile(r"^-\d")
 
 
 def _flags(argv: Sequence[str]) -> set[str]:
     return {a.split("=", 1)[0] for a in argv if a.startswith("--")}
-
-
-def _join_negative_values(argv: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for arg in argv:
-        if out and out[-1] in _SIGNED_FLAGS and _NEGATIVE.match(arg):
-            out[-1] = f"{out[-1]}={arg}"
-        else:
-            out.append(arg)
-    return out
 
 
 def command_argv(argv: Sequence[str]) -> list[str]:
@@ -113,7 +98,7 @@ def command_argv(argv: Sequence[str]) -> list[str]:
             "orderdoc replay: note: 'replay --cti-every/--cti-import' is deprecated; "
             "use 'orderdoc cti' (the alias goes in 0.2)\n"
         )
-    return ["cti", *_join_negative_values(rest)]
+    return ["cti", *rest]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

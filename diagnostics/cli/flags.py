@@ -4,6 +4,8 @@ adds the flag (``... (use --late-arrival)``)."""
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from diagnostics.errors import OrderdocError, Setting, setting_of
@@ -100,3 +102,30 @@ def with_flags(report: Report) -> Report:
         for f in report.findings
     ]
     return replace(report, findings=findings)
+
+
+#: Flags whose value may start with a minus (``--cti-delay -1tick``, a mistyped
+#: ``--late-arrival -5s``): argparse would read ``-1tick`` as an option ("expected one
+#: argument"), so ``FLAG -VALUE`` is passed on as ``FLAG=-VALUE`` and the value is checked
+#: (and refused with its reason, where a negative value makes no sense) by the flag's type.
+SIGNED_VALUE_FLAGS = (
+    "--late-arrival",
+    "--out-of-order",
+    "--cti-every",
+    "--cti-delay",
+    "--cti-window",
+)
+_NEGATIVE = re.compile(r"^-\d")
+
+
+def join_negative_values(
+    argv: Sequence[str], flags: Sequence[str] = SIGNED_VALUE_FLAGS
+) -> list[str]:
+    """``argv`` with ``FLAG -VALUE`` written ``FLAG=-VALUE`` for each of ``flags``."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in flags and _NEGATIVE.match(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
