@@ -40,11 +40,14 @@ def _listed(kind: Callable[[str], T]) -> Callable[[str], list[T]]:
     """argparse ``type`` for ``V[,V...]``, each value parsed by ``kind``."""
 
     def parse(text: str) -> list[T]:
-        values = [kind(part.strip()) for part in text.split(",") if part.strip()]
-        if not values:
+        parts = [part.strip() for part in text.split(",")]
+        if not any(parts):
             msg = f"'{text}' lists no value"
             raise argparse.ArgumentTypeError(msg)
-        return values
+        if not all(parts):  # "5s,,1m": a value left out by mistake is not skipped silently
+            msg = f"'{text}' has an empty item; list values separated by single commas"
+            raise argparse.ArgumentTypeError(msg)
+        return [kind(part) for part in parts]
 
     return parse
 

@@ -159,6 +159,7 @@ def test_a_grid_without_over_tries_the_sender_columns_as_the_search_does(tmp_pat
     ("argv", "needle"),
     [
         (["--late-arrival", "5q"], "--late-arrival"),
+        (["--late-arrival", "5s,,1m"], "'5s,,1m' has an empty item"),
         (["--partition-by", "maybe"], "--partition-by"),
         (["--timestamp-by", "nope"], "'nope' is missing"),
     ],
