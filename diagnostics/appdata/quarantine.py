@@ -6,6 +6,7 @@ import polars as pl
 
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
+from diagnostics.appdata.workdir import shown
 
 SCHEMA = {
     "source_file": pl.String,
@@ -25,7 +26,7 @@ def records(agg: Aggregate) -> pl.DataFrame:
         return pl.DataFrame(schema=SCHEMA)
     return collect(
         frame.select(
-            pl.col("source_file").cast(pl.String),
+            pl.col("source_file").cast(pl.String).map_elements(shown, return_dtype=pl.String),
             pl.col("source_line").cast(pl.Int64),
             pl.col("reason").cast(pl.String),
             pl.col("raw").cast(pl.String).str.slice(0, RAW_SHOWN),

@@ -72,3 +72,12 @@ def save_uploads(folder: Path, files: Sequence[tuple[str, bytes]]) -> list[Path]
         path.write_bytes(data)
         paths.append(path)
     return paths
+
+
+def shown(text: str) -> str:
+    """``text`` as a person reads it: a path inside a working folder becomes the uploaded
+    file's name (``<base>/<folder>/uploads/NNN/name`` → ``name``) and the working folder itself
+    "the loaded files", so that no page shows the app's own folders."""
+    root = re.escape(str(base()))
+    text = re.sub(rf"{root}/[0-9a-f]+/uploads/[0-9]+/", "", text)
+    return re.sub(rf"{root}/[0-9a-f]+", "the loaded files", text)

@@ -571,3 +571,30 @@ def test_uploads_of_every_real_shape_aggregate_as_the_folder_does(tmp_path):
         want = getattr(expected, table.value)
         assert (0 if got is None else got.collect().height) == want.height, table
     assert expected.metrics.height > 0
+
+
+def test_working_folders_are_not_shown(tmp_path, monkeypatch):
+    """A quarantined upload's file and an alert grouped by it read as the uploaded file's name;
+    a message naming the working folder reads "the loaded files"."""
+    from diagnostics.appdata import workdir
+    from diagnostics.appdata.alerts import evaluate_pack
+    from diagnostics.appdata.build import build_from_uploads
+    from diagnostics.appdata.quarantine import records
+    from diagnostics.appdata.store import open_aggregate
+
+    monkeypatch.setenv("ORDERDOC_APP_WORKDIR", str(tmp_path / "work"))
+    target = workdir.folder_for(b"x")
+    paths = workdir.save_uploads(
+        target / "uploads",
+        [("PT1H.json", (ASA / "PT1H.json").read_bytes()), ("notes.txt", b"not a record\n")],
+    )
+    build_from_uploads(paths, target)
+    agg = open_aggregate(target)
+    assert records(agg)["source_file"].to_list() == ["notes.txt"]
+    view = evaluate_pack(load_pack([Path(__file__).resolve().parents[2] / "rules"]), target)
+    shown = " ".join([*view.alerts["group"].to_list(), *(r for _, r in view.skipped)])
+    assert str(workdir.base()) not in shown
+    assert "source_file=notes.txt" in view.alerts["group"].to_list()
+    assert workdir.shown(f"table 'metrics' not found in {target}") == (
+        "table 'metrics' not found in the loaded files"
+    )
