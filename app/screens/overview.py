@@ -73,7 +73,7 @@ def render() -> None:
         for i, (name, _events) in enumerate(kinds):
             row[i].metric(SHORT.get(name, name), k.events_text(name), help=name)
     else:
-        st.success("No data errors and no idle notices in this folder.")
+        st.success("No data errors and no idle notices in what was loaded.")
     over_time, bucket = cache.errors_over_time(*cache.key(agg))
     chart_slot = st.empty()
     if over_time.height:

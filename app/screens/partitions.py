@@ -50,7 +50,7 @@ def render() -> None:
         chart(figures.watermark_delay(delay, tolerance), "watermark_delay")
     else:
         st.caption(
-            "No watermark delay in this folder: it has no metrics (a capture, or the job's "
+            "No watermark delay: no metrics were loaded (a capture, or the job's "
             "metrics uploaded with its logs, give them)."
         )
     per_partition = cache.partition_table(*key, job)

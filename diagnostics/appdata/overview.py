@@ -159,7 +159,7 @@ def watermark_text(delay: WatermarkDelay | None, seconds: Callable[[float], str]
     """What the worst watermark delay measures, in words: which minute, and the other
     minutes' median beside it (``seconds`` formats a duration)."""
     if delay is None:
-        return "No metrics in this folder (a capture or the job's metrics give them)."
+        return "No metrics were loaded (a capture or the job's metrics give them)."
     where = (
         f"in the job's first minute ({_clock(delay.minute)}, its start)"
         if delay.at_start

@@ -202,7 +202,7 @@ def test_the_worst_watermark_delay_says_its_minute_and_the_steady_state(agg_late
     assert overview.watermark_text(later, str) == (
         "In the minute 2024-01-01 00:00 UTC; the 1 other minute: median 5.0."
     )
-    assert overview.watermark_text(None, str).startswith("No metrics in this folder")
+    assert overview.watermark_text(None, str).startswith("No metrics were loaded")
 
 
 def test_the_time_range_reads_as_words(agg_late):
