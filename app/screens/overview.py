@@ -48,9 +48,7 @@ def render() -> None:
     top[0].metric(
         "Events with data errors",
         k.data_errors_text,
-        help="at least: some records named no count; each is counted as one event"
-        if k.records_without_count
-        else None,
+        help=k.data_errors_help,
     )
     top[1].metric(
         "Quarantined records",

@@ -72,6 +72,24 @@ class Kpis:
         return _at_least(self.data_errors + unknown, unknown)
 
     @property
+    def data_errors_help(self) -> str:
+        """What :attr:`data_errors_text` counts, for the number's help: with a capture each
+        event once, from logs the sum of the kinds' counts (the logs do not say which events
+        two kinds share)."""
+        if self.distinct_data_errors is not None:
+            return (
+                "Each event once (replayed from the capture): an event both late and out of "
+                "order is in both kinds' counts below, so they can add up to more."
+            )
+        text = (
+            "The sum of the logs' event counts over the kinds: an event both late and out of "
+            "order is counted under each (ASA's records do not say which events they share)."
+        )
+        if any(v for k, v in self.records_without_count.items() if k != IDLE_KIND):
+            text += " At least: some records named no count; each is counted as one event."
+        return text
+
+    @property
     def time_range_text(self) -> str:
         """The log records' time range in words: ``2024-01-01 00:02:00 → 00:30:00 UTC`` (the
         end's date only when it differs), ``?`` for an end that is unknown."""

@@ -598,3 +598,15 @@ def test_working_folders_are_not_shown(tmp_path, monkeypatch):
     assert workdir.shown(f"table 'metrics' not found in {target}") == (
         "table 'metrics' not found in the loaded files"
     )
+
+
+def test_the_data_error_count_says_what_it_counts(agg_late, agg_asa):
+    """With a capture the Overview counts each event once; from logs it sums the kinds'
+    counts: the number's help says which, so the two do not read as one number."""
+    captured = overview.kpis(store.open_aggregate(agg_late))
+    assert captured.distinct_data_errors is not None
+    assert captured.distinct_data_errors < captured.data_errors  # late and out of order share
+    assert captured.data_errors_help.startswith("Each event once (replayed from the capture)")
+    logs = overview.kpis(store.open_aggregate(agg_asa))
+    assert logs.distinct_data_errors is None
+    assert logs.data_errors_help.startswith("The sum of the logs' event counts over the kinds")
