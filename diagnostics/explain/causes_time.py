@@ -161,8 +161,8 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "itself, each sender gets its own timeline with OVER (no out-of-order adjustment, "
             f"and punctual senders are not held back; {TIMESTAMP_BY}). The late tolerance "
             "makes a silent timeline wait that much longer: the impact below shows the output "
-            "delay the fix adds without OVER, and orderdoc whatif weighs it against the events "
-            "kept."
+            "delay the fix adds without OVER, and a what-if sweep of the capture weighs it "
+            "against the events kept."
         ),
         evidence={
             **common(stats, evidence.total_events),

@@ -33,7 +33,7 @@ from diagnostics.whatif.recommend import CURRENT, Recommendation, policy_of, rec
 ONE_ANSWER = (
     "The suggested settings are the one recommendation for this capture (the recommended "
     "setting above): the best the capture allows under the stated rule, the same setting "
-    "--write-fix, whatif and the app give. "
+    "the corrected job definition, the what-if sweep and the app's pages give. "
 )
 #: The note beside an unlimited late tolerance recommended for history replayed through a
 #: live job: the fix does not write it (diagnostics.jobdef.plan.NOT_FOR_THE_LIVE_JOB).
