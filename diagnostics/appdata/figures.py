@@ -6,9 +6,12 @@ read it from the figure's data; trace names are stable (``tolerance``, ``alerts`
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import plotly.graph_objects as go
 import polars as pl
 
+from diagnostics.durations import SECOND, parse_duration
 from diagnostics.words import plural
 
 SEVERITY_COLOURS = {"critical": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
@@ -22,6 +25,10 @@ KIND_COLOURS = {
 }
 
 
+#: Axis titles that count whole things: their ticks are whole numbers.
+_COUNTS = frozenset({"events", "records"})
+
+
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     fig.update_layout(
         title=title,
@@ -31,6 +38,30 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
         legend={"orientation": "h", "y": -0.3},
         height=380,
     )
+    for axis, name in (("xaxis", x), ("yaxis", y)):
+        if name in _COUNTS:
+            fig.update_layout({axis: {"tickformat": ",d", "rangemode": "tozero"}})
+            if _largest(fig, axis[0]) <= 5:  # few: one tick each, never 0.5
+                fig.update_layout({axis: {"dtick": 1}})
+    return fig
+
+
+def _largest(fig: go.Figure, axis: str) -> float:
+    """The largest value any trace plots on ``axis`` (``"x"`` or ``"y"``; 0 when none)."""
+    values = [
+        v for trace in fig.data for v in (getattr(trace, axis) or ()) if isinstance(v, int | float)
+    ]
+    return max(values, default=0)
+
+
+def _one_bucket_wide(fig: go.Figure, times: list, bucket: str) -> go.Figure:
+    """With bars in one time bucket only, a time axis a few buckets wide around it (plotly
+    would zoom to a fraction of a millisecond)."""
+    distinct = set(times)
+    if len(distinct) == 1:
+        (only,) = distinct
+        step = timedelta(seconds=parse_duration(bucket) / SECOND)
+        fig.update_layout(xaxis={"range": [only - 2 * step, only + 2 * step]})
     return fig
 
 
@@ -65,6 +96,7 @@ def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) ->
             },
         )
     fig.update_layout(barmode="stack")
+    _one_bucket_wide(fig, frame["time"].to_list(), bucket)
     return _layout(fig, f"Events with data errors per {bucket}, by kind", "time (UTC)", "events")
 
 
@@ -191,6 +223,7 @@ def kinds_by_partition(frame: pl.DataFrame, bucket: str, title: str) -> go.Figur
         part = frame.filter(pl.col("partition") == part_name)
         fig.add_bar(x=part["time"].to_list(), y=part["event_count"].to_list(), name=part_name)
     fig.update_layout(barmode="stack")
+    _one_bucket_wide(fig, frame["time"].to_list(), bucket)
     return _layout(fig, f"{title} per {bucket}, by partition", "time (UTC)", "events")
 
 

@@ -610,3 +610,25 @@ def test_the_data_error_count_says_what_it_counts(agg_late, agg_asa):
     logs = overview.kpis(store.open_aggregate(agg_asa))
     assert logs.distinct_data_errors is None
     assert logs.data_errors_help.startswith("The sum of the logs' event counts over the kinds")
+
+
+def test_one_minute_of_data_draws_a_readable_chart():
+    """A single bucket of one or two events: a time axis a few buckets wide, whole-number ticks
+    from zero (plotly would otherwise zoom to sub-milliseconds and tick at 0.5)."""
+    minute = datetime(2019, 2, 4, 17, 17, tzinfo=UTC)
+    frame = pl.DataFrame(
+        {"time": [minute], "kind": ["LateInputEvent"], "event_count": [1], "records": [1]}
+    )
+    fig = figures.errors_over_time(frame, frame.clear(), "1m").to_dict()
+    low, high = fig["layout"]["xaxis"]["range"]
+    assert (high - low).total_seconds() == 4 * 60
+    assert fig["layout"]["yaxis"]["dtick"] == 1
+    assert fig["layout"]["yaxis"]["rangemode"] == "tozero"
+    counts = pl.DataFrame({"reason": ["not JSON"], "records": [1]})
+    bars = figures.reason_bars(counts).to_dict()
+    assert bars["layout"]["xaxis"]["dtick"] == 1
+    many = frame.with_columns(pl.lit(40).alias("event_count"))
+    assert (
+        "dtick"
+        not in figures.errors_over_time(many, many.clear(), "1m").to_dict()["layout"]["yaxis"]
+    )
