@@ -97,12 +97,17 @@ def output_format(path: Path) -> tuple[str, bool]:
     return kind, gz
 
 
+def _missing(folder: Path) -> str:
+    """Why ``folder`` cannot hold the output: a file is there, or it does not exist."""
+    return "is a file, not a folder" if folder.exists() else "does not exist"
+
+
 def write_capture(frame: pl.DataFrame, path: Path) -> None:
     """Write ``frame`` to ``path`` in the format its extension names, atomically."""
     path = Path(path)
     kind, gz = output_format(path)
     if not path.parent.is_dir():
-        msg = f"output path {path}: folder {path.parent} does not exist"
+        msg = f"output path {path}: folder {path.parent} " + _missing(path.parent)
         raise UsageError(msg, Setting.OUTPUT)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
@@ -142,7 +147,7 @@ def write_capture_avro(frame: pl.DataFrame, out: Path, *, eventhub: str = "event
         msg = f"output path {out}: exists and is not an empty folder"
         raise UsageError(msg, Setting.OUTPUT)
     if not out.parent.is_dir():
-        msg = f"output path {out}: folder {out.parent} does not exist"
+        msg = f"output path {out}: folder {out.parent} " + _missing(out.parent)
         raise UsageError(msg, Setting.OUTPUT)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -68,9 +68,13 @@ def test_bad_output_names(tmp_path: Path, capsys):
     assert _generate(tmp_path / "x.txt") == 2
     assert _generate(tmp_path / "x.parquet.gz") == 2
     assert _generate(tmp_path / "missing" / "x.csv") == 2
+    (tmp_path / "afile").write_text("")
+    assert _generate(tmp_path / "afile" / "x.csv") == 2
     errors = capsys.readouterr().err.strip().splitlines()
-    assert len(errors) == 3
+    assert len(errors) == 4
     assert all("--out" in line for line in errors)
+    assert errors[2].endswith(f"folder {tmp_path / 'missing'} does not exist (use --out)")
+    assert errors[3].endswith(f"folder {tmp_path / 'afile'} is a file, not a folder (use --out)")
 
 
 def test_unknown_scenario(tmp_path: Path, capsys):
