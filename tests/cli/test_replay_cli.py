@@ -87,6 +87,11 @@ def test_declared_partition_that_never_sent_data_delays_release(tmp_path, capsys
         (["--late-arrival", "5 parsecs"], "argument --late-arrival: '5 parsecs' is not a duration"),
         (["--out-of-order=-3s"], "argument --out-of-order: '-3s' is negative"),
         (["--late-arrival", "-5s"], "argument --late-arrival: '-5s' is negative"),
+        (
+            ["--separator", "|"],
+            "the header reads as one column: if the file uses another separator, name it with "
+            "--separator",
+        ),
         (["--late-arrival", "21d"], "late-arrival tolerance 21d is out of range"),
         (["--arrival-col", "enqueued"], "arrival column 'enqueued' is missing"),
         (
