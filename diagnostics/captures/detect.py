@@ -126,7 +126,10 @@ def choose_arrival(frame: pl.DataFrame, given: str | None) -> ColumnChoice:
         )
         if frame.width == 1 and any(sep in frame.columns[0] for sep in (",", ";", "\t", "|")):
             # the whole header read as one name: the file uses another separator
-            hint += "; the header reads as one column: if the file uses another separator, name it with --separator"
+            hint += (
+                "; the header reads as one column: if the file uses another separator, name it "
+                "with --separator"
+            )
         msg = (
             f"no arrival time column: none of '{ARRIVAL_DEFAULT}', "
             f"{', '.join(repr(n) for n, _ in ASA_ARRIVALS)} is present ({column_listing(frame)}); "
