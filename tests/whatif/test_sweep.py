@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -113,14 +114,17 @@ def test_outputs_csv_json_html_and_png_or_a_note(tmp_path, late_sweep) -> None:
     assert {t.name for t in figure.data} == {"other settings", "Pareto front", "recommended"}
 
 
-def test_cli_writes_the_table_and_marks_the_recommendation(tmp_path, capsys) -> None:
+def _disorder_grid(out: Path, *extra: str) -> int:
+    """``whatif`` on the cross-device disorder capture over a small grid, into ``out``."""
     capture = SCENARIOS / "cross_device_disorder" / "capture.csv"
-    code = orderdoc(
+    return orderdoc(
         ["whatif", str(capture), "--timestamp-by", "event_time", "--late-arrival", "5s,1m",
-         "--out-of-order", "0s,5s", "--over", "device_id", "--partitions", "4",
-         "--out", str(tmp_path), "--no-png"]
+         "--out-of-order", "0s,5s", "--partitions", "4", *extra, "--out", str(out), "--no-png"]
     )  # fmt: skip
-    assert code == 0
+
+
+def test_cli_writes_the_table_and_marks_the_recommendation(tmp_path, capsys) -> None:
+    assert _disorder_grid(tmp_path, "--over", "device_id") == 0
     out = capsys.readouterr().out
     assert "recommended: late 5s, out-of-order 0s, PARTITION BY PartitionId" in out
     assert "engine check:" in out
@@ -134,25 +138,14 @@ def test_a_grid_without_over_tries_the_sender_columns_as_the_search_does(tmp_pat
     """--help: --over defaults to every column that names senders and --partition-by to off,on;
     a grid of the user's own tolerances keeps those defaults, so it can find what explain and the
     search find (OVER device_id with PARTITION BY) instead of a far larger tolerance."""
-    capture = SCENARIOS / "cross_device_disorder" / "capture.csv"
-    code = orderdoc(
-        ["whatif", str(capture), "--timestamp-by", "event_time", "--late-arrival", "5s,1m",
-         "--out-of-order", "0s,5s", "--partitions", "4", "--out", str(tmp_path), "--no-png"]
-    )  # fmt: skip
-    assert code == 0
+    assert _disorder_grid(tmp_path) == 0
     out = capsys.readouterr().out
     assert "recommended: late 5s, out-of-order 0s, PARTITION BY PartitionId" in out
     assert "OVER device_id" in out.split("recommended:")[1].splitlines()[0]
     table = pl.read_csv(tmp_path / "whatif.csv")
     assert table.height == 4 + 4 + 4  # off, on, on + OVER: as with --over device_id
-    named = tmp_path / "named"
-    code = orderdoc(
-        ["whatif", str(capture), "--timestamp-by", "event_time", "--late-arrival", "5s,1m",
-         "--out-of-order", "0s,5s", "--partitions", "4", "--over", "device_id",
-         "--out", str(named), "--no-png"]
-    )  # fmt: skip
-    assert code == 0
-    assert table.equals(pl.read_csv(named / "whatif.csv"))
+    assert _disorder_grid(tmp_path / "named", "--over", "device_id") == 0
+    assert table.equals(pl.read_csv(tmp_path / "named" / "whatif.csv"))
 
 
 @pytest.mark.parametrize(
