@@ -238,7 +238,7 @@ def test_findings_show_advice_as_text_and_settings_and_queries_as_code(served):
 
     page = served.page
     text = _open(served, "Findings")
-    expect(page.get_by_text("The corrected job")).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_text("The corrected job", exact=True)).to_be_visible(timeout=WAIT_MS)
     _settled(page)
     text = page.get_by_test_id("stMain").inner_text()  # type: ignore[attr-defined]
     _no_stale_or_internal_words(served, text)
