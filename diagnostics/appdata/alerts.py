@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from diagnostics.appdata.workdir import shown
+from diagnostics.appdata.workdir import shown, shown_column
 from diagnostics.rules import AlertState, RuleProblem, RuleSet, evaluate_detailed
 from diagnostics.rules.loader import load_file, rule_files
 from diagnostics.rules.model import Alert, Rule, display_path
@@ -150,7 +150,7 @@ def evaluate_pack(pack: RulePack, agg_dir: Path) -> AlertsView:
         return AlertsView(pl.DataFrame(schema=ALERT_SCHEMA), None, ())
     result = evaluate_detailed(pack.rules, agg_dir)
     frame = pl.DataFrame([_row(a) for a in result.alerts], schema=ALERT_SCHEMA, orient="row")
-    frame = frame.with_columns(pl.col("group").map_elements(shown, return_dtype=pl.String))
+    frame = frame.with_columns(shown_column("group"))
     frame = frame.sort(["starts_at", "rule_id", "group"], descending=[True, False, False])
     skipped = tuple((rule, shown(reason)) for rule, reason in result.skipped)
     return AlertsView(frame, result.now, skipped)

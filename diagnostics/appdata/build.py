@@ -37,7 +37,7 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.logs.aggregate import Progress, aggregate_files
 from diagnostics.logs.azure_metrics import looks_like_azure_metrics
-from diagnostics.logs.inputs import classify as classify_input
+from diagnostics.logs.inputs import read_as
 from diagnostics.words import plural
 
 CAPTURE_DIR = "capture"
@@ -116,13 +116,13 @@ def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
     first = next((line.strip() for line in head.splitlines() if line.strip()), "")
     if not first:
         return UploadKind.UNKNOWN
-    if looks_like_azure_metrics(head.encode("utf-8")):  # Azure Monitor's JSON or CSV export
-        return UploadKind.LOG
     if lower.endswith((".csv", ".tsv")):
         header = {h.strip().strip('"') for h in first.replace("\t", ",").split(",")}
         if markers & header:
             return UploadKind.CAPTURE
-        return UploadKind.LOG if "properties_s" in header else UploadKind.UNKNOWN
+        if "properties_s" in header or looks_like_azure_metrics(head.encode("utf-8")):
+            return UploadKind.LOG  # Log Analytics' diagnostics or AzureMetrics export
+        return UploadKind.UNKNOWN
     try:
         value = json.loads(first)
     except ValueError:
@@ -134,9 +134,10 @@ def classify(name: str, data: bytes, arrival: str | None = None) -> UploadKind:
 
 def build_from_uploads(paths: Sequence[Path], out: Path, progress: Progress = _quiet) -> Path:
     """Aggregate uploaded log and metrics files into ``out``, each read as ``orderdoc
-    aggregate`` reads it in a folder (an Azure Monitor metrics export or engine metrics
-    Parquet as metrics, the rest as logs): see :func:`build_from_logs`."""
-    kinds = {path: classify_input(path) for path in paths}
+    aggregate`` reads a file it is given (an Azure Monitor metrics export or engine metrics
+    Parquet as metrics, the rest as logs; by content, whatever the upload's name): see
+    :func:`build_from_logs`."""
+    kinds = {path: read_as(path) for path in paths}
     logs = [p for p in paths if kinds[p] == "log"]
     metrics = [p for p in paths if kinds[p] == "metrics"]
     skipped = [str(p) for p in paths if kinds[p] == "skip"]

@@ -47,11 +47,22 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
 
 
 def _largest(fig: go.Figure, axis: str) -> float:
-    """The largest value any trace plots on ``axis`` (``"x"`` or ``"y"``; 0 when none)."""
-    values = [
-        v for trace in fig.data for v in (getattr(trace, axis) or ()) if isinstance(v, int | float)
-    ]
-    return max(values, default=0)
+    """The largest value plotted on ``axis`` (``"x"`` or ``"y"``; 0 when none): stacked bars'
+    sums per position, else any trace's largest value."""
+    stacked = fig.layout.barmode == "stack"
+    other = "y" if axis == "x" else "x"
+    stacks: dict[object, float] = {}
+    values: list[float] = []
+    for trace in fig.data:
+        pairs = zip(getattr(trace, other) or (), getattr(trace, axis) or (), strict=False)
+        for at, v in pairs:
+            if not isinstance(v, int | float):
+                continue
+            if stacked and trace.type == "bar":
+                stacks[at] = stacks.get(at, 0) + v
+            else:
+                values.append(v)
+    return max([*stacks.values(), *values], default=0)
 
 
 def _one_bucket_wide(fig: go.Figure, times: list, bucket: str) -> go.Figure:
@@ -96,7 +107,7 @@ def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) ->
             },
         )
     fig.update_layout(barmode="stack")
-    _one_bucket_wide(fig, frame["time"].to_list(), bucket)
+    _one_bucket_wide(fig, [*frame["time"].to_list(), *markers["time"].to_list()], bucket)
     return _layout(fig, f"Events with data errors per {bucket}, by kind", "time (UTC)", "events")
 
 

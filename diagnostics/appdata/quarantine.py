@@ -6,7 +6,7 @@ import polars as pl
 
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
-from diagnostics.appdata.workdir import shown
+from diagnostics.appdata.workdir import shown_column
 
 SCHEMA = {
     "source_file": pl.String,
@@ -24,17 +24,21 @@ def records(agg: Aggregate) -> pl.DataFrame:
     frame = scan(agg, TableName.QUARANTINE)
     if frame is None:
         return pl.DataFrame(schema=SCHEMA)
-    return collect(
-        frame.select(
-            pl.col("source_file").cast(pl.String).map_elements(shown, return_dtype=pl.String),
-            pl.col("source_line").cast(pl.Int64),
-            pl.col("reason").cast(pl.String),
-            pl.col("raw").cast(pl.String).str.slice(0, RAW_SHOWN),
-            pl.col("raw_bytes").cast(pl.Int64),
-        ),
-        agg,
-        TableName.QUARANTINE,
-    ).sort("source_file", "source_line")
+    return (
+        collect(
+            frame.select(
+                pl.col("source_file").cast(pl.String),
+                pl.col("source_line").cast(pl.Int64),
+                pl.col("reason").cast(pl.String),
+                pl.col("raw").cast(pl.String).str.slice(0, RAW_SHOWN),
+                pl.col("raw_bytes").cast(pl.Int64),
+            ),
+            agg,
+            TableName.QUARANTINE,
+        )
+        .with_columns(shown_column("source_file"))
+        .sort("source_file", "source_line")
+    )
 
 
 def reason_counts(table: pl.DataFrame) -> pl.DataFrame:

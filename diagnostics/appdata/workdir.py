@@ -15,16 +15,22 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import polars as pl
+
 COMPLETE = ".complete"
 #: Bump when the folder layout written by :mod:`diagnostics.appdata.build` changes.
 LAYOUT_VERSION = b"1"
 
 
-def base() -> Path:
-    """The folder holding every working folder (created when missing)."""
-    root = Path(
+def _root() -> Path:
+    return Path(
         os.environ.get("ORDERDOC_APP_WORKDIR") or Path(tempfile.gettempdir()) / "orderdoc-app"
     )
+
+
+def base() -> Path:
+    """The folder holding every working folder (created when missing)."""
+    root = _root()
     root.mkdir(parents=True, exist_ok=True)
     return root
 
@@ -74,10 +80,23 @@ def save_uploads(folder: Path, files: Sequence[tuple[str, bytes]]) -> list[Path]
     return paths
 
 
+def _patterns() -> tuple[str, str]:
+    """The regular expressions of an upload's folder and of a working folder (either path
+    separator, for Windows' too)."""
+    sep = r"[\\/]"
+    root = sep.join(re.escape(part) for part in re.split(r"[\\/]", str(_root())))
+    return rf"{root}{sep}[0-9a-f]+{sep}uploads{sep}[0-9]+{sep}", rf"{root}{sep}[0-9a-f]+"
+
+
 def shown(text: str) -> str:
     """``text`` as a person reads it: a path inside a working folder becomes the uploaded
     file's name (``<base>/<folder>/uploads/NNN/name`` → ``name``) and the working folder itself
     "the loaded files", so that no page shows the app's own folders."""
-    root = re.escape(str(base()))
-    text = re.sub(rf"{root}/[0-9a-f]+/uploads/[0-9]+/", "", text)
-    return re.sub(rf"{root}/[0-9a-f]+", "the loaded files", text)
+    upload, folder = _patterns()
+    return re.sub(folder, "the loaded files", re.sub(upload, "", text))
+
+
+def shown_column(name: str) -> pl.Expr:
+    """:func:`shown` on a string column, vectorised."""
+    upload, folder = _patterns()
+    return pl.col(name).str.replace_all(upload, "").str.replace_all(folder, "the loaded files")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from diagnostics.cli.spark_args import add_target_arguments, progress_line
-from diagnostics.cli.values import out_folder
+from diagnostics.cli.values import out_folder, path_arg
 from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.inputs import expand_inputs
 from diagnostics.words import partitions, plural
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="file, folder or glob")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
+    parser.add_argument("--out", required=True, type=path_arg, metavar="DIR", help="output folder")
     add_target_arguments(parser)
     parser.set_defaults(func=run)
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import polars as pl
 
-from diagnostics.cli.values import flag_duration
+from diagnostics.cli.values import flag_duration, path_arg
 from diagnostics.durations import MS
 from diagnostics.errors import UsageError
 from diagnostics.generate import CAUSES, GenerateConfig, Scenario, generate, write_capture
@@ -38,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"one of: {', '.join(s.value for s in Scenario)} (see below)",
     )
     parser.add_argument(
-        "--out", required=True, type=Path, metavar="FILE|DIR", help="output file (avro: folder)"
+        "--out", required=True, type=path_arg, metavar="FILE|DIR", help="output file (avro: folder)"
     )
     parser.add_argument(
         "--format",

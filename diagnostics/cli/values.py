@@ -5,6 +5,7 @@ Errors are :class:`~diagnostics.errors.UsageError` naming the flag and the value
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from diagnostics.durations import DurationError, parse_duration
@@ -22,6 +23,15 @@ def flag_duration(flag: str, text: str, *, positive: bool = False) -> int:
         msg = f"{flag} {text!r}: must be a positive duration"
         raise UsageError(msg)
     return value
+
+
+def path_arg(text: str) -> Path:
+    """argparse ``type`` for a path that must be named (``Path("")`` would be the current
+    folder)."""
+    if not text.strip():
+        msg = "the path is empty; name a folder"
+        raise argparse.ArgumentTypeError(msg)
+    return Path(text)
 
 
 def out_folder(path: str | Path, *, flag: str = "--out", create: bool = False) -> Path:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnostics.cli.spark_args import add_target_arguments
-from diagnostics.cli.values import out_folder
+from diagnostics.cli.values import out_folder, path_arg
 from diagnostics.durations import SECOND, DurationError, parse_duration
 from diagnostics.errors import UsageError
 from diagnostics.rules.webhook import DeliveryPolicy, check_url
@@ -88,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--state",
         required=True,
-        type=Path,
+        type=path_arg,
         metavar="DIR",
         help="state folder (tables in DIR/agg, alerts in DIR/alerts)",
     )

@@ -169,19 +169,15 @@ def _searched(args, events, base, over_values, columns, partitions, results, eva
 def _grid(args, events, base, over_values, columns, partitions, results, evaluator):  # type: ignore[no-untyped-def]
     """The user's grid (the job's own setting added), every combination replayed. Without
     --over the OVER key sets are every column that names senders, as the search tries them
-    (--help: the default), and PARTITION BY is tried off and on beside them."""
+    (--help: the default); with any OVER key set, PARTITION BY is tried off and on."""
     from dataclasses import replace
 
     from diagnostics.durations import SECOND
-    from diagnostics.engine.columns import EventColumns
     from diagnostics.whatif import sweep
-    from diagnostics.whatif.recommend import RecommendConfig
-    from diagnostics.whatif.senders import sender_columns
+    from diagnostics.whatif.recommend import RecommendConfig, default_over_sets
 
     if not over_values and not args.over_values:
-        known = columns or EventColumns()
-        found = sender_columns(events, (base.timestamp_by, known.arrival, known.partition or ""))
-        over_values = [(k,) for k in found[: RecommendConfig().most_keys]]
+        over_values = default_over_sets(events, base, columns, RecommendConfig().most_keys)
 
     late_values = list(args.late_values or [0, 5 * SECOND, 60 * SECOND, 300 * SECOND, None])
     ooo_values = list(args.ooo_values or [0, SECOND, 5 * SECOND, 10 * SECOND])

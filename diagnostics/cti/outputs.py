@@ -34,7 +34,6 @@ from diagnostics.timestamps import UTC_NS
 from diagnostics.words import noun
 
 SUMMARY_FILE = "cti_summary.json"
-#: The files every CTI replay writes (``metrics.parquet`` needs arrival times).
 
 
 class Written(NamedTuple):

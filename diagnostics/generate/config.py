@@ -82,7 +82,10 @@ class GenerateConfig:
             msg = f"number of events {self.events}: must be 1 to {MAX_EVENTS}"
             raise UsageError(msg, Setting.EVENT_COUNT)
         if not 1 <= self.partitions <= MAX_PARTITIONS:
-            msg = f"partition count {self.partitions}: must be 1 to {MAX_PARTITIONS}"
+            msg = (
+                f"partition count {self.partitions}: must be 1 to {MAX_PARTITIONS:,} (more than "
+                "an Event Hub or IoT Hub can have)"
+            )
             raise UsageError(msg, Setting.PARTITIONS)
         if not 1_000 <= self.duration_ms <= 366 * 86_400_000:
             msg = f"duration {self.duration_ms} ms: must be 1s to 366 days"

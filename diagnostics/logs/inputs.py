@@ -64,17 +64,28 @@ def _is_metrics(path: Path) -> bool:
     return names >= METRIC_COLUMNS
 
 
-def _read_as(path: Path) -> str:
-    """How a file chosen for reading is read: ``"log"``, ``"metrics"`` or ``"skip"``."""
-    if not path.name.lower().endswith(".parquet"):
+def read_as(path: Path) -> str:
+    """How a file chosen for reading is read, by its content: ``"log"``, ``"metrics"`` or
+    ``"skip"`` (Parquet, by its magic bytes or name, is metrics when it has the metric columns)."""
+    if not _is_parquet(path):
         return "metrics" if _is_metrics_export(path) else "log"
     return "metrics" if _is_metrics(path) else "skip"
+
+
+def _is_parquet(path: Path) -> bool:
+    if path.name.lower().endswith((".parquet", ".pq")):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def classify(path: Path) -> str:
     """What a run does with a file found in a folder: ``"log"``, ``"metrics"`` or ``"skip"``
     (the rules of :func:`expand_inputs` for one file; hidden names are the caller's concern)."""
-    return _read_as(path) if _looks_like_log(path) else "skip"
+    return read_as(path) if _looks_like_log(path) else "skip"
 
 
 def _is_metrics_export(path: Path) -> bool:
@@ -119,7 +130,7 @@ def expand_inputs(inputs: list[str]) -> InputFiles:
     logs: list[Path] = []
     metrics: list[Path] = []
     for path in sorted(chosen):
-        kind = _read_as(path)
+        kind = read_as(path)
         if kind == "skip":
             skipped.add(path)
         else:

@@ -347,7 +347,7 @@ def _summary_end(root: Path) -> datetime:
     except (KeyError, TypeError, ValueError) as exc:
         msg = (
             f"{root}: no record in it has a time (its summary.json has no time range), so the "
-            "evaluation time cannot be the data's end; give it"
+            "evaluation time cannot be the data's end; give an evaluation time"
         )
         raise InputError(msg, Setting.EVALUATION_TIME) from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -42,6 +42,18 @@ from diagnostics.whatif.sweep import SCHEMA, SweepResult, pareto_mask, row_of
 SEARCH, CURRENT, PROPOSED = "search", "job as it is", "proposed"
 
 
+def default_over_sets(
+    events: pl.DataFrame, policy: OrderingPolicy, columns: EventColumns | None, most: int
+) -> list[tuple[str, ...]]:
+    """The OVER key sets tried when none are given: each column that names senders (at most
+    ``most``, best first), the time, arrival and partition columns left out."""
+    known = columns or EventColumns()
+    found = sender_columns(
+        events, (policy.timestamp_by or "", known.arrival, known.partition or "")
+    )
+    return [(k,) for k in found[:most]]
+
+
 @dataclass(frozen=True)
 class RecommendConfig:
     """How far the search goes. ``over``: the OVER key sets to try besides none (``None``:
@@ -283,10 +295,7 @@ def recommend(
         raise UsageError(msg, Setting.TIMESTAMP_BY)
     columns = columns or EventColumns()
     if config.over is None:
-        found = sender_columns(
-            events, (policy.timestamp_by, columns.arrival, columns.partition or "")
-        )
-        over_sets: list[tuple[str, ...]] = [(k,) for k in found[: config.most_keys]]
+        over_sets = default_over_sets(events, policy, columns, config.most_keys)
     else:
         over_sets = [tuple(o) for o in config.over if o]
     if policy.over and policy.over not in over_sets:

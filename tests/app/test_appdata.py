@@ -598,6 +598,8 @@ def test_working_folders_are_not_shown(tmp_path, monkeypatch):
     assert workdir.shown(f"table 'metrics' not found in {target}") == (
         "table 'metrics' not found in the loaded files"
     )
+    monkeypatch.setenv("ORDERDOC_APP_WORKDIR", r"C:\Temp\orderdoc-app")  # Windows' separators
+    assert workdir.shown(r"C:\Temp\orderdoc-app\ab12\uploads\003\a.json") == "a.json"
 
 
 def test_the_data_error_count_says_what_it_counts(agg_late, agg_asa):
@@ -632,3 +634,47 @@ def test_one_minute_of_data_draws_a_readable_chart():
         "dtick"
         not in figures.errors_over_time(many, many.clear(), "1m").to_dict()["layout"]["yaxis"]
     )
+
+
+def test_uploads_are_read_by_content_whatever_their_names(tmp_path):
+    """An upload named without an extension (PT1H) is read as the log it is, metrics saved as
+    .pq as metrics; a capture whose columns include MetricName stays a capture."""
+    from diagnostics.aggregates import TableName
+    from diagnostics.appdata.build import build_from_uploads
+    from diagnostics.logs.aggregate import aggregate_files
+
+    log = (ASA / "PT1H.json").read_bytes()
+    metrics = (REAL / "az-monitor-metrics.json").read_bytes()
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "PT1H").write_bytes(log)
+    (uploads / "metrics.export").write_bytes(metrics)
+    out = build_from_uploads([uploads / "PT1H", uploads / "metrics.export"], tmp_path / "agg")
+    summary = json.loads((out / "summary.json").read_text())
+    expected = aggregate_files([ASA / "PT1H.json"], [REAL / "az-monitor-metrics.json"])
+    assert summary["records_parsed"] == expected.summary["records_parsed"] > 0
+    assert summary["files_skipped"] == []
+    assert store.scan(store.open_aggregate(out), TableName.METRICS) is not None
+    capture = b"deviceId,MetricName,value,event_time,EventEnqueuedUtcTime\nd1,t,1,2024-01-01T00:00:00Z,2024-01-01T00:00:01Z\n"
+    assert classify("readings.csv", capture) is UploadKind.CAPTURE
+
+
+def test_stacked_counts_and_alert_markers_keep_the_axes_right():
+    """Ticks follow the stacks' heights (32 partitions of 4 events is 128, not 4), and an alert
+    marker away from the one bucket stays inside the time axis."""
+    minute = datetime(2019, 2, 4, 17, 17, tzinfo=UTC)
+    parts = pl.DataFrame(
+        {"time": [minute] * 32, "partition": [f"partition {p}" for p in range(32)],
+         "event_count": [4] * 32}
+    )  # fmt: skip
+    stacked = figures.kinds_by_partition(parts, "1m", "Late events").to_dict()
+    assert "dtick" not in stacked["layout"]["yaxis"]
+    frame = pl.DataFrame(
+        {"time": [minute], "kind": ["LateInputEvent"], "event_count": [1], "records": [1]}
+    )
+    later = minute + timedelta(minutes=30)
+    markers = pl.DataFrame(
+        {"time": [later], "severity": ["critical"], "alerts": [1], "firing": [1], "label": ["x"]}
+    )
+    fig = figures.errors_over_time(frame, markers, "1m").to_dict()
+    assert "range" not in fig["layout"]["xaxis"]  # two times: plotly's own range holds both

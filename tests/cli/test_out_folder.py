@@ -63,3 +63,19 @@ def test_an_empty_or_file_output_path(
     assert code == 2
     assert err == f"orderdoc {command}: error: {argv[-1]} {afile}: exists and is not a folder"
     assert "\n" not in err
+
+
+@pytest.mark.parametrize("command", ["aggregate", "watch"])
+def test_an_empty_path_is_not_the_current_folder(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flag read as a path refuses an empty value (``Path("")`` is the current folder)."""
+    argv = COMMANDS[command]
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, ""])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"orderdoc {command}: error: argument {argv[-1]}: the path is empty; name a folder "
+        "(see --help)"
+    )
