@@ -6,12 +6,10 @@ read it from the figure's data; trace names are stable (``tolerance``, ``alerts`
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import plotly.graph_objects as go
 import polars as pl
 
-from diagnostics.durations import SECOND, parse_duration
+from diagnostics.appdata.overview import BUCKETS
 from diagnostics.words import plural
 
 SEVERITY_COLOURS = {"critical": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
@@ -71,7 +69,7 @@ def _one_bucket_wide(fig: go.Figure, times: list, bucket: str) -> go.Figure:
     distinct = set(times)
     if len(distinct) == 1:
         (only,) = distinct
-        step = timedelta(seconds=parse_duration(bucket) / SECOND)
+        step = dict(BUCKETS)[bucket]
         fig.update_layout(xaxis={"range": [only - 2 * step, only + 2 * step]})
     return fig
 

@@ -70,18 +70,25 @@ def partitions_in(
 MAX_PARTITIONS = 4_096
 
 
-def declared_partitions(count: int) -> tuple[int, ...]:
-    """Partitions 0..count-1, as an Event Hub with ``count`` partitions has (1 to
+def partition_count_problem(count: int) -> str | None:
+    """Why ``count`` cannot be an input's partition count (``None``: it can, 1 to
     :data:`MAX_PARTITIONS`)."""
     if count < 1:
-        msg = f"partition count {count}: an input has at least one partition"
-        raise InputError(msg, Setting.PARTITIONS)
+        return f"partition count {count}: an input has at least one partition"
     if count > MAX_PARTITIONS:
-        msg = (
+        return (
             f"partition count {count}: at most {MAX_PARTITIONS:,} (more than an Event Hub or "
             "IoT Hub can have)"
         )
-        raise InputError(msg, Setting.PARTITIONS)
+    return None
+
+
+def declared_partitions(count: int) -> tuple[int, ...]:
+    """Partitions 0..count-1, as an Event Hub with ``count`` partitions has (1 to
+    :data:`MAX_PARTITIONS`)."""
+    problem = partition_count_problem(count)
+    if problem is not None:
+        raise InputError(problem, Setting.PARTITIONS)
     return tuple(range(count))
 
 

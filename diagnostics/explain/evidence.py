@@ -258,7 +258,8 @@ def from_agg_dir(
     has_metrics = metrics is not None and not metrics.is_empty()
     # "logs" when log records were read: the job's own, or (for the whole folder) any,
     # quarantined ones included; a folder of metrics exports alone has none
-    records = summary.get("records_total") if job is None else None
+    records_total = _count(summary, "records_total", agg_dir)
+    records = records_total if job is None else 0
     has_logs = bool((errors is not None and not errors.is_empty()) or idle or records)
     sources = (["logs"] if has_logs or not has_metrics else []) + (
         ["metrics"] if has_metrics else []
@@ -275,7 +276,7 @@ def from_agg_dir(
         job=(job_named(agg_dir, job) or job) if job else None,
         backlog_max=backlog,
         log_records=0 if errors is None else errors.height,
-        records_total=_count(summary, "records_total", agg_dir),
+        records_total=records_total,
         records_quarantined=_count(summary, "records_quarantined", agg_dir),
     )
 

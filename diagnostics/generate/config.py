@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from diagnostics.durations import HOUR, MINUTE
-from diagnostics.engine.replay import MAX_PARTITIONS
+from diagnostics.engine.replay import partition_count_problem
 from diagnostics.errors import Setting, UsageError
 
 #: Upper bounds that keep one capture within memory (10M events take about 2 GB).
@@ -81,12 +81,9 @@ class GenerateConfig:
         if not 1 <= self.events <= MAX_EVENTS:
             msg = f"number of events {self.events}: must be 1 to {MAX_EVENTS}"
             raise UsageError(msg, Setting.EVENT_COUNT)
-        if not 1 <= self.partitions <= MAX_PARTITIONS:
-            msg = (
-                f"partition count {self.partitions}: must be 1 to {MAX_PARTITIONS:,} (more than "
-                "an Event Hub or IoT Hub can have)"
-            )
-            raise UsageError(msg, Setting.PARTITIONS)
+        problem = partition_count_problem(self.partitions)
+        if problem is not None:
+            raise UsageError(problem, Setting.PARTITIONS)
         if not 1_000 <= self.duration_ms <= 366 * 86_400_000:
             msg = f"duration {self.duration_ms} ms: must be 1s to 366 days"
             raise UsageError(msg, Setting.DURATION)

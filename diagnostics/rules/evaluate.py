@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from diagnostics.aggregates import read_summary, table_files
+from diagnostics.aggregates import read_summary, require_aggregate, table_files
 from diagnostics.durations import SECOND
 from diagnostics.errors import InputError, Setting
 from diagnostics.rules.dense import RunRow, dense_ok, dense_runs
@@ -286,9 +286,8 @@ def evaluate_detailed(
     ``active_at``) and sorted by rule file order, then group, then time.
     """
     root = Path(agg_dir)
-    if not root.is_dir():
-        msg = f"{root}: no such aggregate folder (expected the output of 'orderdoc aggregate')"
-        raise InputError(msg)
+    if not root.is_dir():  # missing, or a file: require_aggregate says which
+        require_aggregate(root)
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")

@@ -55,7 +55,7 @@ from diagnostics.watch.discovery import (
     record_batch,
 )
 from diagnostics.watch.manifest import ReadMode, StateFiles, is_empty, plan_pass
-from diagnostics.words import plural
+from diagnostics.words import noun, plural
 
 #: Spark's adaptive query execution, which streaming queries do not use.
 ADAPTIVE = "spark.sql.adaptive.enabled"
@@ -403,8 +403,8 @@ class Watcher:
         """A note for each followed file that ends in an incomplete line: a pass reads only
         complete lines, so with ``--once`` those bytes are left for a later run."""
         return [
-            f"{state.path}: its last {plural(state.size - state.offset, 'byte')} are not a "
-            "complete line yet; a later pass reads them once the line is complete (`orderdoc "
+            f"{state.path}: its last {plural(state.size - state.offset, 'byte')} "
+            f"{noun(state.size - state.offset, 'is', 'are')} not a complete line yet; a later pass reads them once the line is complete (`orderdoc "
             "aggregate` reads the file as it is and quarantines an unfinished line)"
             for state in self.files.manifest().files
             if state.mode is ReadMode.LINES and state.size > state.offset
