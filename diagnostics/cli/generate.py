@@ -12,6 +12,8 @@ from diagnostics.durations import MS
 from diagnostics.errors import UsageError
 from diagnostics.generate import CAUSES, GenerateConfig, Scenario, generate, write_capture
 from diagnostics.generate.config import DEFAULT_START_MS
+from diagnostics.generate.fleet import FLEET, FLEET_CAUSES, FleetConfig
+from diagnostics.generate.fleet_files import check_fleet_out, write_fleet
 from diagnostics.generate.output import output_format, write_capture_avro
 from diagnostics.timestamps import to_utc
 
@@ -19,6 +21,7 @@ from diagnostics.timestamps import to_utc
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``generate`` sub-command."""
     epilog = "scenarios:\n" + "\n".join(f"  {s.value}: {CAUSES[s]}" for s in Scenario)
+    epilog += f"\n  {FLEET}: {FLEET_CAUSES}"
     parser = subparsers.add_parser(
         "generate",
         help="write a synthetic event capture with one known cause",
@@ -33,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "scenario",
         metavar="SCENARIO",
-        choices=[s.value for s in Scenario],
-        help=f"one of: {', '.join(s.value for s in Scenario)} (see below)",
+        choices=[*(s.value for s in Scenario), FLEET],
+        help=f"one of: {', '.join(s.value for s in Scenario)}, {FLEET} (see below)",
     )
     parser.add_argument(
         "--out", required=True, type=path_arg, metavar="FILE|DIR", help="output file (avro: folder)"
@@ -49,9 +52,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--events", type=int, default=100_000, metavar="N", help="number of events (default 100000)"
     )
     parser.add_argument(
-        "--partitions", type=int, default=4, metavar="P", help="input partitions (default 4)"
+        "--partitions",
+        type=int,
+        default=None,
+        metavar="P",
+        help="input partitions (default 4; fleet: 8)",
     )
-    parser.add_argument("--duration", default="1h", help="span of arrival times (default 1h)")
+    parser.add_argument(
+        "--duration", default=None, help="span of arrival times (default 1h; fleet: 2h)"
+    )
+    parser.add_argument(
+        "--logs",
+        action="store_true",
+        help="fleet only: also write two jobs' resource logs (replaying the capture) to DIR/logs",
+    )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument(
         "--start", default=None, help="first moment, ISO-8601 UTC (default 2024-01-01T00:00:00Z)"
@@ -69,12 +83,46 @@ def _start_ms(text: str | None) -> int:
     return int(parsed.dt.epoch("ms")[0])
 
 
+def run_fleet(args: argparse.Namespace) -> int:
+    """Write the production-shaped fleet folder; print one summary line."""
+    if args.format not in (None, "avro"):
+        msg = f"--format {args.format}: the fleet is written as an Event Hubs Capture folder"
+        raise UsageError(msg)
+    partitions = FleetConfig.partitions if args.partitions is None else args.partitions
+    duration_ms = (
+        flag_duration("--duration", args.duration) // MS
+        if args.duration is not None
+        else FleetConfig.duration_ms
+    )
+    config = FleetConfig(
+        events=args.events,
+        partitions=partitions,
+        duration_ms=duration_ms,
+        seed=args.seed,
+        start_ms=_start_ms(args.start) if args.start is not None else FleetConfig.start_ms,
+        silent_partition=FleetConfig.silent_partition if partitions > 5 else None,
+    )
+    out = check_fleet_out(args.out)
+    written = write_fleet(out, config, logs=args.logs)
+    logs = f", logs in {written.logs}" if written.logs is not None else ""
+    sys.stdout.write(
+        f"{written.capture}: {written.events} events in {written.files} Event Hubs Capture "
+        f"files, {config.partitions} partitions, seed {config.seed}; job {written.job}{logs}\n"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate and write the capture; print one summary line."""
-    duration_ns = flag_duration("--duration", args.duration)
+    if args.scenario == FLEET:
+        return run_fleet(args)
+    if args.logs:
+        msg = "--logs: only the fleet scenario writes logs"
+        raise UsageError(msg)
+    duration_ns = flag_duration("--duration", args.duration or "1h")
     config = GenerateConfig(
         events=args.events,
-        partitions=args.partitions,
+        partitions=4 if args.partitions is None else args.partitions,
         duration_ms=duration_ns // MS,
         seed=args.seed,
         start_ms=_start_ms(args.start),
