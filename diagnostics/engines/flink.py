@@ -1,6 +1,7 @@
 """Flink's rules (docs/engines.md, "Flink"): per-split bounded-out-of-orderness watermarks
-emitted on processing-time ticks, idleness, the min merge across splits, and the window
-operator's late-element drop. Vectorised: the combined watermark only changes on a tick that
+emitted on processing-time ticks, idleness, the merge across splits (the minimum over the
+active splits; when all are idle, Flink 2.1 keeps the combined watermark and 2.2 takes the
+maximum over the splits), and the window operator's late-element drop. Vectorised: the combined watermark only changes on a tick that
 follows an event or on which a split turns idle, so only those ticks are computed.
 
 Time is injected: processing time is the capture's arrival times, ticks fall on whole
@@ -16,7 +17,7 @@ from itertools import pairwise
 import numpy as np
 
 from diagnostics.durations import MS
-from diagnostics.engines.policy import FlinkRules
+from diagnostics.engines.policy import FlinkRules, FlinkVersion
 from diagnostics.engines.windows import (
     NO_WATERMARK,
     Decisions,
@@ -104,7 +105,7 @@ def flink_decisions(
     points = np.unique(
         np.concatenate([[first_tick], *(p.ticks for p in parts), *(p.idle_from for p in parts)])
     )
-    combined = _combined(points, parts)
+    combined = _combined(points, parts, flush=rules.version is not FlinkVersion.V2_1)
     before = np.searchsorted(points, tick - interval, side="right") - 1
     seen = np.where(before >= 0, combined[np.maximum(before, 0)], NO_WATERMARK)
     end = tumbling_end(ts_ms, rules.window_ns // MS)
@@ -130,22 +131,26 @@ def flink_decisions(
     )
 
 
-def _combined(points: np.ndarray, parts: list[_Split]) -> np.ndarray:
-    """The combined watermark on each tick of ``points``: the minimum over the splits that
-    are not idle (no change while all are idle), never decreasing (``CombinedWatermarkStatus``
-    and ``StatusWatermarkValve``)."""
+def _combined(points: np.ndarray, parts: list[_Split], *, flush: bool) -> np.ndarray:
+    """The combined watermark on each tick of ``points``, never decreasing
+    (``CombinedWatermarkStatus.updateCombinedWatermark``): the minimum over the splits that
+    are not idle; when all are idle, with ``flush`` (Flink 2.2) the maximum over all the
+    splits' watermarks, without (2.1) no change."""
     out = np.empty(len(points), dtype=np.int64)
     carry = NO_WATERMARK
     step = max(1, _CELLS // max(1, len(parts)))
     for start in range(0, len(points), step):
         ticks = points[start : start + step]
         low = np.full(len(ticks), _NEVER, dtype=np.int64)
+        high = np.full(len(ticks), NO_WATERMARK, dtype=np.int64)
         active = np.zeros(len(ticks), dtype=bool)
         for part in parts:
             wm, idle = part.at(ticks)
             low = np.where(idle, low, np.minimum(low, wm))
+            if flush:
+                high = np.maximum(high, wm)
             active |= ~idle
-        candidate = np.where(active, low, NO_WATERMARK)
+        candidate = np.where(active, low, high)
         candidate[0] = max(int(candidate[0]), carry)
         chunk = np.maximum.accumulate(candidate)
         out[start : start + step] = chunk
