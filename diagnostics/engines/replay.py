@@ -23,8 +23,8 @@ from diagnostics.engines.flink import (
     flink_timestamps,
     flink_watermarks,
 )
-from diagnostics.engines.policy import EngineRules, FlinkRules
-from diagnostics.engines.spark import spark_decisions
+from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
+from diagnostics.engines.spark import SparkBatches, SparkWindows, spark_batches, spark_decide
 from diagnostics.engines.windows import Decisions
 from diagnostics.errors import InputError, Setting
 from diagnostics.kinds import EventStatus
@@ -47,8 +47,8 @@ class EngineReplayResult:
 class EngineCapture:
     """A capture read once for replays under one engine's rules on its event-time column
     ``event_time``: the columns parsed, the arrival order, and what the settings share (Flink's
-    combined watermark per idleness, interval and release; Spark's inputs) kept between
-    replays. A what-if replays one capture under many settings; :func:`replay_rules` is one.
+    combined watermark per idleness, interval and release, and windows; Spark's inputs,
+    micro-batches per trigger, and windows) kept between replays. A what-if replays one capture under many settings; :func:`replay_rules` is one.
     """
 
     def __init__(
@@ -84,6 +84,8 @@ class EngineCapture:
         self._ts_ms: np.ndarray | None = None
         self._marks: dict[tuple[object, ...], FlinkWatermarks] = {}
         self._windows: dict[int, FlinkWindows] = {}
+        self._batches: dict[tuple[int, str | None], SparkBatches] = {}
+        self._spark_windows: dict[int, SparkWindows] = {}
         self._sources: dict[str | None, tuple[np.ndarray, tuple[str, ...]]] = {}
 
     def decisions(self, rules: EngineRules) -> Decisions:
@@ -92,41 +94,39 @@ class EngineCapture:
         if rules.event_time != self.event_time:
             msg = f"rules on '{rules.event_time}', capture read on '{self.event_time}'"
             raise ValueError(msg)
-        order = self.order
         if isinstance(rules, FlinkRules):
-            split = self.pidx[order]
-            if self._ts_ms is None:
-                self._ts_ms = flink_timestamps(self.event_ns[order], self.valid_sorted)
-            key = (rules.idleness_ns, rules.watermark_interval_ns, rules.version)
-            if key not in self._marks:
-                self._marks[key] = flink_watermarks(
-                    self.arrival_sorted,
-                    split,
-                    len(self.parts),
-                    self._ts_ms,
-                    self.valid_sorted,
-                    rules,
-                )
-            if rules.window_ns not in self._windows:
-                self._windows[rules.window_ns] = FlinkWindows.of(self._ts_ms, rules.window_ns)
-            return flink_decide(
-                self._marks[key],
-                self._windows[rules.window_ns],
-                self._ts_ms,
-                self.arrival_sorted,
-                split,
-                self.valid_sorted,
-                rules,
+            return self._flink(rules)
+        return self._spark(rules)
+
+    def _flink(self, rules: FlinkRules) -> Decisions:
+        split = self.pidx[self.order]
+        if self._ts_ms is None:
+            self._ts_ms = flink_timestamps(self.event_ns[self.order], self.valid_sorted)
+        key = (rules.idleness_ns, rules.watermark_interval_ns, rules.version)
+        if key not in self._marks:
+            self._marks[key] = flink_watermarks(
+                self.arrival_sorted, split, len(self.parts), self._ts_ms, self.valid_sorted, rules
             )
+        if rules.window_ns not in self._windows:
+            self._windows[rules.window_ns] = FlinkWindows.of(self._ts_ms, rules.window_ns)
+        marks, windows = self._marks[key], self._windows[rules.window_ns]
+        arrival, valid = self.arrival_sorted, self.valid_sorted
+        return flink_decide(marks, windows, self._ts_ms, arrival, split, valid, rules)
+
+    def _spark(self, rules: SparkRules) -> Decisions:
         source, sources = self.sources(rules.input_column)
-        return spark_decisions(
-            self.arrival_sorted,
-            source[order],
-            len(sources),
-            self.event_ns[order],
-            self.valid_sorted,
-            rules,
-        )
+        source = source[self.order]
+        key = (rules.trigger_ns, rules.input_column)
+        if key not in self._batches:
+            event_ns, valid = self.event_ns[self.order], self.valid_sorted
+            self._batches[key] = spark_batches(
+                self.arrival_sorted, source, len(sources), event_ns, valid, rules.trigger_ns
+            )
+        batches = self._batches[key]
+        if rules.window_ns not in self._spark_windows:
+            self._spark_windows[rules.window_ns] = SparkWindows.of(batches.ts_us, rules.window_ns)
+        windows = self._spark_windows[rules.window_ns]
+        return spark_decide(batches, windows, source, self.valid_sorted, rules)
 
     def sources(self, column: str | None) -> tuple[np.ndarray, tuple[str, ...]]:
         """Each event's Spark input (input order) and the inputs' names."""
