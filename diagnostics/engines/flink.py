@@ -24,6 +24,7 @@ from diagnostics.engines.policy import FlinkRules, FlinkVersion
 from diagnostics.engines.windows import (
     NO_WATERMARK,
     Decisions,
+    Releases,
     floor_units,
     next_tick,
     tumbling_end,
@@ -159,17 +160,16 @@ def flink_watermarks(
     return FlinkWatermarks(points, combined, seen)
 
 
-def flink_decide(
+def flink_releases(
     marks: FlinkWatermarks,
     windows: FlinkWindows,
-    ts_ms: np.ndarray,
     arrival_ns: np.ndarray,
-    split: np.ndarray,
     valid: np.ndarray,
     rules: FlinkRules,
-) -> Decisions:
-    """Flink's decisions for the events ``marks`` and ``windows`` (of ``rules``' window) were
-    computed from, under ``rules``' bound and allowed lateness."""
+) -> tuple[Releases, np.ndarray]:
+    """Which events Flink drops and when each kept one's window fires, for the events
+    ``marks`` and ``windows`` (of ``rules``' window) were computed from, under ``rules``'
+    bound and allowed lateness; and the watermark each event met (ms)."""
     points = marks.points
     combined = marks.shifted(marks.base, rules.out_of_orderness_ns)
     seen = marks.shifted(marks.seen, rules.out_of_orderness_ns)
@@ -182,16 +182,31 @@ def flink_decide(
     refire = valid & ~dropped & (max_timestamp <= seen)
     k = np.searchsorted(combined, windows.tops, side="left")[windows.index]
     fires = valid & ~dropped & ~refire & (k < len(points))
-    released = refire | fires
     fired = points[np.minimum(k, len(points) - 1)]
+    release = np.where(refire, arrival_ns, np.where(fires, fired, 0))
+    return Releases(dropped, refire | fires, release), seen
+
+
+def flink_decide(
+    marks: FlinkWatermarks,
+    windows: FlinkWindows,
+    ts_ms: np.ndarray,
+    arrival_ns: np.ndarray,
+    split: np.ndarray,
+    valid: np.ndarray,
+    rules: FlinkRules,
+) -> Decisions:
+    """Flink's decisions for the events ``marks`` and ``windows`` (of ``rules``' window) were
+    computed from, under ``rules``' bound and allowed lateness."""
+    releases, seen = flink_releases(marks, windows, arrival_ns, valid, rules)
     has = seen != NO_WATERMARK
     return Decisions(
         watermark_ns=np.where(has, seen, 0) * MS,
         has_watermark=has,
         late=valid & (ts_ms <= seen),
-        dropped=dropped,
-        release_ns=np.where(refire, arrival_ns, np.where(fires, fired, 0)),
-        released=released,
+        dropped=releases.dropped,
+        release_ns=releases.release_ns,
+        released=releases.released,
         timeline=split.astype(np.int64),
     )
 

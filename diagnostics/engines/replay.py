@@ -20,12 +20,19 @@ from diagnostics.engines.flink import (
     FlinkWatermarks,
     FlinkWindows,
     flink_decide,
+    flink_releases,
     flink_timestamps,
     flink_watermarks,
 )
 from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
-from diagnostics.engines.spark import SparkBatches, SparkWindows, spark_batches, spark_decide
-from diagnostics.engines.windows import Decisions
+from diagnostics.engines.spark import (
+    SparkBatches,
+    SparkWindows,
+    spark_batches,
+    spark_decide,
+    spark_releases,
+)
+from diagnostics.engines.windows import Decisions, Releases
 from diagnostics.errors import InputError, Setting
 from diagnostics.kinds import EventStatus
 from diagnostics.timestamps import from_ns
@@ -91,29 +98,43 @@ class EngineCapture:
     def decisions(self, rules: EngineRules) -> Decisions:
         """The engine's decisions under ``rules`` (on this capture's event-time column), in
         arrival order."""
+        arrival, valid = self.arrival_sorted, self.valid_sorted
+        if isinstance(rules, FlinkRules):
+            marks, windows, ts_ms = self._flink(rules)
+            split = self.pidx[self.order]
+            return flink_decide(marks, windows, ts_ms, arrival, split, valid, rules)
+        batches, ends, source = self._spark(rules)
+        return spark_decide(batches, ends, source, valid, rules)
+
+    def releases(self, rules: EngineRules) -> Releases:
+        """What a what-if measures of the decisions under ``rules`` (in arrival order)."""
+        if isinstance(rules, FlinkRules):
+            marks, windows, _ = self._flink(rules)
+            return flink_releases(marks, windows, self.arrival_sorted, self.valid_sorted, rules)[0]
+        batches, ends, _ = self._spark(rules)
+        return spark_releases(batches, ends, self.valid_sorted, rules)[0]
+
+    def _check(self, rules: EngineRules) -> None:
         if rules.event_time != self.event_time:
             msg = f"rules on '{rules.event_time}', capture read on '{self.event_time}'"
             raise ValueError(msg)
-        if isinstance(rules, FlinkRules):
-            return self._flink(rules)
-        return self._spark(rules)
 
-    def _flink(self, rules: FlinkRules) -> Decisions:
-        split = self.pidx[self.order]
+    def _flink(self, rules: FlinkRules) -> tuple[FlinkWatermarks, FlinkWindows, np.ndarray]:
+        self._check(rules)
         if self._ts_ms is None:
             self._ts_ms = flink_timestamps(self.event_ns[self.order], self.valid_sorted)
         key = (rules.idleness_ns, rules.watermark_interval_ns, rules.version)
         if key not in self._marks:
+            split = self.pidx[self.order]
             self._marks[key] = flink_watermarks(
                 self.arrival_sorted, split, len(self.parts), self._ts_ms, self.valid_sorted, rules
             )
         if rules.window_ns not in self._windows:
             self._windows[rules.window_ns] = FlinkWindows.of(self._ts_ms, rules.window_ns)
-        marks, windows = self._marks[key], self._windows[rules.window_ns]
-        arrival, valid = self.arrival_sorted, self.valid_sorted
-        return flink_decide(marks, windows, self._ts_ms, arrival, split, valid, rules)
+        return self._marks[key], self._windows[rules.window_ns], self._ts_ms
 
-    def _spark(self, rules: SparkRules) -> Decisions:
+    def _spark(self, rules: SparkRules) -> tuple[SparkBatches, SparkWindows, np.ndarray]:
+        self._check(rules)
         source, sources = self.sources(rules.input_column)
         source = source[self.order]
         key = (rules.trigger_ns, rules.input_column)
@@ -125,8 +146,7 @@ class EngineCapture:
         batches = self._batches[key]
         if rules.window_ns not in self._spark_windows:
             self._spark_windows[rules.window_ns] = SparkWindows.of(batches.ts_us, rules.window_ns)
-        windows = self._spark_windows[rules.window_ns]
-        return spark_decide(batches, windows, source, self.valid_sorted, rules)
+        return batches, self._spark_windows[rules.window_ns], source
 
     def sources(self, column: str | None) -> tuple[np.ndarray, tuple[str, ...]]:
         """Each event's Spark input (input order) and the inputs' names."""

@@ -18,7 +18,13 @@ import numpy as np
 
 from diagnostics.durations import MS, US
 from diagnostics.engines.policy import SparkRules, WatermarkPolicy
-from diagnostics.engines.windows import Decisions, floor_units, next_tick, tumbling_end
+from diagnostics.engines.windows import (
+    Decisions,
+    Releases,
+    floor_units,
+    next_tick,
+    tumbling_end,
+)
 
 _UNSET = np.iinfo(np.int64).min
 
@@ -83,15 +89,16 @@ def spark_batches(
     return SparkBatches(batch_time, batch, running, running != _UNSET, ts_us)
 
 
-def spark_decide(
+def spark_releases(
     batches: SparkBatches,
     windows: SparkWindows,
-    source: np.ndarray,
     valid: np.ndarray,
     rules: SparkRules,
-) -> Decisions:
-    """Spark's decisions for the events ``batches`` and ``windows`` (of ``rules``' trigger,
-    inputs and window) were computed from, under ``rules``' watermark delay and policy."""
+) -> tuple[Releases, np.ndarray]:
+    """Which events Spark drops and when each kept one's window is emitted, for the events
+    ``batches`` and ``windows`` (of ``rules``' trigger, inputs and window) were computed
+    from, under ``rules``' watermark delay and policy; and each event's late-row watermark
+    (ms)."""
     batch, batch_time = batches.batch, batches.batch_time
     count = len(batch_time)
     interval = rules.trigger_ns
@@ -109,19 +116,32 @@ def spark_decide(
     # WatermarkPropagator.getInputWatermarkForLateEvents(batchId - 1); 0 before batch 0).
     late_mark = np.zeros(count, dtype=np.int64)
     late_mark[1:] = np.where(no_data[:-1], after[:-1], before[:-1])
-    mark_us = late_mark[batch] * 1_000
+    mark = late_mark[batch]
     end_us = windows.ends[windows.index]
     # WatermarkSupport.watermarkExpression: window.end <= watermark (µs) drops the row.
-    dropped = valid & (end_us <= mark_us)
+    dropped = valid & (end_us <= mark * 1_000)
     released, release = _releases(batch, batch_time, before, after, no_data, windows, rules)
     released &= valid & ~dropped
+    return Releases(dropped, released, np.where(released, release, 0)), mark
+
+
+def spark_decide(
+    batches: SparkBatches,
+    windows: SparkWindows,
+    source: np.ndarray,
+    valid: np.ndarray,
+    rules: SparkRules,
+) -> Decisions:
+    """Spark's decisions for the events ``batches`` and ``windows`` (of ``rules``' trigger,
+    inputs and window) were computed from, under ``rules``' watermark delay and policy."""
+    releases, mark = spark_releases(batches, windows, valid, rules)
     return Decisions(
-        watermark_ns=late_mark[batch] * MS,
-        has_watermark=np.ones(len(batch), dtype=bool),
-        late=valid & (batches.ts_us <= mark_us),
-        dropped=dropped,
-        release_ns=np.where(released, release, 0),
-        released=released,
+        watermark_ns=mark * MS,
+        has_watermark=np.ones(len(mark), dtype=bool),
+        late=valid & (batches.ts_us <= mark * 1_000),
+        dropped=releases.dropped,
+        release_ns=releases.release_ns,
+        released=releases.released,
         timeline=source.astype(np.int64),
     )
 

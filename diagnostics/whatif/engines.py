@@ -26,7 +26,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
 from diagnostics.engines.replay import EngineCapture
 from diagnostics.engines.summary import drop_counter
-from diagnostics.engines.windows import Decisions
+from diagnostics.engines.windows import Releases
 from diagnostics.whatif.recommend import CURRENT, SEARCH, coarse_to_fine
 from diagnostics.whatif.rule import DEFAULT_RULE, Rule
 from diagnostics.whatif.sweep import pareto_mask
@@ -158,7 +158,7 @@ class _Measured:
 
     def row(self, rules: EngineRules, tried_as: str) -> dict:
         if rules not in self.rows:
-            measured = measures(self.capture, self.capture.decisions(rules))
+            measured = measures(self.capture, self.capture.releases(rules))
             self.rows[rules] = {**settings_of(rules), **measured, "tried_as": tried_as}
         return self.rows[rules]
 
@@ -170,9 +170,11 @@ class _Measured:
         return float(row["delay_p95_s"] if row["delay_p95_s"] is not None else 0.0)
 
 
-def measures(capture: EngineCapture, decided: Decisions) -> dict:
+def measures(capture: EngineCapture, decided: Releases) -> dict:
     """Dropped events and the window emission delay (censored at the capture's end) of the
-    engine's decisions on ``capture``: the outcome columns' counts and quantiles
+    engine's decisions on ``capture`` (:class:`~diagnostics.engines.windows.Decisions` or
+    their :class:`~diagnostics.engines.windows.Releases`): the outcome columns' counts and
+    quantiles
     (``dropped``; ``release_time`` − ``arrival`` of the events kept, the last arrival for a
     window not emitted), taken from the decisions without building the columns."""
     arrival = capture.arrival_sorted

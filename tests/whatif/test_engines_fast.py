@@ -61,6 +61,7 @@ def test_each_setting_measured_on_one_capture_read_equals_a_full_replay(rows, se
     events = frame(rows)
     capture = EngineCapture(events, "ts", partitions=PARTS)
     for rules in settings:
+        assert measures(capture, capture.releases(rules)) == reference(events, rules), rules
         assert measures(capture, capture.decisions(rules)) == reference(events, rules), rules
 
 
