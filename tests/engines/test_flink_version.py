@@ -11,23 +11,17 @@ import polars as pl
 import pytest
 
 from diagnostics.cli import main
+from tests.engines.test_golden import F3
 
-# docs/engines.md, Example F3: both splits idle from tick 2.4 s
-ROWS = [
-    ("a", "2024-01-01T00:00:20Z", "2024-01-01T00:00:01.000Z", 0),
-    ("b", "2024-01-01T00:00:05Z", "2024-01-01T00:00:01.000Z", 1),
-    ("c", "2024-01-01T00:00:06Z", "2024-01-01T00:00:10.000Z", 1),
-]
 FLINK = ["--rules", "flink", "--timestamp-by", "ts", "--window", "10s"]
 SPARK = ["--rules", "spark", "--timestamp-by", "ts", "--window", "10s"]
 
 
 @pytest.fixture
 def capture(tmp_path: Path) -> Path:
+    """docs/engines.md, Example F3 (both splits idle from tick 2.4 s), as a CSV capture."""
     path = tmp_path / "capture.csv"
-    pl.DataFrame(
-        ROWS, schema=["name", "ts", "arrival_time", "partition_id"], orient="row"
-    ).write_csv(path)
+    F3.write_csv(path)
     return path
 
 
