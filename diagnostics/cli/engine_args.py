@@ -9,8 +9,10 @@ import argparse
 from diagnostics.cli.policy_args import application_time_flags, duration_arg
 from diagnostics.durations import MS
 from diagnostics.engines.policy import (
+    NEWEST_FLINK,
     EngineRules,
     FlinkRules,
+    FlinkVersion,
     Rules,
     SparkRules,
     WatermarkPolicy,
@@ -25,6 +27,7 @@ DEFAULT_TRIGGER_NS = 1_000 * MS
 #: Flags of both engines, of Flink only and of Spark only (flag, attribute).
 BOTH = (("--window", "window"),)
 FLINK_ONLY = (
+    ("--flink-version", "flink_version"),
     ("--out-of-orderness", "out_of_orderness"),
     ("--idleness", "idleness"),
     ("--allowed-lateness", "allowed_lateness"),
@@ -50,6 +53,39 @@ def rules_arg(text: str) -> str:
     raise argparse.ArgumentTypeError(msg)
 
 
+def flink_version_arg(text: str) -> str:
+    """A Flink release orderdoc models: ``2.1`` or ``2.2`` (a patch release such as ``2.2.0``
+    names its minor release)."""
+    parts = text.strip().split(".")
+    if len(parts) in (2, 3) and all(p.isdigit() for p in parts):
+        minor = f"{int(parts[0])}.{int(parts[1])}"
+        if minor in {v.value for v in FlinkVersion}:
+            return minor
+    known = " or ".join(v.value for v in FlinkVersion)
+    msg = (
+        f"'{text}' is not a Flink release orderdoc models: {known} (docs/engines.md, "
+        '"Flink versions")'
+    )
+    raise argparse.ArgumentTypeError(msg)
+
+
+def add_flink_version_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--flink-version 2.1|2.2`` (read it with :func:`flink_version_of`)."""
+    parser.add_argument(
+        "--flink-version",
+        type=flink_version_arg,
+        default=argparse.SUPPRESS,
+        metavar="{" + ",".join(v.value for v in FlinkVersion) + "}",
+        help="Flink: the release whose rules to follow (they differ when every split is "
+        f"idle); default {NEWEST_FLINK.value}, the newest modelled",
+    )
+
+
+def flink_version_of(args: argparse.Namespace) -> FlinkVersion:
+    """The release ``--flink-version`` names (the newest modelled without it)."""
+    return FlinkVersion(getattr(args, "flink_version", NEWEST_FLINK.value))
+
+
 def add_rules_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False) -> None:
     """``--rules`` and the engines' settings. With ``sweep`` the settings a what-if varies
     (out-of-orderness, idleness, allowed lateness, watermark delay, trigger) are left to it."""
@@ -65,6 +101,7 @@ def add_rules_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False)
     add = group.add_argument
     add("--window", type=duration_arg, default=argparse.SUPPRESS, metavar="DURATION",
         help="the job's tumbling event-time window size, e.g. 10s (required)")  # fmt: skip
+    add_flink_version_argument(group)
     if not sweep:
         add("--out-of-orderness", type=duration_arg, default=argparse.SUPPRESS,
             metavar="DURATION", help="Flink: forBoundedOutOfOrderness bound; default 0s")  # fmt: skip
@@ -157,7 +194,12 @@ def rules_from_args(
             ),
         }
         values.update(overrides)
-        return FlinkRules(event_time=event_time, window_ns=window, **values)  # type: ignore[arg-type]
+        return FlinkRules(
+            event_time=event_time,
+            window_ns=window,
+            version=flink_version_of(args),
+            **values,  # type: ignore[arg-type]
+        )
     values = {
         "watermark_delay_ns": getattr(args, "watermark_delay", 0),
         "trigger_ns": getattr(args, "trigger", DEFAULT_TRIGGER_NS),

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from diagnostics.durations import SECOND, format_duration
-from diagnostics.engines.policy import EngineRules, FlinkRules
+from diagnostics.engines.policy import EngineRules, FlinkRules, FlinkVersion
 from diagnostics.engines.summary import drop_counter
 from diagnostics.kinds import Severity
 from diagnostics.whatif.engines import EngineRecommendation, describe_setting
@@ -72,10 +72,15 @@ def dropped_finding(out: pl.DataFrame, rec: EngineRecommendation) -> EngineFindi
             if rules.allowed_lateness_ns
             else ""
         )
+        idle = (
+            ""
+            if rules.idleness_ns is None or rules.version is FlinkVersion.V2_1
+            else f"; Flink {rules.version.value} takes the maximum while every split is idle"
+        )
         why = (
-            "each arrived when the watermark (the minimum over the splits of the largest event "
-            f"time seen − {format_duration(rules.out_of_orderness_ns)} − 1 ms) had passed the "
-            f"end of its {format_duration(rules.window_ns)} window{lateness}"
+            "each arrived when the watermark (the minimum over the active splits of the largest "
+            f"event time seen − {format_duration(rules.out_of_orderness_ns)} − 1 ms{idle}) had "
+            f"passed the end of its {format_duration(rules.window_ns)} window{lateness}"
         )
     else:
         why = (

@@ -24,6 +24,19 @@ class Rules(StrEnum):
     SPARK = "spark"
 
 
+class FlinkVersion(StrEnum):
+    """The Flink release whose rules a replay follows (``--flink-version``): 2.2 changed the
+    combined watermark of a source whose splits are all idle (docs/engines.md, "Flink",
+    rule 4)."""
+
+    V2_1 = "2.1"
+    V2_2 = "2.2"
+
+
+#: The newest Flink release orderdoc models: the default.
+NEWEST_FLINK = FlinkVersion.V2_2
+
+
 class WatermarkPolicy(StrEnum):
     """Spark's ``spark.sql.streaming.multipleWatermarkPolicy``: how the global watermark is
     chosen from the inputs' watermarks."""
@@ -51,7 +64,8 @@ class FlinkRules:
     optionally ``.withIdleness(idleness)`` (``None``: no idleness), one watermark generator
     per source split (one split per input partition), periodic watermarks every
     ``watermark_interval`` of processing time (``pipeline.auto-watermark-interval``), and a
-    tumbling event-time window of ``window`` with ``allowedLateness(allowed_lateness)``.
+    tumbling event-time window of ``window`` with ``allowedLateness(allowed_lateness)``, as
+    Flink ``version`` runs it.
     """
 
     event_time: str
@@ -60,8 +74,11 @@ class FlinkRules:
     idleness_ns: int | None = None
     allowed_lateness_ns: int = 0
     watermark_interval_ns: int = 200 * MS
+    version: FlinkVersion = NEWEST_FLINK
 
     def __post_init__(self) -> None:
+        if not isinstance(self.version, FlinkVersion):
+            object.__setattr__(self, "version", FlinkVersion(self.version))
         _whole_ms(self.window_ns, Setting.WINDOW, positive=True)
         _whole_ms(self.out_of_orderness_ns, Setting.OUT_OF_ORDERNESS, positive=False)
         if self.idleness_ns is not None:
@@ -77,7 +94,7 @@ class FlinkRules:
     def describe(self) -> str:
         """One line in Flink's terms."""
         parts = [
-            f"Flink: event time {self.event_time}",
+            f"Flink {self.version.value}: event time {self.event_time}",
             f"forBoundedOutOfOrderness({format_duration(self.out_of_orderness_ns)})",
         ]
         if self.idleness_ns is not None:

@@ -2,7 +2,8 @@
 micro-batches on processing-time trigger ticks, one global watermark from the maximum event
 time of the batches already run, and the stateful aggregation's late-row filter on the
 window's end.
-Vectorised over micro-batches.
+Vectorised over micro-batches; the batches and each input's largest event times are computed
+once per trigger and inputs (:class:`SparkBatches`: the delay only lowers them).
 
 Time is injected: processing time is the capture's arrival times; a trigger of ``I`` starts
 micro-batches on whole multiples of ``I`` since the epoch (as Spark's
@@ -11,32 +12,97 @@ micro-batches on whole multiples of ``I`` since the epoch (as Spark's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from diagnostics.durations import MS, US
 from diagnostics.engines.policy import SparkRules, WatermarkPolicy
-from diagnostics.engines.windows import Decisions, floor_units, next_tick, tumbling_end
+from diagnostics.engines.windows import (
+    Decisions,
+    Releases,
+    floor_units,
+    next_tick,
+    tumbling_end,
+)
 
 _UNSET = np.iinfo(np.int64).min
 
 
-def spark_decisions(
+@dataclass(frozen=True, slots=True)
+class SparkBatches:
+    """A capture's micro-batches for one trigger and its inputs, with what every watermark
+    delay shares: each input's largest event time of the batches so far (the delay only
+    lowers it, :meth:`input_watermarks`). A what-if reuses one for every delay and window."""
+
+    batch_time: np.ndarray  # the data batches' start times (ns, ascending)
+    batch: np.ndarray  # per event (arrival order): its batch's index
+    running: np.ndarray  # per input and batch: the largest event time so far (ms)
+    seen: np.ndarray  # per input and batch: the input had rows by then
+    ts_us: np.ndarray  # per event: Spark's microsecond event time (0 where invalid)
+
+    def input_watermarks(self, delay_ns: int) -> np.ndarray:
+        """Each input's watermark after each data batch (ms): the largest event time seen −
+        delay, rising only; 0 for an input without data yet."""
+        return np.where(self.seen, self.running - delay_ns // MS, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class SparkWindows:
+    """Each event's tumbling window end (µs) for one window size, as the distinct ends and
+    each event's index into them."""
+
+    ends: np.ndarray
+    index: np.ndarray
+
+    @classmethod
+    def of(cls, ts_us: np.ndarray, window_ns: int) -> SparkWindows:
+        ends, index = np.unique(tumbling_end(ts_us, window_ns // US), return_inverse=True)
+        return cls(ends, index.reshape(-1))
+
+
+def spark_batches(
     arrival_ns: np.ndarray,
     source: np.ndarray,
     sources: int,
     event_ns: np.ndarray,
     valid: np.ndarray,
-    rules: SparkRules,
-) -> Decisions:
-    """Spark's decisions for events in arrival order: ``source`` (0..sources-1) is each
-    event's input (its own ``withWatermark``), ``event_ns`` its event time (meaningful
-    where ``valid``)."""
-    interval = rules.trigger_ns
-    batch_time, batch = np.unique(next_tick(arrival_ns, interval), return_inverse=True)
+    trigger_ns: int,
+) -> SparkBatches:
+    """The micro-batches of events in arrival order (``source``: each event's input,
+    0..sources-1) under a trigger of ``trigger_ns`` (0: back to back)."""
+    ticks = next_tick(arrival_ns, trigger_ns)
+    # arrival order: the ticks never decrease, each new value starts a batch
+    starts = np.ones(len(ticks), dtype=bool)
+    starts[1:] = ticks[1:] != ticks[:-1]
+    batch_time = ticks[starts]
+    batch = np.cumsum(starts) - 1
     count = len(batch_time)
     ts_ms = floor_units(np.where(valid, event_ns, 0), MS)
+    running = np.empty((sources, count), dtype=np.int64)
+    for s in range(sources):
+        mine = valid & (source == s)
+        best = np.full(count, _UNSET, dtype=np.int64)
+        np.maximum.at(best, batch[mine], ts_ms[mine])
+        running[s] = np.maximum.accumulate(best)
     ts_us = floor_units(np.where(valid, event_ns, 0), US)
-    after = _global_watermarks(batch, count, source, sources, ts_ms, valid, rules)
+    return SparkBatches(batch_time, batch, running, running != _UNSET, ts_us)
+
+
+def spark_releases(
+    batches: SparkBatches,
+    windows: SparkWindows,
+    valid: np.ndarray,
+    rules: SparkRules,
+) -> tuple[Releases, np.ndarray]:
+    """Which events Spark drops and when each kept one's window is emitted, for the events
+    ``batches`` and ``windows`` (of ``rules``' trigger, inputs and window) were computed
+    from, under ``rules``' watermark delay and policy; and each event's late-row watermark
+    (ms)."""
+    batch, batch_time = batches.batch, batches.batch_time
+    count = len(batch_time)
+    interval = rules.trigger_ns
+    after = _global_watermarks(batches, rules)
     # The batch watermark of data batch j is the tracker's value after the batch before it.
     before = np.concatenate(([0], after[:-1]))
     gap = np.ones(count, dtype=bool)
@@ -50,45 +116,58 @@ def spark_decisions(
     # WatermarkPropagator.getInputWatermarkForLateEvents(batchId - 1); 0 before batch 0).
     late_mark = np.zeros(count, dtype=np.int64)
     late_mark[1:] = np.where(no_data[:-1], after[:-1], before[:-1])
-    mark_us = late_mark[batch] * 1_000
-    end_us = tumbling_end(ts_us, rules.window_ns // US)
+    mark = late_mark[batch]
+    end_us = windows.ends[windows.index]
     # WatermarkSupport.watermarkExpression: window.end <= watermark (µs) drops the row.
-    dropped = valid & (end_us <= mark_us)
-    released, release = _releases(batch, batch_time, before, after, no_data, end_us, rules)
+    dropped = valid & (end_us <= mark * 1_000)
+    released, release = _releases(batch, batch_time, before, after, no_data, windows, rules)
     released &= valid & ~dropped
+    return Releases(dropped, released, np.where(released, release, 0)), mark
+
+
+def spark_decide(
+    batches: SparkBatches,
+    windows: SparkWindows,
+    source: np.ndarray,
+    valid: np.ndarray,
+    rules: SparkRules,
+) -> Decisions:
+    """Spark's decisions for the events ``batches`` and ``windows`` (of ``rules``' trigger,
+    inputs and window) were computed from, under ``rules``' watermark delay and policy."""
+    releases, mark = spark_releases(batches, windows, valid, rules)
     return Decisions(
-        watermark_ns=late_mark[batch] * MS,
-        has_watermark=np.ones(len(batch), dtype=bool),
-        late=valid & (ts_us <= mark_us),
-        dropped=dropped,
-        release_ns=np.where(released, release, 0),
-        released=released,
+        watermark_ns=mark * MS,
+        has_watermark=np.ones(len(mark), dtype=bool),
+        late=valid & (batches.ts_us <= mark * 1_000),
+        dropped=releases.dropped,
+        release_ns=releases.release_ns,
+        released=releases.released,
         timeline=source.astype(np.int64),
     )
 
 
-def _global_watermarks(
-    batch: np.ndarray,
-    count: int,
+def spark_decisions(
+    arrival_ns: np.ndarray,
     source: np.ndarray,
     sources: int,
-    ts_ms: np.ndarray,
+    event_ns: np.ndarray,
     valid: np.ndarray,
     rules: SparkRules,
-) -> np.ndarray:
+) -> Decisions:
+    """Spark's decisions for events in arrival order: ``source`` (0..sources-1) is each
+    event's input (its own ``withWatermark``), ``event_ns`` its event time (meaningful
+    where ``valid``)."""
+    batches = spark_batches(arrival_ns, source, sources, event_ns, valid, rules.trigger_ns)
+    windows = SparkWindows.of(batches.ts_us, rules.window_ns)
+    return spark_decide(batches, windows, source, valid, rules)
+
+
+def _global_watermarks(batches: SparkBatches, rules: SparkRules) -> np.ndarray:
     """The global watermark (ms) after each data batch (``WatermarkTracker.updateWatermark``):
     each input's watermark is the max event time seen − delay, rising only; an input without
     data yet counts as 0; the policy picks min or max; the global value starts at 0 and only
     rises."""
-    delay = rules.watermark_delay_ns // MS
-    marks = np.empty((sources, count), dtype=np.int64)
-    for s in range(sources):
-        mine = valid & (source == s)
-        best = np.full(count, _UNSET, dtype=np.int64)
-        np.maximum.at(best, batch[mine], ts_ms[mine])
-        seen = np.logical_or.accumulate(best != _UNSET)
-        running = np.maximum.accumulate(np.where(best != _UNSET, best - delay, _UNSET))
-        marks[s] = np.where(seen, running, 0)
+    marks = batches.input_watermarks(rules.watermark_delay_ns)
     chosen = marks.min(axis=0) if rules.watermark_policy is WatermarkPolicy.MIN else marks.max(0)
     return np.maximum.accumulate(np.maximum(chosen, 0))
 
@@ -99,7 +178,7 @@ def _releases(
     before: np.ndarray,
     after: np.ndarray,
     no_data: np.ndarray,
-    end_us: np.ndarray,
+    windows: SparkWindows,
     rules: SparkRules,
 ) -> tuple[np.ndarray, np.ndarray]:
     """When each event's window is emitted (append mode): the first micro-batch, from the
@@ -113,6 +192,7 @@ def _releases(
     marks[first] = before
     times[first[no_data] + 1] = batch_time[no_data] + rules.trigger_ns
     marks[first[no_data] + 1] = after[no_data]
-    k = np.maximum(np.searchsorted(marks * 1_000, end_us, side="left"), first[batch])
+    reached = np.searchsorted(marks * 1_000, windows.ends, side="left")[windows.index]
+    k = np.maximum(reached, first[batch])
     released = k < total
     return released, times[np.minimum(k, total - 1)]

@@ -32,6 +32,17 @@ def next_tick(ns: np.ndarray, interval_ns: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
+class Releases:
+    """The part of the decisions a what-if measures, in processing (arrival) order: which
+    events are dropped, and when the result holding each kept one was emitted
+    (``release_ns``, valid where ``released``)."""
+
+    dropped: np.ndarray
+    released: np.ndarray
+    release_ns: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class Decisions:
     """What an engine's rules decided for each event, in processing (arrival) order.
 

@@ -24,8 +24,9 @@ import polars as pl
 from diagnostics.durations import MINUTE, SECOND, format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
-from diagnostics.engines.replay import replay_rules
+from diagnostics.engines.replay import EngineCapture
 from diagnostics.engines.summary import drop_counter
+from diagnostics.engines.windows import Releases
 from diagnostics.whatif.recommend import CURRENT, SEARCH, coarse_to_fine
 from diagnostics.whatif.rule import DEFAULT_RULE, Rule
 from diagnostics.whatif.sweep import pareto_mask
@@ -112,21 +113,23 @@ def describe_setting(rules: EngineRules) -> str:
 
 
 def disorder_s(
-    events: pl.DataFrame,
+    events: pl.DataFrame | EngineCapture,
     rules: EngineRules,
-    columns: EventColumns,
+    columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
 ) -> np.ndarray:
     """How far (whole seconds, rounded up) each event's time is behind the largest one seen
-    before it: on its split (Flink) or anywhere (Spark). 0 for events in order."""
-    out = replay_rules(events, rules, partitions=partitions, columns=columns).outcomes
-    frame = out.select(
-        pl.col("arrival").dt.epoch("ns").alias("a"),
-        pl.col("application_time").dt.epoch("ns").alias("t"),
-        (pl.col("timeline") if isinstance(rules, FlinkRules) else pl.lit(0)).alias("g"),
-        pl.int_range(pl.len()).alias("i"),
-    ).sort("a", "i")
-    frame = frame.drop_nulls("t").with_columns(pl.col("t").cum_max().shift(1).over("g").alias("m"))
+    before it: on its split (Flink) or anywhere (Spark). 0 for events in order. ``events``
+    may be a capture read already (then ``columns`` and ``partitions`` are its own)."""
+    capture = (
+        events
+        if isinstance(events, EngineCapture)
+        else EngineCapture(events, rules.event_time, partitions=partitions, columns=columns)
+    )
+    order = capture.order[capture.valid_sorted]  # valid events in arrival order
+    group = capture.pidx[order] if isinstance(rules, FlinkRules) else np.zeros(len(order), int)
+    frame = pl.DataFrame({"g": group, "t": capture.event_ns[order]})
+    frame = frame.with_columns(pl.col("t").cum_max().shift(1).over("g").alias("m"))
     lag = (frame["m"] - frame["t"]).fill_null(0).clip(lower_bound=0).to_numpy()
     return -(-lag // SECOND)
 
@@ -147,24 +150,16 @@ def _main_values(lags: np.ndarray, current: int) -> list[int]:
 
 
 class _Measured:
-    """Replays settings once each and keeps their rows."""
+    """Replays settings once each on the capture read once, and keeps their rows."""
 
-    def __init__(
-        self,
-        events: pl.DataFrame,
-        columns: EventColumns,
-        partitions: Sequence[int] | None,
-        rule: Rule,
-    ) -> None:
-        self.events, self.columns, self.partitions, self.rule = events, columns, partitions, rule
+    def __init__(self, capture: EngineCapture, rule: Rule) -> None:
+        self.capture, self.rule = capture, rule
         self.rows: dict[EngineRules, dict] = {}
 
     def row(self, rules: EngineRules, tried_as: str) -> dict:
         if rules not in self.rows:
-            out = replay_rules(
-                self.events, rules, partitions=self.partitions, columns=self.columns
-            ).outcomes
-            self.rows[rules] = {**settings_of(rules), **_measures(out), "tried_as": tried_as}
+            measured = measures(self.capture, self.capture.releases(rules))
+            self.rows[rules] = {**settings_of(rules), **measured, "tried_as": tried_as}
         return self.rows[rules]
 
     def score(self, rules: EngineRules) -> float:
@@ -175,24 +170,31 @@ class _Measured:
         return float(row["delay_p95_s"] if row["delay_p95_s"] is not None else 0.0)
 
 
-def _measures(out: pl.DataFrame) -> dict:
-    """Dropped events and the window emission delay (censored at the capture's end)."""
-    n = out.height
-    dropped = int(out["dropped"].sum())
-    kept = out.filter(~pl.col("dropped"))
-    end = out["arrival"].max()
-    emitted = kept["release_time"].fill_null(end)
-    delay = (emitted - kept["arrival"]).dt.total_nanoseconds().to_numpy() / SECOND
+def measures(capture: EngineCapture, decided: Releases) -> dict:
+    """Dropped events and the window emission delay (censored at the capture's end) of the
+    engine's decisions on ``capture`` (:class:`~diagnostics.engines.windows.Decisions` or
+    their :class:`~diagnostics.engines.windows.Releases`): the outcome columns' counts and
+    quantiles
+    (``dropped``; ``release_time`` − ``arrival`` of the events kept, the last arrival for a
+    window not emitted), taken from the decisions without building the columns."""
+    arrival = capture.arrival_sorted
+    n = len(arrival)
+    gone = decided.dropped | ~capture.valid_sorted
+    dropped = int(gone.sum())
+    kept = ~gone
+    released = decided.released[kept]
+    emitted = np.where(released, decided.release_ns[kept], arrival.max() if n else 0)
+    delay = (emitted - arrival[kept]) / SECOND
     p50, p95 = (
         (None, None)
         if not len(delay)
-        else (round(float(np.quantile(delay, 0.5)), 3), round(float(np.quantile(delay, 0.95)), 3))
+        else (round(float(q), 3) for q in np.quantile(delay, [0.5, 0.95]))
     )
     return {
         "events": n,
         "dropped": dropped,
         "pct_dropped": round(100 * dropped / n, 4) if n else 0.0,
-        "never_emitted": int(kept["release_time"].is_null().sum()),
+        "never_emitted": int((~released).sum()),
         "delay_p50_s": p50,
         "delay_p95_s": p95,
     }
@@ -232,14 +234,15 @@ def recommend_engine(
     ≤ budget %, then the least p95 output delay; the job's own setting when it is within the
     budget and its delay within the no-difference threshold of the best)."""
     columns = columns or EventColumns()
-    measured = _Measured(events, columns, partitions, rule)
+    capture = EngineCapture(events, current.event_time, partitions=partitions, columns=columns)
+    measured = _Measured(capture, rule)
     measured.row(current, CURRENT)
     main = (
         current.out_of_orderness_ns
         if isinstance(current, FlinkRules)
         else current.watermark_delay_ns
     )
-    values = _main_values(disorder_s(events, current, columns, partitions), main)
+    values = _main_values(disorder_s(capture, current), main)
     splits = (
         len(partitions)
         if partitions is not None

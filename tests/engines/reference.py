@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from diagnostics.engines.policy import FlinkRules, SparkRules, WatermarkPolicy
+from diagnostics.engines.policy import FlinkRules, FlinkVersion, SparkRules, WatermarkPolicy
 
 MS = 1_000_000
 US = 1_000
@@ -85,8 +85,10 @@ def flink(events: list[Event], splits: int, rules: FlinkRules) -> list[Outcome]:
         for g in gens:
             g.periodic(tick, rules.idleness_ns)
         active = [g.watermark for g in gens if not g.idle]
-        if active and min(active) > combined:
-            combined = min(active)
+        if active:
+            combined = max(combined, min(active))
+        elif rules.version is FlinkVersion.V2_2:  # every split idle: flush them all
+            combined = max(combined, *(g.watermark for g in gens))
         history.append((tick, combined))
         tick += interval
     out = []

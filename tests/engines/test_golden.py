@@ -7,6 +7,7 @@ import pytest
 
 from diagnostics.durations import parse_duration
 from diagnostics.engines import FlinkRules, SparkRules, replay_rules
+from diagnostics.engines.policy import FlinkVersion
 
 DAY = "2024-01-01T"
 
@@ -113,6 +114,41 @@ def test_example_f2_idle_from_the_first_tick_more_than_the_timeout_after(
     )  # fmt: skip
     out = replay_rules(probe, FlinkRules("ts", d("10s"), idleness_ns=d(idleness))).outcomes
     assert [row[1] for row in table(out)[3:]] == ["00:00:01.999", "00:00:05.999"]
+
+
+F3 = capture(
+    [
+        ("a", "00:00:20", "00:00:01.000"),
+        ("b", "00:00:05", "00:00:01.000"),
+        ("c", "00:00:06", "00:00:10.000"),
+    ],
+    partition_id=[0, 1, 1],
+)
+
+
+def test_example_f3_flink_2_2_flushes_the_maximum_when_every_split_is_idle() -> None:
+    # Tick 01.000 sees a and b: split 0 at 19.999, split 1 at 4.999, combined 4.999. Both
+    # timers start at 01.200; on tick 02.400 (the first more than 1 s later) both splits are
+    # idle and Flink 2.2 takes the maximum, 19.999: window [0 s, 10 s) fires with b, c meets
+    # 19.999 and is dropped.
+    rules = FlinkRules("ts", d("10s"), idleness_ns=d("1s"))
+    assert rules.version is FlinkVersion.V2_2  # the default: the newest modelled
+    assert table(replay_rules(F3, rules).outcomes) == [
+        ("a", None, False, None),
+        ("b", None, False, "00:00:02.400"),
+        ("c", "00:00:19.999", True, None),
+    ]
+
+
+def test_example_f3_flink_2_1_keeps_the_watermark_while_every_split_is_idle() -> None:
+    # 2.1: no change while all are idle; c meets 4.999 and is kept. On tick 10.000 split 1 is
+    # active again (5.999) while split 0 is idle: [0 s, 10 s) waits for a later watermark.
+    rules = FlinkRules("ts", d("10s"), idleness_ns=d("1s"), version=FlinkVersion.V2_1)
+    assert table(replay_rules(F3, rules).outcomes) == [
+        ("a", None, False, None),
+        ("b", None, False, None),
+        ("c", "00:00:04.999", False, None),
+    ]
 
 
 S1 = capture(

@@ -6,6 +6,7 @@ import pytest
 
 from diagnostics.durations import MS, SECOND
 from diagnostics.engines import FlinkRules, SparkRules, WatermarkPolicy
+from diagnostics.engines.policy import FlinkVersion
 from diagnostics.errors import PolicyError, Setting
 
 
@@ -40,6 +41,9 @@ def test_spark_rules_accept_a_zero_trigger_and_read_the_policy_name() -> None:
 def test_flink_rules_describe_themselves_in_flink_terms() -> None:
     rules = FlinkRules("ts", 10 * SECOND, out_of_orderness_ns=2 * SECOND, idleness_ns=60 * SECOND)
     assert rules.describe() == (
-        "Flink: event time ts, forBoundedOutOfOrderness(2s), withIdleness(1m), tumbling 10s "
+        "Flink 2.2: event time ts, forBoundedOutOfOrderness(2s), withIdleness(1m), tumbling 10s "
         "window, allowedLateness(0s), watermark every 200ms"
     )
+    older = FlinkRules("ts", 10 * SECOND, version="2.1")  # type: ignore[arg-type]
+    assert older.version is FlinkVersion.V2_1
+    assert older.describe().startswith("Flink 2.1: event time ts, ")

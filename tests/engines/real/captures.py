@@ -33,7 +33,9 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Capture:
-    """Events in arrival order (strictly increasing arrival times) and their split count."""
+    """Events in arrival order (arrival times never decrease; events arriving together are
+    taken in the order given, by orderdoc and by the engines' harnesses) and their split
+    count."""
 
     name: str
     events: tuple[Event, ...]
@@ -41,8 +43,8 @@ class Capture:
 
     def __post_init__(self) -> None:
         arrivals = [e.arrival_ms for e in self.events]
-        if any(b <= a for a, b in itertools.pairwise(arrivals)):
-            msg = f"capture {self.name}: arrival times must strictly increase"
+        if any(b < a for a, b in itertools.pairwise(arrivals)):
+            msg = f"capture {self.name}: arrival times must not decrease"
             raise ValueError(msg)
         ids = [e.id for e in self.events]
         if len(set(ids)) != len(ids):
@@ -136,6 +138,14 @@ def hand_captures() -> dict[str, Capture]:
                 ev("p8", 19, 25.2),
             ),
         ),
+        # FLINK-38454's case: both splits send once at 1 s, split 0 20 s ahead; with idleness
+        # 1 s both are idle from tick 2.4 s, when Flink 2.2 takes the maximum (19.999 s) and
+        # 2.1 keeps the minimum (4.999 s): c, of [0 s, 10 s), is dropped by 2.2 only
+        "all_idle": Capture(
+            "all_idle",
+            (ev("a", 20, 1, split=0), ev("b", 5, 1, split=1), ev("c", 6, 10, split=1)),
+            splits=2,
+        ),
         # split 1 sends twice early and then nothing; split 0 goes on for a minute
         "idle_split": Capture(
             "idle_split",
@@ -177,3 +187,65 @@ def random_capture(
         split = 0 if quiet_from is not None and i >= quiet_from else rng.randrange(splits)
         events.append(Event(f"e{i:04d}", split, event_ms, arrival))
     return Capture(f"random_{seed}", tuple(events), splits=splits)
+
+
+def paused_capture(
+    seed: int, bursts: int = 6, per_burst: int = 30, pause_ms: int = 4_000, lag_ms: int = 6_000
+) -> Capture:
+    """Two splits that send in ``bursts`` together and then both pause for ``pause_ms`` (every
+    split idle at once, with an idleness below it): split 0's event times follow its arrivals,
+    split 1's lag ``lag_ms`` behind (a slow producer), both a little out of order. After each
+    pause Flink 2.2's watermark is split 0's (the maximum), 2.1's stays split 1's."""
+    rng = random.Random(seed)
+    events: list[Event] = []
+    arrival = _at(0)
+    for burst in range(bursts):
+        if burst:
+            arrival += pause_ms
+        for i in range(per_burst):
+            arrival += rng.randint(30, 300)
+            split = rng.randrange(2)
+            jitter = rng.choice((0, 0, rng.randint(0, 1_500)))
+            event_ms = arrival - 100 - jitter - (lag_ms if split else 0)
+            events.append(Event(f"b{burst}e{i:02d}", split, max(T0_MS, event_ms), arrival))
+    return Capture(f"paused_{seed}", tuple(events), splits=2)
+
+
+def backlog_capture(
+    seed: int,
+    before: int = 80,
+    backlog: int = 60,
+    pause_ms: int = 6_000,
+    lag_ms: tuple[int, int] = (15_000, 25_000),
+) -> Capture:
+    """A lagging split catches up on a backlog after both splits paused: ``before`` events on
+    two splits (split 1's event times ``lag_ms`` behind split 0's; split 0 stops a few events
+    before split 1, so Flink 2.1 keeps split 1's watermark while both are idle), both silent for
+    ``pause_ms``, then split 1 sends the ``backlog`` it held (its own event times, in order
+    with small disorder, 10-60 ms apart) while split 0 resumes a second later, as before."""
+    rng = random.Random(seed)
+    events: list[Event] = []
+    arrival = _at(0)
+    behind = _at(0)  # split 1's event time
+
+    def add(name: str, split: int, event_ms: int) -> None:
+        events.append(Event(name, split, max(T0_MS, event_ms), arrival))
+
+    for i in range(before):
+        arrival += rng.randint(50, 400)
+        if rng.random() < 0.5 and i < before - 8:  # split 0 stops first, split 1 a little later
+            add(f"p{i:03d}", 0, arrival - 100 - rng.choice((0, 0, rng.randint(0, 1_000))))
+        else:
+            behind = max(behind, arrival - rng.randint(*lag_ms))
+            add(f"p{i:03d}", 1, behind - rng.choice((0, 0, rng.randint(0, 800))))
+    arrival += pause_ms
+    resume = arrival + 1_000
+    fast = arrival - pause_ms
+    for i in range(backlog):
+        arrival += rng.randint(10, 60)
+        behind += rng.randint(100, 400)  # the backlog: split 1's events of the pause
+        add(f"k{i:03d}", 1, behind - rng.choice((0, 0, rng.randint(0, 800))))
+        if arrival >= resume and rng.random() < 0.3:
+            fast += rng.randint(100, 400)
+            add(f"f{i:03d}", 0, fast + pause_ms)
+    return Capture(f"backlog_{seed}", tuple(events), splits=2)

@@ -1,8 +1,10 @@
 """Runs captures through Apache Flink's own window operator (FlinkWindowCount.java, next to this
 file) on a local MiniCluster, with the jars of the ``apache-flink`` package that
-scripts/install-flink.sh puts in ``.venv-flink`` (its own venv: its pins clash with the
-project's). The Java program is compiled once per source version with the machine's ``javac``
-and runs every case of a test module in one JVM (each case its own job).
+scripts/install-flink.sh puts in ``.venv-flink/<release>`` (one venv per Flink release, each
+of its own: their pins clash with the project's). Each release is checked against orderdoc's
+model of it (``--flink-version``, :data:`FLINK_JARS`). The Java program is compiled once per
+source version and release with the machine's ``javac`` and runs every case of a test module
+in one JVM (each case its own job).
 
 Why Java and not PyFlink's Python DataStream API: a watermark generator cannot be written in
 Python, and the tests need one that emits in order with the events (Flink's periodic emission
@@ -22,11 +24,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from diagnostics.engines.policy import FlinkVersion
 from tests.engines.real.captures import Capture, EngineResult
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = Path(__file__).with_name("FlinkWindowCount.java")
-VENV = ROOT / ".venv-flink"
+VENVS = ROOT / ".venv-flink"
+#: The Flink releases the tests run (scripts/install-flink.sh installs these) and the release
+#: whose rules orderdoc applies to each (``--flink-version``): 2.2.0, the default, first.
+FLINK_JARS = {"2.2.0": FlinkVersion.V2_2, "2.1.3": FlinkVersion.V2_1}
+DEFAULT_RELEASE = "2.2.0"
 #: Java 17 runs Flink 2's MiniCluster without extra --add-opens for this job; the heap is kept
 #: small, as the machine is shared.
 JAVA_OPTS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
@@ -50,16 +57,20 @@ class FlinkSettings:
     tick_ms: int = 0
 
 
-def flink_lib() -> Path | None:
-    """The apache-flink package's jar folder in .venv-flink, or None when not installed."""
-    found = sorted(VENV.glob("lib/python3*/site-packages/pyflink/lib"))
-    return found[0] if found and any(found[0].glob("flink-dist-*.jar")) else None
+def flink_lib(release: str = DEFAULT_RELEASE) -> Path | None:
+    """The jar folder of apache-flink ``release`` in .venv-flink, or None when not installed."""
+    venv = VENVS / release
+    if not (venv / ".installed").exists():
+        return None
+    found = sorted(venv.glob("lib/python3*/site-packages/pyflink/lib"))
+    jar = f"flink-dist-{release}.jar"
+    return found[0] if found and (found[0] / jar).exists() else None
 
 
-def wait_for_install(timeout: float = INSTALL_WAIT_SECONDS) -> None:
-    """Wait while scripts/install-flink.sh holds its lock (scripts/run-tests.sh starts it in
-    the background beside the tests), at most ``timeout`` seconds."""
-    lock = VENV / ".install.lock"
+def wait_for_install(release: str = DEFAULT_RELEASE, timeout: float = INSTALL_WAIT_SECONDS) -> None:
+    """Wait while scripts/install-flink.sh holds the lock of ``release`` (scripts/run-tests.sh
+    starts it in the background beside the tests), at most ``timeout`` seconds."""
+    lock = VENVS / release / ".install.lock"
     if not lock.exists():
         return
     deadline = time.monotonic() + timeout
@@ -76,26 +87,27 @@ def wait_for_install(timeout: float = INSTALL_WAIT_SECONDS) -> None:
                 return
 
 
-def flink_problem() -> str | None:
-    """Why the Flink engine tests cannot run here (None when they can), once an install
-    under way has ended."""
-    wait_for_install()
-    if flink_lib() is None:
+def flink_problem(release: str = DEFAULT_RELEASE) -> str | None:
+    """Why the Flink engine tests of ``release`` cannot run here (None when they can), once
+    an install under way has ended."""
+    wait_for_install(release)
+    if flink_lib(release) is None:
         return (
-            "apache-flink is not installed in .venv-flink (scripts/install-flink.sh installs "
-            "it; it could not, see .venv-flink/install.log)"
+            f"apache-flink {release} is not installed in .venv-flink/{release} "
+            f"(scripts/install-flink.sh installs it; it could not, see "
+            f".venv-flink/{release}/install.log)"
         )
     if shutil.which("javac") is None or shutil.which("java") is None:
         return "a JDK (java and javac) is needed to compile the Flink test job"
     return None
 
 
-def _classes(workdir: Path) -> Path:
-    """FlinkWindowCount compiled, cached in .venv-flink by the source's hash."""
-    lib = flink_lib()
+def _classes(workdir: Path, release: str) -> Path:
+    """FlinkWindowCount compiled against ``release``, cached in its venv by the source's hash."""
+    lib = flink_lib(release)
     assert lib is not None
     digest = hashlib.sha1(SOURCE.read_bytes()).hexdigest()[:12]
-    out = VENV / "engine-check" / digest
+    out = VENVS / release / "engine-check" / digest
     if not (out / "FlinkWindowCount.class").exists():
         scratch = workdir / "classes"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -131,12 +143,15 @@ def _case_line(capture: Capture, settings: FlinkSettings, workdir: Path, n: int)
 
 
 def run_flink(
-    cases: list[tuple[Capture, FlinkSettings]], workdir: Path, timeout_s: float = 600
+    cases: list[tuple[Capture, FlinkSettings]],
+    workdir: Path,
+    timeout_s: float = 600,
+    release: str = DEFAULT_RELEASE,
 ) -> list[EngineResult]:
-    """Each case through Flink (one JVM for all), in order."""
+    """Each case through Flink ``release`` (one JVM for all), in order."""
     workdir.mkdir(parents=True, exist_ok=True)
-    classes = _classes(workdir)
-    lib = flink_lib()
+    classes = _classes(workdir, release)
+    lib = flink_lib(release)
     lines = [_case_line(c, s, workdir, n) for n, (c, s) in enumerate(cases)]
     (workdir / "cases.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # the MiniCluster reads FLINK_CONF_DIR/config.yaml: this run's own, not a user's
@@ -154,7 +169,7 @@ def run_flink(
         check=False,
     )
     if done.returncode != 0:
-        msg = f"the Flink job failed (exit {done.returncode}):\n{done.stderr[-4000:]}"
+        msg = f"the Flink {release} job failed (exit {done.returncode}):\n{done.stderr[-4000:]}"
         raise RuntimeError(msg)
     results = []
     for n, (capture, settings) in enumerate(cases):

@@ -3,10 +3,13 @@ events each engine dropped as late equal the events orderdoc's replay marks drop
 window's count equals the capture's events of that window that orderdoc keeps
 (docs/engines.md, "Checked against the real engines").
 
-The captures: the hand-made ones (tests/engines/real/captures.py) and seeded random ones of
-200 events on two splits, one of them with a split going silent half way. Processing time is
-the capture's arrival time in both (see the harness modules for how each engine is made to
-follow it).
+The captures: the hand-made ones (tests/engines/real/captures.py), seeded random ones of
+200 events on two splits, one of them with a split going silent half way, and two where every
+split goes idle at once (bursts with common pauses; a lagging split catching up on a backlog
+after both paused). Every Flink case runs on each Flink release the tests install (2.2.0 and
+2.1.3), each compared with orderdoc's model of that release (``--flink-version``): they differ
+when every split is idle. Processing time is the capture's arrival time in both (see the
+harness modules for how each engine is made to follow it).
 """
 
 from __future__ import annotations
@@ -15,8 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.engines.real.captures import Capture, EngineResult, hand_captures, random_capture
-from tests.engines.real.flink_engine import FlinkSettings, flink_problem, run_flink
+from tests.engines.real.captures import (
+    Capture,
+    EngineResult,
+    backlog_capture,
+    hand_captures,
+    paused_capture,
+    random_capture,
+)
+from tests.engines.real.flink_engine import FLINK_JARS, FlinkSettings, flink_problem, run_flink
 from tests.engines.real.orderdoc_side import assert_same, flink_flags, orderdoc_dropped, spark_flags
 from tests.engines.real.spark_engine import SparkSettings, run_spark
 
@@ -27,6 +37,8 @@ HAND = hand_captures()
 RANDOM = random_capture(1)
 RANDOM_DENSE = random_capture(2, gaps_ms=(20, 400))
 RANDOM_QUIET = random_capture(3, quiet_from=100)
+PAUSED = paused_capture(5, lag_ms=12_000)
+BACKLOG = backlog_capture(6)
 
 #: name: (capture, the Flink job's settings); ``tick_ms`` is orderdoc's --watermark-interval
 FLINK_CASES: dict[str, tuple[Capture, FlinkSettings]] = {
@@ -42,6 +54,10 @@ FLINK_CASES: dict[str, tuple[Capture, FlinkSettings]] = {
     "random_dense": (RANDOM_DENSE, FlinkSettings(W, 1_500, tick_ms=200)),
     "random_quiet_held": (RANDOM_QUIET, FlinkSettings(W, 1_000, tick_ms=200)),
     "random_quiet_idle": (RANDOM_QUIET, FlinkSettings(W, 1_000, idleness_ms=3_000, tick_ms=200)),
+    # every split idle at once
+    "all_idle": (HAND["all_idle"], FlinkSettings(W, idleness_ms=1_000, tick_ms=200)),
+    "paused": (PAUSED, FlinkSettings(W, 500, idleness_ms=2_000, tick_ms=200)),
+    "backlog": (BACKLOG, FlinkSettings(W, 1_000, idleness_ms=2_000, tick_ms=200)),
 }
 
 #: (the boundary and previous-batch cases are compared in test_spark_engine.py, with their run)
@@ -53,32 +69,65 @@ SPARK_CASES: dict[str, tuple[Capture, SparkSettings]] = {
 
 
 @pytest.fixture(scope="module")
-def flink(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EngineResult]:
-    problem = flink_problem()
-    if problem:
-        pytest.skip(problem)
+def flink(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, EngineResult] | str]:
+    """Each Flink release's results by case, or why the release cannot run here."""
     names = list(FLINK_CASES)
-    results = run_flink([FLINK_CASES[n] for n in names], tmp_path_factory.mktemp("flink"))
-    return dict(zip(names, results, strict=True))
+    runs: dict[str, dict[str, EngineResult] | str] = {}
+    for release in FLINK_JARS:
+        problem = flink_problem(release)
+        if problem:
+            runs[release] = problem
+            continue
+        workdir = tmp_path_factory.mktemp(f"flink-{release}")
+        results = run_flink([FLINK_CASES[n] for n in names], workdir, release=release)
+        runs[release] = dict(zip(names, results, strict=True))
+    return runs
 
 
+def release_results(
+    flink: dict[str, dict[str, EngineResult] | str], release: str
+) -> dict[str, EngineResult]:
+    results = flink[release]
+    if isinstance(results, str):
+        pytest.skip(results)
+    return results
+
+
+@pytest.mark.parametrize("release", list(FLINK_JARS))
 @pytest.mark.parametrize("case", list(FLINK_CASES))
 def test_flink_drops_what_orderdoc_predicts(
-    flink: dict[str, EngineResult], case: str, tmp_path: Path
+    flink: dict[str, dict[str, EngineResult] | str], case: str, release: str, tmp_path: Path
 ) -> None:
+    engine = release_results(flink, release)[case]
     capture, settings = FLINK_CASES[case]
-    predicted = orderdoc_dropped(capture, flink_flags(settings), tmp_path)
-    assert_same(capture, flink[case], predicted, W)
+    flags = [*flink_flags(settings), "--flink-version", FLINK_JARS[release].value]
+    predicted = orderdoc_dropped(capture, flags, tmp_path)
+    assert_same(capture, engine, predicted, W)
 
 
+@pytest.mark.parametrize("release", list(FLINK_JARS))
 def test_the_random_flink_captures_drop_and_keep_late_events(
-    flink: dict[str, EngineResult],
+    flink: dict[str, dict[str, EngineResult] | str], release: str
 ) -> None:
     # the comparison means something: each random case drops some events and not all the
     # events behind the maximum; idleness drops more than a silent split held back
-    for case in ("random", "random_lateness_1ms", "random_dense", "random_quiet_idle"):
-        assert 5 <= len(flink[case].dropped) <= 100, case
-    assert flink["random_quiet_held"].dropped < flink["random_quiet_idle"].dropped
+    results = release_results(flink, release)
+    for case in ("random", "random_lateness_1ms", "random_dense", "random_quiet_idle", "paused"):
+        assert 5 <= len(results[case].dropped) <= 100, case
+    assert results["random_quiet_held"].dropped < results["random_quiet_idle"].dropped
+
+
+def test_flink_2_2_drops_more_once_every_split_was_idle(
+    flink: dict[str, dict[str, EngineResult] | str],
+) -> None:
+    # the releases differ where the captures have every split idle at once: 2.2 drops what
+    # 2.1 drops and more (the maximum after the pause passes the lagging split's windows)
+    old, new = (release_results(flink, r) for r in ("2.1.3", "2.2.0"))
+    for case in ("all_idle", "paused", "backlog"):
+        assert old[case].dropped < new[case].dropped, case
+    assert len(new["backlog"].dropped - old["backlog"].dropped) >= 20
+    for case in ("random", "random_dense", "random_quiet_idle", "idle_released"):
+        assert old[case].dropped == new[case].dropped, case
 
 
 @pytest.mark.parametrize("case", list(SPARK_CASES))

@@ -1,5 +1,6 @@
 """The Flink harness against hand-computed outcomes: Flink's window operator drops what its
-rules say (docs/engines.md, "Flink"), at the millisecond boundary. All cases run in one JVM.
+rules say (docs/engines.md, "Flink"), at the millisecond boundary; and Flink 2.1 and 2.2 differ
+where every split is idle at once (FLINK-38454). The cases of one release run in one JVM.
 
 Windows of 10 s; times below are seconds after the captures' origin (tests/engines/real/captures.py).
 """
@@ -11,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.engines.real.captures import T0_MS, EngineResult, hand_captures
-from tests.engines.real.flink_engine import FlinkSettings, flink_problem, run_flink
+from tests.engines.real.flink_engine import (
+    DEFAULT_RELEASE,
+    FLINK_JARS,
+    FlinkSettings,
+    flink_problem,
+    run_flink,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.flink]
 
@@ -27,7 +34,10 @@ CASES = {
     "idle_held": ("idle_split", FlinkSettings(W, tick_ms=200)),
     "idle_released": ("idle_split", FlinkSettings(W, tick_ms=200, idleness_ms=5_000)),
     "on_time": ("on_time", FlinkSettings(W, tick_ms=200)),
+    "all_idle": ("all_idle", FlinkSettings(W, idleness_ms=1_000, tick_ms=200)),
 }
+#: The cases run on every release (the others on the default one, 2.2.0)
+EVERY_RELEASE = ("all_idle",)
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +50,21 @@ def flink(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EngineResult]:
     cases = [(captures[CASES[n][0]], CASES[n][1]) for n in names]
     results = run_flink(cases, Path(tmp_path_factory.mktemp("flink")))
     return dict(zip(names, results, strict=True))
+
+
+@pytest.fixture(scope="module", params=[r for r in FLINK_JARS if r != DEFAULT_RELEASE])
+def other_release(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, dict[str, EngineResult]]:
+    """The cases of :data:`EVERY_RELEASE` on another release than the default one."""
+    release = request.param
+    problem = flink_problem(release)
+    if problem:
+        pytest.skip(problem)
+    captures = hand_captures()
+    cases = [(captures[CASES[n][0]], CASES[n][1]) for n in EVERY_RELEASE]
+    results = run_flink(cases, Path(tmp_path_factory.mktemp("flink")), release=release)
+    return release, dict(zip(EVERY_RELEASE, results, strict=True))
 
 
 def windows(*counts: tuple[int, int]) -> dict[int, int]:
@@ -92,3 +117,27 @@ def test_in_order_events_are_all_counted(flink: dict[str, EngineResult]) -> None
     capture = hand_captures()["on_time"]
     assert flink["on_time"].dropped == frozenset()
     assert flink["on_time"].counts == capture.window_counts(W) == windows((0, 2), (10, 1), (20, 1))
+
+
+def test_flink_2_2_flushes_the_maximum_when_every_split_is_idle(
+    flink: dict[str, EngineResult],
+) -> None:
+    # FLINK-38454 (2.2.0): a (20 s, split 0) and b (5 s, split 1) arrive at 1 s; with idleness
+    # 1 s both splits are idle from tick 2.4 and the combined watermark becomes the maximum,
+    # 19.999: window [0, 10) fires with b alone and c (6 s, arriving at 10 s) is dropped
+    result = flink["all_idle"]
+    assert result.dropped == {"c"}
+    assert result.counts == windows((0, 1), (20, 1))
+    first = result.details["firings"][0]  # type: ignore[index]
+    assert first == (T0_MS, T0_MS + W, 1)
+
+
+def test_flink_2_1_keeps_the_watermark_while_every_split_is_idle(
+    other_release: tuple[str, dict[str, EngineResult]],
+) -> None:
+    # before 2.2, all splits idle leaves the combined watermark at the minimum (4.999): c is
+    # kept and [0, 10) counts b and c
+    release, results = other_release
+    assert release.startswith("2.1.")
+    assert results["all_idle"].dropped == frozenset()
+    assert results["all_idle"].counts == windows((0, 2), (20, 1))
