@@ -143,7 +143,8 @@ def watermark_pushers(out: pl.DataFrame, rules: EngineRules) -> WatermarkPushers
         return None
     fixed_t = np.where(ahead, arrival.to_numpy(), t.fill_null(0).to_numpy())
     again = _replay_with_times(out, rules, fixed_t)
-    made_late = int((dropped & ~ahead & ~again).sum())
+    owed = dropped & ~ahead & ~again
+    made_late = int(owed.sum())
     if made_late == 0:
         return None
     column = _sender_column(out, rules)
@@ -153,7 +154,7 @@ def watermark_pushers(out: pl.DataFrame, rules: EngineRules) -> WatermarkPushers
         _senders(out, raised, ahead_ns, column),
         made_late,
         int(dropped.sum()),
-        *_lead(out),
+        *_lead(out.filter(pl.Series(owed))),
     )
 
 
@@ -225,9 +226,9 @@ def _senders(
     )
 
 
-def _lead(out: pl.DataFrame) -> tuple[int, datetime | None, datetime | None]:
-    """How far the watermark was ahead of the arrival of the first event it dropped."""
-    gone = out.filter(pl.col("dropped") & pl.col("watermark").is_not_null()).sort("arrival")
+def _lead(owed: pl.DataFrame) -> tuple[int, datetime | None, datetime | None]:
+    """How far the watermark was ahead of the arrival of the first event they made late."""
+    gone = owed.filter(pl.col("watermark").is_not_null()).sort("arrival")
     if gone.is_empty():
         return 0, None, None
     first = gone.row(0, named=True)
