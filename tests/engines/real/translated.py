@@ -61,7 +61,7 @@ def job_capture(seed: int = 11, count: int = 600) -> tuple[Capture, dict[str, fl
         pending.append((sent, stamp, f"e{n:04d}", device))
     pending.sort()
     events, values, last = [], {}, -1
-    for sent, stamp, ident, device in pending:
+    for sent, stamp, ident, _device in pending:
         arrival = max(sent, last + 1)  # whole milliseconds apart, in order
         last = arrival
         events.append(Event(ident, 0, stamp, arrival))
