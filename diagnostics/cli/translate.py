@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "tolerances, TIMESTAMP BY, the query's TumblingWindow) into Flink SQL, Flink "
             "DataStream or Spark Structured Streaming settings, list what has no equivalent, "
             "and with --events replay the capture under both rule sets to measure the events "
-            "ASA keeps that the other engine would drop and the output delay each gives."
+            "ASA keeps that the other engine would drop and the emission delay each gives."
         ),
     )
     parser.add_argument(
