@@ -85,7 +85,7 @@ def render() -> None:
     chart(figures.with_selected(result.figure, point, r, best.setting), "whatif_chart")
     st.markdown(
         f"**Recommended:** {best.setting} ({r['adjusted']:,} adjusted, {r['dropped']:,} "
-        f"dropped, {r['pct_adjusted'] + r['pct_dropped']:.2f} % of the events; p95 output "
+        f"dropped, {r['pct_adjusted'] + r['pct_dropped']:.2f} % of the events; p95 release "
         f"delay {seconds(r['delay_p95_s'])}). The same setting as the Findings page's fix and "
         "`orderdoc whatif`: the best the capture allows under the rule."
     )

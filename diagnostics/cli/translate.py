@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         query = job.query.text if job.query is not None else None
         capture = capture_from_args(args, args.events) if args.events is not None else None
         schema = None if capture is None else dict(capture.events.schema)
-        plan = plan_job(query, job.input.name, resolved.policy.timestamp_by, schema)
+        references = {
+            i.name: i.source for i in job.definition.inputs if i.kind.lower() == "reference"
+        }
+        plan = plan_job(query, job.input.name, resolved.policy.timestamp_by, schema, references)
     window = args.window
     found = None
     if window is None and plan is not None:
@@ -106,7 +109,6 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(msg)
         window = found.size_ns
     target = Target(args.to)
-    outputs = {i.kind.lower(): i.source for i in job.definition.inputs}
     translation = translate(
         resolved.policy,
         window or 60 * 10**9,
@@ -116,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
         trigger_ns=args.trigger,
         watermark_interval_ns=args.watermark_interval,
         input_type=job.input.source,
-        output_type=outputs.get("output"),
     )
     data: dict[str, Any] = {
         "job": resolved.describe(),
@@ -146,6 +147,7 @@ def _write(path: str, text: str) -> None:
     from pathlib import Path
 
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         msg = f"--out {path}: cannot write ({exc.strerror})"

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from diagnostics.engines.sql_text import ColumnType
+from diagnostics.engines.join_plan import (
+    Join,
+    JoinStep,
+    Reference,
+    compared_type,
+    input_column,
+    plan_joins,
+    reference_tables,
+)
+from diagnostics.engines.sql_text import Column, ColumnType
 from diagnostics.impact.conditions import aggregates_in, columns_in
 from diagnostics.impact.model import (
     Aggregate,
@@ -33,15 +42,6 @@ from diagnostics.jobdef.query import parse_query
 #: The output columns a window step adds beside its keys and aggregates.
 WINDOW_START, WINDOW_END = "window_start", "window_end"
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """A column of a table: its name and type (``fields``: a record's fields)."""
-
-    name: str
-    type: ColumnType | None
-    fields: tuple[Column, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +98,8 @@ class JobPlan:
     views: tuple[View, ...]
     steps: tuple[WindowStep, ...]
     not_translated: tuple[NotTranslated, ...]
+    joins: tuple[Join, ...] = ()
+    references: tuple[Reference, ...] = ()
 
     def sinks(self) -> list[WindowStep]:
         """The steps written into an output, in query order."""
@@ -114,9 +116,11 @@ def plan_job(
     input_name: str,
     event_time: str,
     schema: Mapping[str, pl.DataType] | None = None,
+    references: Mapping[str, str | None] | None = None,
 ) -> JobPlan:
     """The plan of ``query`` over ``input_name`` (its event time ``event_time``); ``schema``:
-    a capture's columns and types, to type the input table."""
+    a capture's columns and types, to type the input table; ``references``: the job's
+    reference inputs (name -> datasource type), which a JOIN step may read."""
     if query is None:
         return JobPlan(
             input_name, event_time, (Column(event_time, ColumnType.TIMESTAMP),), (), (), ()
@@ -146,11 +150,23 @@ def plan_job(
         names = _names(view)
         into = None if step.name.lower() in with_steps else step.name
         steps.append(WindowStep(step, view.name if view else input_name, names, own, (), into))
-    types = _types(found, views, steps, event_time, schema or {})
+    joins: list[JoinStep] = []
+    if references:
+        kept, joins = plan_joins(
+            query, input_name, views, references, [(n.step, n.reason) for n in skipped]
+        )
+        skipped = [NotTranslated(step, reason) for step, reason in kept.items()]
+    left = [(j, c) for j in joins for c in j.left_columns()]
+    types = _types(
+        found, views, steps, event_time, schema or {}, [input_column(j, c, views) for j, c in left]
+    )
     steps = [_with_output(s, types) for s in steps]
+    tables, planned = reference_tables(joins, references or {}, views, types)
     order = {name.lower(): i for i, name in enumerate(_statement_order(query))}
     skipped.sort(key=lambda n: order.get(n.step.lower(), len(order)))
-    return JobPlan(input_name, event_time, _tree(types), views, tuple(steps), tuple(skipped))
+    return JobPlan(
+        input_name, event_time, _tree(types), views, tuple(steps), tuple(skipped), planned, tables
+    )
 
 
 def _statement_order(query: str) -> list[str]:
@@ -190,6 +206,7 @@ def _types(
     steps: list[WindowStep],
     event_time: str,
     schema: Mapping[str, pl.DataType],
+    joined: list[str],
 ) -> dict[str, ColumnType]:
     """Every input column the translated steps read, with its type: the capture's where it
     says more than text, else what the query does with it (summed or compared with a
@@ -203,7 +220,7 @@ def _types(
     def conditions(conds: tuple[Condition, ...]) -> None:
         for cond in conds:
             for column in columns_in(cond):
-                note(column, _compared_with(cond, column))
+                note(column, compared_type(cond, column))
             for agg in aggregates_in(cond):
                 aggregate(agg)
 
@@ -224,6 +241,8 @@ def _types(
         conditions(ws.step.filters)
         if ws.step.window.partition_key:
             note(ws.step.window.partition_key, ColumnType.STRING)
+    for column in joined:
+        note(column, ColumnType.STRING)
     lowered = {name.lower(): dtype for name, dtype in schema.items()}
     out: dict[str, ColumnType] = {}
     for column, kind in guessed.items():
@@ -232,21 +251,6 @@ def _types(
         out[column] = kind if captured in (None, ColumnType.STRING) else captured
     out[event_time] = ColumnType.TIMESTAMP
     return out
-
-
-def _compared_with(cond: Condition, column: str) -> ColumnType:
-    """DOUBLE when ``column`` is compared with a number anywhere in ``cond``."""
-    from diagnostics.impact.model import Comparison
-
-    def walk(part: Condition | Comparison) -> bool:
-        if isinstance(part, Comparison):
-            sides = (part.left, part.right)
-            named = any(s is not None and s.column == column for s in sides)
-            number = any(s is not None and isinstance(s.literal, float | int) for s in sides)
-            return named and number
-        return any(walk(p) for p in part.parts)
-
-    return ColumnType.DOUBLE if walk(cond) else ColumnType.STRING
 
 
 def _from_polars(dtype: pl.DataType) -> ColumnType | None:

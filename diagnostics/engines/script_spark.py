@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from diagnostics.engines.job_plan import Column, JobPlan, View, WindowStep
+from diagnostics.engines.job_plan import JobPlan, View, WindowStep
+from diagnostics.engines.join_plan import Join
 from diagnostics.engines.policy import SparkRules
 from diagnostics.engines.sql_text import (
+    Column,
     aggregate_sql,
     condition_sql,
     quoted,
@@ -88,9 +90,9 @@ def _window(step: WindowStep, event_time: str) -> str:
     if w.kind is WindowKind.SESSION:
         return f'F.session_window({ts}, "{spark_interval(w.size)}").alias("window")'
     size = spark_interval(w.size)
-    step = w.hop if w.kind is WindowKind.HOPPING else w.size
-    start = w.offset % step
-    hop = f', "{spark_interval(step)}"' if w.kind is WindowKind.HOPPING or start else ""
+    every = w.hop if w.kind is WindowKind.HOPPING else w.size
+    start = w.offset % every
+    hop = f', "{spark_interval(every)}"' if w.kind is WindowKind.HOPPING or start else ""
     offset = f', "{spark_interval(start)}"' if start else ""
     return f'F.window({ts}, "{size}"{hop}{offset}).alias("window")'
 
@@ -172,10 +174,12 @@ def spark_script(
         "#: each output: its format and options",
         "SINKS = {",
     ]
-    for into in dict.fromkeys(s.into for s in plan.sinks()):
+    joins = [j for j in plan.joins if j.step.into is not None]
+    for into in dict.fromkeys([*(s.into for s in plan.sinks()), *(j.step.into for j in joins)]):
         lines.append(f'    {into!r}: {{"format": "{FILL_IN}", "options": {{}}}},')
     lines += [
         "}",
+        *_reference_options(plan),
         "#: a folder for the queries' checkpoints (one subfolder per output)",
         f'CHECKPOINTS = "{FILL_IN}"',
         "# ---------------------------------------------------------------------------",
@@ -214,6 +218,14 @@ def spark_script(
             name += "_"
         functions.append(name)
         lines += ["", "", *_aggregate_step(step, plan.event_time, arg, name)]
+    if plan.references:
+        lines += ["", "", *_reference_reader(plan)]
+    for join in joins:
+        name = function_name(join.step.name)
+        while name in functions:
+            name += "_"
+        functions.append(name)
+        lines += ["", "", *_join_step(join, plan, name)]
     lines += [
         "",
         "",
@@ -239,9 +251,12 @@ def spark_script(
         lines.append(
             f"    {function_name(view.name).removeprefix('step_')} = {function_name(view.name)}(events)"
         )
+    for ref in plan.references:
+        lines.append(f"    {_ref_variable(ref.name)} = read_reference(spark, {ref.name!r})")
     lines.append("    return [")
     taken: set[str] = set()
-    for step, fn in zip(plan.sinks(), functions, strict=True):
+    sinks = plan.sinks()
+    for step, fn in zip(sinks, functions[: len(sinks)], strict=True):
         arg = (
             "events"
             if step.reads == plan.input
@@ -253,6 +268,17 @@ def spark_script(
             name += "_"
         taken.add(name)
         lines.append(f"        write({fn}({arg}), {step.into!r}, {name!r}),")
+    for join, fn in zip(joins, functions[len(sinks) :], strict=True):
+        j = join.step
+        assert j.into is not None
+        left = "events" if j.left == plan.input else function_name(j.left).removeprefix("step_")
+        name = query_name(j.into)
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        lines.append(
+            f"        write({fn}({left}, {_ref_variable(j.reference)}), {j.into!r}, {name!r}),"
+        )
     lines += [
         "    ]",
         "",
@@ -268,3 +294,63 @@ def spark_script(
         "    main()",
     ]
     return tuple(lines)
+
+
+def _ref_variable(name: str) -> str:
+    return "reference_" + re.sub(r"\W+", "_", name).strip("_").lower()
+
+
+def _reference_options(plan: JobPlan) -> list[str]:
+    if not plan.references:
+        return []
+    lines = ["#: each reference input: its format and options (read as a static DataFrame)"]
+    lines.append("REFERENCES = {")
+    for ref in plan.references:
+        hint = _HINTS.get((ref.source_type or "").lower())
+        lines.append(f"    # {hint}" if hint else "    # its format and options")
+        lines.append(f'    {ref.name!r}: {{"format": "{FILL_IN}", "options": {{}}}},')
+    return [*lines, "}"]
+
+
+def _reference_reader(plan: JobPlan) -> list[str]:
+    lines = ["REFERENCE_SCHEMAS = {"]
+    for ref in plan.references:
+        lines.append(f"    {ref.name!r}: StructType([")
+        lines += _schema(ref.columns, "        ")
+        lines.append("    ]),")
+    return [
+        *lines,
+        "}",
+        "",
+        "",
+        "def read_reference(spark: SparkSession, name: str) -> DataFrame:",
+        '    """A reference input, read whole: a stream-static join looks each event up in it."""',
+        "    spec = REFERENCES[name]",
+        '    reader = spark.read.format(spec["format"]).options(**spec["options"])',
+        "    return reader.schema(REFERENCE_SCHEMAS[name]).load()",
+    ]
+
+
+def _join_step(join: Join, plan: JobPlan, name: str) -> list[str]:
+    """A JOIN with a reference input: a stream-static inner join."""
+    j = join.step
+    left = "events" if j.left == plan.input else function_name(j.left).removeprefix("step_")
+    ref = _ref_variable(j.reference)
+    on = [f"{quoted(j.left_alias)}.{quoted(a)} = {quoted(j.reference_alias)}.{quoted(b)}"
+          for a, b in j.keys]  # fmt: skip
+    on += [condition_sql(c, quoted) for c in j.on]
+    chain = [
+        f"{left}.alias({j.left_alias!r})",
+        f'.join({ref}.alias({j.reference_alias!r}), {_expr(" AND ".join(on))}, "inner")',
+    ]
+    for cond in j.filters:
+        chain.append(f".where({_expr(condition_sql(cond, quoted))})")
+    items = ", ".join(f"{_expr(quoted(path))}.alias({out!r})" for path, out in j.items)
+    chain.append(f".select({items})")
+    return [
+        f"def {name}({left}: DataFrame, {ref}: DataFrame) -> DataFrame:",
+        f'    """step {quoted(j.name)}: a JOIN with the reference input {quoted(j.reference)}."""',
+        "    return (",
+        *(f"        {part}" for part in chain),
+        "    )",
+    ]

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from diagnostics.durations import MS
-from diagnostics.engines.job_plan import Column, JobPlan, View, WindowStep
+from diagnostics.engines.job_plan import JobPlan, View, WindowStep
+from diagnostics.engines.join_plan import Join, Reference
 from diagnostics.engines.policy import FlinkRules
 from diagnostics.engines.sql_text import (
+    Column,
     aggregate_sql,
     condition_sql,
     config_duration,
@@ -48,14 +50,16 @@ _FORMAT = (
 )
 
 
-def connector_block(table: str, source_type: str | None, *, output: bool = False) -> list[str]:
+def connector_block(
+    table: str, source_type: str | None, *, output: bool = False, reference: bool = False
+) -> list[str]:
     """The ``WITH (...)`` of ``table``: only a marked placeholder and a hint."""
     hint = _HINTS.get((source_type or "").lower())
-    what = "output" if output else "input"
+    what = "output" if output else "reference input" if reference else "input"
     lines = [") WITH (", f"  -- {FILL_IN}: the connector options of the {what} {quoted(table)}"]
     if hint:
         lines.append(f"  --   {hint}")
-    lines.append(f"  --   {_FORMAT}" if not output else "  --   'format' = 'json'")
+    lines.append("  --   'format' = 'json'" if output or reference else f"  --   {_FORMAT}")
     lines += [f"  'connector' = '{FILL_IN}'", ");"]
     return lines
 
@@ -180,24 +184,87 @@ def flink_sql_script(
             lines.append(f"CREATE TEMPORARY VIEW {quoted(step.step.name)} AS")
             body = select_sql(step, plan.event_time)
             lines += [*body[:-1], body[-1] + ";"]
-    sinks = plan.sinks()
-    for into in dict.fromkeys(s.into for s in sinks):
-        assert into is not None
-        first = next(s for s in sinks if s.into == into)
-        lines += ["", f"-- the output {quoted(into)}", f"CREATE TABLE {quoted(into)} ("]
-        cols = _columns(first.output)
-        cols[-1] = cols[-1].rstrip(",")
-        lines += cols
-        lines += connector_block(into, output_type, output=True)
-    if not sinks:
-        lines += ["", "-- no windowed output to write: see the steps not translated above"]
-        return tuple(lines)
+    for ref in plan.references:
+        lines += ["", *reference_sql(ref)]
+    outputs: dict[str, tuple[Column, ...]] = {}
     inserts: list[str] = []
-    for step in sinks:
+    for step in plan.sinks():
         assert step.into is not None
+        outputs.setdefault(step.into, step.output)
         inserts += ["", f"-- {step.step.describe()}", f"INSERT INTO {quoted(step.into)}"]
         body = select_sql(step, plan.event_time)
         inserts += [*body[:-1], body[-1] + ";"]
-    if len(sinks) == 1:
+    for join in plan.joins:
+        j = join.step
+        body = join_sql(join, plan)
+        if j.into is None:
+            lines += ["", f"-- WITH step {quoted(j.name)}: a JOIN with the reference input "
+                      f"{quoted(j.reference)}", f"CREATE TEMPORARY VIEW {quoted(j.name)} AS"]  # fmt: skip
+            lines += [*body[:-1], body[-1] + ";"]
+            continue
+        outputs.setdefault(j.into, join.output)
+        inserts += ["", f"-- step {quoted(j.name)}: a JOIN with the reference input "
+                    f"{quoted(j.reference)}", f"INSERT INTO {quoted(j.into)}"]  # fmt: skip
+        inserts += [*body[:-1], body[-1] + ";"]
+    for into, columns in outputs.items():
+        lines += ["", f"-- the output {quoted(into)}", f"CREATE TABLE {quoted(into)} ("]
+        cols = _columns(columns)
+        cols[-1] = cols[-1].rstrip(",")
+        lines += cols
+        lines += connector_block(into, output_type, output=True)
+    if not inserts:
+        lines += ["", "-- no output to write: see the steps not translated above"]
+        return tuple(lines)
+    if inserts.count("") == 1:
         return tuple(lines + inserts)
     return (*lines, "", "EXECUTE STATEMENT SET", "BEGIN", *inserts[1:], "END;")
+
+
+#: The version time a reference table's rows are valid from.
+VALID_FROM = "valid_from"
+
+
+def reference_sql(ref: Reference) -> list[str]:
+    """The reference table: its columns, key and version time for the temporal join."""
+    names = {c.name.lower() for c in ref.columns}
+    valid = VALID_FROM
+    while valid in names:
+        valid = "_" + valid
+    lines = [
+        f"-- the reference input {quoted(ref.name)}: ASA joins each event with the reference "
+        "data valid at its time;",
+        "-- here an event-time temporal join on its key. A snapshot read whole is valid from "
+        f"the start of time ({quoted(valid)});",
+        "-- for reference data that changes, take each row's time from the data (ASA: the "
+        "{date}/{time} of its blob)",
+        f"CREATE TABLE {quoted(ref.name)} (",
+        *_columns(ref.columns),
+        f"  {quoted(valid)} AS TO_TIMESTAMP_LTZ(0, 3),",
+        f"  WATERMARK FOR {quoted(valid)} AS {quoted(valid)},",
+        f"  PRIMARY KEY ({', '.join(quoted(k) for k in ref.key)}) NOT ENFORCED",
+    ]
+    return lines + connector_block(ref.name, ref.source_type, reference=True)
+
+
+def join_sql(join: Join, plan: JobPlan) -> list[str]:
+    """The ``SELECT`` of a JOIN step (no trailing semicolon)."""
+    j = join.step
+    view = next((v for v in plan.views if v.name == j.left), None)
+    time = plan.event_time
+    if view is not None and view.columns is not None:
+        time = next((n for n, c in view.columns if c.lower() == time.lower()), time)
+    items = [f"{quoted(path)} AS {quoted(name)}" for path, name in j.items]
+    on = [f"{quoted(j.left_alias)}.{quoted(a)} = {quoted(j.reference_alias)}.{quoted(b)}"
+          for a, b in j.keys]  # fmt: skip
+    on += [condition_sql(c, quoted) for c in j.on]
+    lines = [
+        "SELECT " + ",\n       ".join(items),
+        f"FROM {quoted(j.left)} AS {quoted(j.left_alias)}",
+        f"JOIN {quoted(j.reference)} FOR SYSTEM_TIME AS OF "
+        f"{quoted(j.left_alias)}.{quoted(time)} AS {quoted(j.reference_alias)}",
+        "  ON " + " AND ".join(on),
+    ]
+    if j.filters:
+        parts = [condition_sql(c, quoted) for c in j.filters]
+        lines.append("WHERE " + " AND ".join(f"({p})" if len(parts) > 1 else p for p in parts))
+    return lines

@@ -10,6 +10,7 @@ identifier is quoted, whatever it holds, so a name like ``telemetry-eh`` or a re
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 
 from diagnostics.durations import DAY, HOUR, MINUTE, MS, SECOND
@@ -38,6 +39,15 @@ class ColumnType(StrEnum):
             ColumnType.TIMESTAMP: "TimestampType()",
             ColumnType.WINDOW_TIME: "TimestampType()",
         }[self]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of a table: its name and type (``fields``: a record's fields)."""
+
+    name: str
+    type: ColumnType | None
+    fields: tuple[Column, ...] = ()
 
 
 def quoted(name: str) -> str:

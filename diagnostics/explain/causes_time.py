@@ -160,7 +160,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "is the smaller of the two), or, better where a sender column is in order within "
             "itself, each sender gets its own timeline with OVER (no out-of-order adjustment, "
             f"and punctual senders are not held back; {TIMESTAMP_BY}). The late tolerance "
-            "makes a silent timeline wait that much longer: the impact below shows the output "
+            "makes a silent timeline wait that much longer: the impact below shows the release "
             "delay the fix adds without OVER, and a what-if sweep of the capture weighs it "
             "against the events kept."
         ),

@@ -415,3 +415,15 @@ def read_steps(text: str, input_name: str) -> QuerySteps:
         elif isinstance(result, Skipped):
             skipped.append(result)
     return QuerySteps(tuple(steps), tuple(skipped), tuple(reader.projections))
+
+
+#: For readers of the step shapes replay leaves out (a JOIN with reference data,
+#: :mod:`diagnostics.engines.join_plan`): a comma-separated list and an item's alias, read as
+#: this module reads them.
+split_items = _split
+item_alias = _alias
+
+
+def statements(text: str) -> list[tuple[str, tuple[Token, ...], bool]]:
+    """The query's WITH steps and top-level statements: (name, tokens, is a WITH step)."""
+    return [(s.name, s.tokens, s.is_with) for s in _statements(tokenize(text))]

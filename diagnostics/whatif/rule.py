@@ -27,7 +27,7 @@ class Optimise(StrEnum):
 @dataclass(frozen=True)
 class Rule:
     """``budget_pct``: the share of events (adjusted + dropped, %) a recommended setting may
-    leave; ``no_difference_s``: a setting with OVER or PARTITION BY must lower the p95 output
+    leave; ``no_difference_s``: a setting with OVER or PARTITION BY must lower the p95 release
     delay by more than this against the best setting without that clause, else the simpler
     one is recommended (a query change that measures no difference is not written)."""
 

@@ -47,8 +47,9 @@ def test_the_portal_export_is_translated_whole_and_written_to_a_file(tmp_path, c
     assert "CREATE TEMPORARY VIEW `Readings` AS" in script
     assert "INSERT INTO `device-stats`" in script
     assert "INSERT INTO `minute-counts`" in script
+    # the JOIN with the reference input: an event-time temporal join
+    assert "JOIN `devices` FOR SYSTEM_TIME AS OF `r`.`event_time` AS `d`" in script
     for left_out in ("step Smoothed: SlidingWindow(2m) has no equivalent",
-                     "step alerts: JOIN is not translated",
                      "step smoothed-values: no window aggregate; its rows are step Smoothed's results"):  # fmt: skip
         assert f"  - {left_out}" in text
         assert f"--   {left_out}" in script
@@ -121,5 +122,6 @@ def test_translate_errors_are_one_line(tmp_path, capsys) -> None:
     )
     assert "F.session_window(F.col('`event_time`'), \"10 minutes\")" in capsys.readouterr().out
     argv = ["translate", "--job-definition", str(JOB), "--to", "spark"]
-    assert main([*argv, "--out", str(tmp_path / "missing" / "x.py")]) == 2
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    assert main([*argv, "--out", str(tmp_path / "a-file" / "x.py")]) == 2
     assert "--out " in capsys.readouterr().err

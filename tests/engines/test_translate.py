@@ -252,3 +252,43 @@ def test_the_events_that_moved_the_watermark_forward_are_named() -> None:
     # without the fast clock, nothing to name
     plain = replay_rules(_events([r for r in rows if r[0] == "good"]), rules).outcomes
     assert watermark_pushers(plain, rules) is None
+
+
+def test_a_join_with_reference_data_is_a_temporal_join_in_flink_and_a_static_one_in_spark() -> None:
+    refs = {"devices": "Microsoft.Storage/Blob"}
+    plan = plan_job(QUERY, "telemetry-eh", "event_time", None, refs)
+    assert "alerts" not in {n.step for n in plan.not_translated}
+    (join,) = plan.joins
+    assert (join.step.left, join.step.reference, join.step.keys) == (
+        "Readings",
+        "devices",
+        (("device_id", "device_id"),),
+    )
+    (devices,) = plan.references
+    assert [c.name for c in devices.columns] == ["device_id", "site"]
+    assert devices.key == ("device_id",)
+    sql = "\n".join(translate(POLICY, 10 * SECOND, Target.FLINK_SQL, plan=plan).script)
+    assert "  PRIMARY KEY (`device_id`) NOT ENFORCED" in sql
+    assert "  WATERMARK FOR `valid_from` AS `valid_from`," in sql
+    assert (
+        "JOIN `devices` FOR SYSTEM_TIME AS OF `r`.`event_time` AS `d`\n  ON `r`.`device_id` = `d`.`device_id`;"
+        in sql
+    )
+    spark = "\n".join(translate(POLICY, 10 * SECOND, Target.SPARK, plan=plan).script)
+    compile(spark, "translated.py", "exec")
+    assert "reference_devices = read_reference(spark, 'devices')" in spark
+    assert (
+        ".join(reference_devices.alias('d'), F.expr('`r`.`device_id` = `d`.`device_id`'), \"inner\")"
+        in spark
+    )
+    # a join with another stream, or without an equality of the two sides, stays out
+    other = QUERY.replace(
+        "JOIN devices d ON r.device_id = d.device_id", "JOIN devices d ON r.v > d.max_v"
+    )
+    plan = plan_job(other, "telemetry-eh", "event_time", None, refs)
+    reasons = {n.step: n.reason for n in plan.not_translated}
+    assert reasons["alerts"].startswith("JOIN ... ON without an equality of the two sides' columns")
+    plan = plan_job(QUERY, "telemetry-eh", "event_time", None, {"other": None})
+    assert {n.step: n.reason for n in plan.not_translated}["alerts"] == (
+        "JOIN with devices, not a reference input, is not translated"
+    )

@@ -31,6 +31,7 @@ from diagnostics.jobdef import job_policy, read_job_definition
 from tests.engines.real.flink_engine import flink_problem
 from tests.engines.real.translated import (
     JOB,
+    expected_alerts,
     fill_flink,
     flink_time,
     job_capture,
@@ -38,6 +39,7 @@ from tests.engines.real.translated import (
     run_flink_sql,
     run_pyspark,
     write_csv,
+    write_reference,
 )
 
 pytestmark = pytest.mark.slow
@@ -113,7 +115,8 @@ def test_the_flink_sql_script_runs_in_flink_with_the_predicted_windows(tmp_path:
     # as printed: every identifier quoted, the watermark on the input, placeholders to fill
     assert "CREATE TABLE `telemetry-eh` (" in script
     assert "WATERMARK FOR `event_time` AS `event_time` - INTERVAL '0.001' SECOND" in script
-    assert script.count("'connector' = 'FILL IN'") == 3  # the input and two outputs
+    assert script.count("'connector' = 'FILL IN'") == 5  # input, reference, three outputs
+    assert "JOIN `devices` FOR SYSTEM_TIME AS OF `r`.`event_time` AS `d`" in script
     assert (
         "HOP(TABLE `Readings`, DESCRIPTOR(`event_time`), INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)"
         in script
@@ -122,7 +125,12 @@ def test_the_flink_sql_script_runs_in_flink_with_the_predicted_windows(tmp_path:
     source.write_text(
         "".join(json_line(e, values) + "\n" for e in capture.events), encoding="utf-8"
     )
-    printed = run_flink_sql(fill_flink(script, source), tmp_path / "flink")
+    reference = write_reference(tmp_path / "devices.json")
+    printed = run_flink_sql(fill_flink(script, source, reference), tmp_path / "flink")
+    # the JOIN with the reference data: an event-time temporal join, every reading kept
+    alerts = sorted((d, float(v), site, float(limit)) for d, v, site, limit in printed["alerts"])
+    assert alerts == expected_alerts(capture, values)
+    assert alerts
     outcomes = _replayed(data["measured"]["replay"], tmp_path)
     plan, rules = _plan_and_rules(Target.FLINK_SQL, csv, MS)
     assert int(outcomes["dropped"].sum()) > 0  # the fast clock makes events late
@@ -158,6 +166,12 @@ def test_the_pyspark_script_runs_in_spark_with_the_predicted_windows(
     outputs = run_pyspark(spark, script, capture, values, 2_000, tmp_path / "spark")
     outcomes = _replayed(data["measured"]["replay"], tmp_path)
     plan, rules = _plan_and_rules(Target.SPARK, csv, MS)
+    # the JOIN with the reference data: a stream-static join, every reading kept
+    alerts = sorted(
+        (r["device_id"], r["value"], r["site"], r["max_value"]) for r in outputs["alerts"]
+    )
+    assert alerts == expected_alerts(capture, values)
+    assert alerts
     assert int(outcomes["dropped"].sum()) > 0
     final_ms = max(e.event_ms for e in capture.events) - 0  # watermark delay 0 s
     from diagnostics.engines.script_spark import query_name

@@ -99,20 +99,49 @@ def json_line(e: Event, values: dict[str, float | None]) -> str:
     )
 
 
-def fill_flink(script: str, source: Path) -> str:
-    """The connector options filled in: the input read from ``source`` (JSON lines), every
-    output printed with its name; the watermark emitted after every record."""
+#: the reference data the sample job joins: each device's site and limit
+REFERENCE = {f"dev-{i}": (("north", "south")[i % 2], 20.0 + i) for i in range(DEVICES)}
+
+
+def write_reference(path: Path) -> Path:
+    """The reference input ``devices`` as JSON lines."""
+    path.write_text(
+        "".join(
+            json.dumps({"device_id": d, "site": site, "max_value": limit}) + "\n"
+            for d, (site, limit) in REFERENCE.items()
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def expected_alerts(capture: Capture, values: dict[str, float | None]) -> list[tuple[Any, ...]]:
+    """The sample job's JOIN, by hand: every reading above its device's limit."""
+    rows = []
+    for e in capture.events:
+        value, (site, limit) = values[e.id], REFERENCE[device_of(e.id)]
+        if value is not None and value > limit:
+            rows.append((device_of(e.id), value, site, limit))
+    return sorted(rows)
+
+
+def fill_flink(script: str, source: Path, reference: Path) -> str:
+    """The connector options filled in: the input read from ``source`` and the reference
+    input from ``reference`` (JSON lines), every output printed with its name; the watermark
+    emitted after every record."""
     filled = []
     for statement in script.split(";\n"):
         table = re.search(r"CREATE TABLE `([^`]+)`", statement)
         if table and "'connector' = 'FILL IN'" in statement:
-            output = "WATERMARK FOR" not in statement
-            options = (
-                f"'connector' = 'print', 'print-identifier' = '{table.group(1)}'"
-                if output
-                else f"'connector' = 'filesystem', 'path' = '{source}', 'format' = 'json', "
-                "'json.timestamp-format.standard' = 'ISO-8601'"
-            )
+            if "PRIMARY KEY" in statement:
+                options = f"'connector' = 'filesystem', 'path' = '{reference}', 'format' = 'json'"
+            elif "WATERMARK FOR" in statement:
+                options = (
+                    f"'connector' = 'filesystem', 'path' = '{source}', 'format' = 'json', "
+                    "'json.timestamp-format.standard' = 'ISO-8601'"
+                )
+            else:
+                options = f"'connector' = 'print', 'print-identifier' = '{table.group(1)}'"
             statement = statement.replace("'connector' = 'FILL IN'", options)
         filled.append(statement)
     text = ";\n".join(filled)
@@ -206,6 +235,8 @@ def run_pyspark(
     }
     namespace["SINKS"] = {name: {"format": "memory", "options": {}} for name in namespace["SINKS"]}
     namespace["CHECKPOINTS"] = str(workdir / "checkpoints")
+    reference = write_reference(workdir / "devices.json")
+    namespace["REFERENCES"] = {"devices": {"format": "json", "options": {"path": str(reference)}}}
     namespace["TRIGGER"] = "0 seconds"
     batches = micro_batches(capture, trigger_ms)
     mtime = time.time() - len(batches) - 10
@@ -229,17 +260,17 @@ def run_pyspark(
                 queries = namespace["start"](spark)
             for query in queries:
                 query.processAllAvailable()
-        names = [q.name for q in queries]
-        return {
-            name: [
-                row.asDict()
-                for row in spark.sql(
-                    f"SELECT *, unix_millis(window_start) AS start_ms, "
-                    f"unix_millis(window_end) AS end_ms FROM {name}"
-                ).collect()
-            ]
-            for name in names
-        }
+        out: dict[str, list[dict[str, Any]]] = {}
+        for query in queries:
+            table = spark.table(query.name)
+            if "window_start" in table.columns:  # the times as ms, whatever the local zone
+                table = table.selectExpr(
+                    "*",
+                    "unix_millis(window_start) AS start_ms",
+                    "unix_millis(window_end) AS end_ms",
+                )
+            out[query.name] = [row.asDict() for row in table.collect()]
+        return out
     finally:
         for query in queries:
             query.stop()
