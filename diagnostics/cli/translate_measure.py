@@ -53,6 +53,12 @@ def measure(
         "same_as_literal": rec.rules == rec.current,
         "budget_pct": rec.rule.budget_pct,
     }
+    lateness = getattr(rec.rules, "allowed_lateness_ns", 0)
+    if args.to == "flink-sql" and lateness:
+        measured["recommended"]["note"] = (
+            "Flink SQL's window table functions have no allowedLateness: this setting needs "
+            "the DataStream API (--to flink-datastream)"
+        )
     pushed = watermark_pushers(other.outcomes, rules)
     measured["watermark_pushers"] = None if pushed is None else pushed.to_dict()
     measured["watermark_pushers_text"] = (

@@ -101,6 +101,8 @@ def measured_text(m: dict[str, Any], engine: str) -> list[str]:
         ),
         f"  replay it: {m['replay']}",
     ]
+    if rec.get("note"):
+        lines.append(f"  note: {rec['note']}")
     if not rec["same_as_literal"]:
         lines.append(f"  replay the recommendation: {rec['replay']}")
     return lines
