@@ -117,6 +117,10 @@ def translate(
             "waiting for a silent partition after it)"
         )
     not_translated = tuple(f"step {n.step}: {n.reason}" for n in plan.not_translated)
+    if target is Target.FLINK_DATASTREAM:
+        # the DataStream settings carry no query: --to flink-sql writes the steps
+        not_translated = ()
+        mapping.append("the query's steps: --to flink-sql writes them (as SQL)")
     header = [
         *mapping,
         *(["not translated:"] if not_translated else []),

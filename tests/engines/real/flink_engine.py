@@ -91,16 +91,22 @@ def flink_problem() -> str | None:
 
 
 def _classes(workdir: Path) -> Path:
-    """FlinkWindowCount compiled, cached in .venv-flink by the source's hash."""
+    """FlinkWindowCount compiled (see :func:`compiled`)."""
+    return compiled(SOURCE, workdir)
+
+
+def compiled(source: Path, workdir: Path) -> Path:
+    """The Java program ``source`` compiled against the package's jars, cached in
+    .venv-flink by the source's hash."""
     lib = flink_lib()
     assert lib is not None
-    digest = hashlib.sha1(SOURCE.read_bytes()).hexdigest()[:12]
-    out = VENV / "engine-check" / digest
-    if not (out / "FlinkWindowCount.class").exists():
-        scratch = workdir / "classes"
+    digest = hashlib.sha1(source.read_bytes()).hexdigest()[:12]
+    out = VENV / "engine-check" / f"{source.stem}-{digest}"
+    if not (out / f"{source.stem}.class").exists():
+        scratch = workdir / f"classes-{source.stem}"
         scratch.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["javac", "-nowarn", "-cp", f"{lib}/*", "-d", str(scratch), str(SOURCE)],
+            ["javac", "-nowarn", "-cp", f"{lib}/*", "-d", str(scratch), str(source)],
             check=True,
             capture_output=True,
             text=True,

@@ -15,13 +15,11 @@ files cut on the translated trigger's ticks.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import time
 from datetime import datetime
@@ -29,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.engines.real.captures import T0_MS, Capture, Event, iso
-from tests.engines.real.flink_engine import FLINK_CONFIG, JAVA_OPTS, VENV, flink_lib
+from tests.engines.real.flink_engine import FLINK_CONFIG, JAVA_OPTS, compiled, flink_lib
 from tests.engines.real.spark_engine import micro_batches, runs
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -151,30 +149,10 @@ def fill_flink(script: str, source: Path, reference: Path) -> str:
     return text
 
 
-def _classes(workdir: Path) -> Path:
-    lib = flink_lib()
-    assert lib is not None
-    digest = hashlib.sha1(SOURCE.read_bytes()).hexdigest()[:12]
-    out = VENV / "engine-check" / f"sql-{digest}"
-    if not (out / "FlinkSqlScript.class").exists():
-        scratch = workdir / "classes"
-        scratch.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["javac", "-nowarn", "-cp", f"{lib}/*", "-d", str(scratch), str(SOURCE)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if not out.exists():
-            shutil.copytree(scratch, out)
-    return out
-
-
 def run_flink_sql(script: str, workdir: Path, timeout_s: float = 600) -> dict[str, list[list[str]]]:
     """The filled script run by Flink; the rows each output printed (``+I`` rows only)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    classes = _classes(workdir)
+    classes = compiled(SOURCE, workdir)
     path = workdir / "job.sql"
     path.write_text(script, encoding="utf-8")
     (workdir / "config.yaml").write_text(FLINK_CONFIG, encoding="utf-8")
