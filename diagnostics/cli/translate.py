@@ -21,13 +21,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``translate`` command."""
     parser = subparsers.add_parser(
         "translate",
-        help="an ASA job's time handling as Flink or Spark settings, with the measured difference",
+        help="an ASA job as a Flink SQL or PySpark script, with the measured difference",
         description=(
-            "Translate an ASA job's event ordering settings (late arrival and out-of-order "
-            "tolerances, TIMESTAMP BY, the query's TumblingWindow) into Flink SQL, Flink "
-            "DataStream or Spark Structured Streaming settings, list what has no equivalent, "
-            "and with --events replay the capture under both rule sets to measure the events "
-            "ASA keeps that the other engine would drop and the emission delay each gives."
+            "Translate an ASA job into a Flink SQL script for Flink's SQL client or a PySpark "
+            "Structured Streaming script (Flink DataStream: the settings only): the input "
+            "with its watermark (TIMESTAMP BY, the out-of-order and late arrival tolerances), "
+            "each WITH step, each windowed output (tumbling, hopping and session windows, "
+            "COUNT/SUM/AVG/MIN/MAX, WHERE, HAVING) and a JOIN with reference data, with only "
+            "the connector options left to fill in; list what has no equivalent and the steps "
+            "not translated. With --events, replay the capture under both rule sets: the "
+            "events ASA keeps that the other engine would drop and why, the emission delay "
+            "each gives, and the engine's recommended setting (docs/engines.md, "
+            '"Translating an ASA job").'
         ),
     )
     parser.add_argument(
@@ -43,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--window", type=duration_arg, metavar="DURATION",
-        help="the tumbling window size (default: the query's first TumblingWindow)",
+        help="the tumbling window the measurement replays with (default: the query's first "
+        "TumblingWindow, else its first HoppingWindow's hop)",
     )  # fmt: skip
     parser.add_argument(
         "--trigger", type=duration_arg, default=DEFAULT_TRIGGER_NS, metavar="DURATION",

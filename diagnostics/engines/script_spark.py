@@ -9,6 +9,7 @@ and returns them (a test or a notebook can call it after setting the options).
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Sequence
 
@@ -43,6 +44,16 @@ _HINTS = {
 def function_name(step: str) -> str:
     """A Python name for a step: ``step_device_stats``."""
     return "step_" + re.sub(r"\W+", "_", step).strip("_").lower()
+
+
+def variable(step: str) -> str:
+    """The Python variable holding a WITH step's frame: ``readings``; ``view_...`` where the
+    name would be a keyword, start with a digit or clash with the script's own names."""
+    name = function_name(step).removeprefix("step_")
+    taken = {"events", "spark", "F", "frame", "name", "output", "sink"}
+    if keyword.iskeyword(name) or not name.isidentifier() or name in taken:
+        name = f"view_{name}"
+    return name
 
 
 def query_name(output: str) -> str:
@@ -208,11 +219,7 @@ def spark_script(
         lines += ["", "", *_view(view)]
     functions: list[str] = []
     for step in plan.sinks():
-        arg = (
-            "events"
-            if step.reads == plan.input
-            else function_name(step.reads).removeprefix("step_")
-        )
+        arg = "events" if step.reads == plan.input else variable(step.reads)
         name = function_name(step.step.name)
         while name in functions:
             name += "_"
@@ -248,20 +255,14 @@ def spark_script(
         "    events = read_input(spark)",
     ]
     for view in plan.views:
-        lines.append(
-            f"    {function_name(view.name).removeprefix('step_')} = {function_name(view.name)}(events)"
-        )
+        lines.append(f"    {variable(view.name)} = {function_name(view.name)}(events)")
     for ref in plan.references:
         lines.append(f"    {_ref_variable(ref.name)} = read_reference(spark, {ref.name!r})")
     lines.append("    return [")
     taken: set[str] = set()
     sinks = plan.sinks()
     for step, fn in zip(sinks, functions[: len(sinks)], strict=True):
-        arg = (
-            "events"
-            if step.reads == plan.input
-            else function_name(step.reads).removeprefix("step_")
-        )
+        arg = "events" if step.reads == plan.input else variable(step.reads)
         assert step.into is not None
         name = query_name(step.into)
         while name in taken:
@@ -271,7 +272,7 @@ def spark_script(
     for join, fn in zip(joins, functions[len(sinks) :], strict=True):
         j = join.step
         assert j.into is not None
-        left = "events" if j.left == plan.input else function_name(j.left).removeprefix("step_")
+        left = "events" if j.left == plan.input else variable(j.left)
         name = query_name(j.into)
         while name in taken:
             name += "_"
@@ -334,7 +335,7 @@ def _reference_reader(plan: JobPlan) -> list[str]:
 def _join_step(join: Join, plan: JobPlan, name: str) -> list[str]:
     """A JOIN with a reference input: a stream-static inner join."""
     j = join.step
-    left = "events" if j.left == plan.input else function_name(j.left).removeprefix("step_")
+    left = "events" if j.left == plan.input else variable(j.left)
     ref = _ref_variable(j.reference)
     on = [f"{quoted(j.left_alias)}.{quoted(a)} = {quoted(j.reference_alias)}.{quoted(b)}"
           for a, b in j.keys]  # fmt: skip

@@ -292,3 +292,23 @@ def test_a_join_with_reference_data_is_a_temporal_join_in_flink_and_a_static_one
     assert {n.step: n.reason for n in plan.not_translated}["alerts"] == (
         "JOIN with devices, not a reference input, is not translated"
     )
+
+
+def test_odd_names_stay_valid_in_both_scripts() -> None:
+    query = (
+        "WITH class AS (SELECT device_id, value, ts FROM [in-put] TIMESTAMP BY ts),\n"
+        "[1st] AS (SELECT * FROM [in-put] TIMESTAMP BY ts WHERE value > 0)\n"
+        "SELECT device_id, SUM(value) AS s INTO [o-1] FROM class "
+        "GROUP BY device_id, TumblingWindow(second, 10)\n"
+        "SELECT COUNT(*) INTO [o-2] FROM [1st] GROUP BY TumblingWindow(second, 10)"
+    )
+    plan = plan_job(query, "in-put", "ts")
+    policy = OrderingPolicy(timestamp_by="ts")
+    spark = translate(policy, 10 * SECOND, Target.SPARK, plan=plan).script
+    compile("\n".join(spark), "translated.py", "exec")
+    assert "    view_class = step_class(events)" in spark
+    assert "        write(step_o_1(view_class), 'o-1', 'o_1')," in spark
+    sql = "\n".join(translate(policy, 10 * SECOND, Target.FLINK_SQL, plan=plan).script)
+    assert "CREATE TEMPORARY VIEW `1st` AS\nSELECT *\nFROM `in-put`\nWHERE `value` > 0;" in sql
+    # an aggregate written without a name gets one a table can hold
+    assert "COUNT(*) AS `count_all`" in sql
