@@ -104,20 +104,23 @@ def run(args: argparse.Namespace) -> int:
         plan = plan_job(query, job.input.name, resolved.policy.timestamp_by, schema, references)
     window = args.window
     found = None
+    target = Target(args.to)
+    # the window matters to the measurement and to the DataStream settings only: the scripts
+    # carry the query's own windows
+    needs_window = args.events is not None or target is Target.FLINK_DATASTREAM
     if window is None and plan is not None:
         found = measure_window(plan)
-        if found is None:
+        if found is None and needs_window:
+            what = "the measurement replays with" if args.events else "the DataStream job uses"
             msg = (
                 f"the query of {job.describe_source()} has no TumblingWindow or HoppingWindow "
-                "over the input: give --window SIZE, the tumbling window the measurement "
-                "replays with"
+                f"over the input: give --window SIZE, the tumbling window {what}"
             )
             raise UsageError(msg)
-        window = found.size_ns
-    target = Target(args.to)
+        window = None if found is None else found.size_ns
     translation = translate(
         resolved.policy,
-        window or 60 * 10**9,
+        window,
         target,
         plan=plan,
         title=f"{job.describe_source()}: translated by orderdoc translate --to {target.value}",

@@ -108,7 +108,8 @@ class JobPlan:
 
 def _reason(text: str) -> str:
     """A replay's reason for leaving a step out, in the translation's words."""
-    return text.replace("is not replayed", "is not translated").replace("; events only", "")
+    text = text.replace("is not replayed", "is not translated")
+    return text.replace("; events only", "").replace(" (events only)", "")
 
 
 def plan_job(
@@ -151,11 +152,11 @@ def plan_job(
         into = None if step.name.lower() in with_steps else step.name
         steps.append(WindowStep(step, view.name if view else input_name, names, own, (), into))
     joins: list[JoinStep] = []
-    if references:
+    if any(n.reason.startswith("JOIN") for n in skipped):
         kept, joins = plan_joins(
-            query, input_name, views, references, [(n.step, n.reason) for n in skipped]
+            query, input_name, views, references or {}, [(n.step, n.reason) for n in skipped]
         )
-        skipped = [NotTranslated(step, reason) for step, reason in kept.items()]
+        skipped = [NotTranslated(step, reason) for step, reason in kept]
     left = [(j, c) for j in joins for c in j.left_columns()]
     types = _types(
         found, views, steps, event_time, schema or {}, [input_column(j, c, views) for j, c in left]

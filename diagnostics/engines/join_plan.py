@@ -220,22 +220,22 @@ def plan_joins(
     views: Sequence[View],
     references: Mapping[str, str | None],
     skipped: Sequence[tuple[str, str]],
-) -> tuple[dict[str, str], list[JoinStep]]:
+) -> tuple[list[tuple[str, str]], list[JoinStep]]:
     """The JOIN steps with reference data among the ``skipped`` (step, reason) read, and
     the steps left out with their reason (a JOIN step reader's where it gives one)."""
     names = {v.name.lower(): v.name for v in views}
     joins: list[JoinStep] = []
-    left: dict[str, str] = {}
+    left: list[tuple[str, str]] = []
     shapes = {name.lower(): (name, tokens, is_with) for name, tokens, is_with in statements(query)}
     for step, reason in skipped:
         shape = shapes.get(step.lower())
         if shape is None or not reason.startswith("JOIN"):
-            left[step] = reason
+            left.append((step, reason))
             continue
         try:
             joins.append(read_join(*shape, input_name, names, references))
         except Unsupported as exc:
-            left[step] = str(exc)
+            left.append((step, str(exc)))
     return left, joins
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from diagnostics.durations import MS, SECOND, format_duration
+from diagnostics.durations import MINUTE, MS, SECOND, format_duration
 from diagnostics.engine.policy import EARLY_WINDOW_NS, Action, OrderingPolicy
 from diagnostics.engines.job_plan import JobPlan, plan_job
 from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
@@ -56,7 +56,7 @@ class Translation:
 
 def translate(
     policy: OrderingPolicy,
-    window_ns: int,
+    window_ns: int | None,
     target: Target,
     *,
     plan: JobPlan | None = None,
@@ -67,7 +67,8 @@ def translate(
     output_type: str | None = None,
 ) -> Translation:
     """Translate ``policy`` and the query steps of ``plan`` for ``target`` (``window_ns``: the
-    tumbling window the replay measures with); ``title`` names the job in the script."""
+    tumbling window the replay measures with, ``None`` when nothing is measured: the rules
+    then hold a 1-minute window that no script uses); ``title`` names the job in the script."""
     column = policy.timestamp_by
     if column is None:
         msg = (
@@ -77,6 +78,8 @@ def translate(
         )
         raise UsageError(msg)
     plan = plan or plan_job(None, "input", column)
+    measured = window_ns is not None
+    window_ns = window_ns if window_ns is not None else MINUTE
     ooo = policy.effective_ooo_ns
     late = policy.late_arrival_ns
     mapping = [f"event time: TIMESTAMP BY {column}"]
@@ -137,7 +140,8 @@ def translate(
     else:
         assert isinstance(rules, FlinkRules)
         script = _datastream(rules)
-    mapping.append(f"measured with: tumbling {format_duration(window_ns)} windows")
+    if measured:
+        mapping.append(f"measured with: tumbling {format_duration(window_ns)} windows")
     no_equivalent = _no_equivalent(policy, target) + _window_differences(plan, target)
     return Translation(target, rules, script, tuple(mapping), no_equivalent, not_translated)
 

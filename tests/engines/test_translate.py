@@ -129,7 +129,8 @@ def test_the_plan_has_views_window_steps_and_the_steps_left_out() -> None:
     assert stats.filters == ()  # the view applies Readings' WHERE
     assert stats.column("value") == "v"
     left_out = {n.step: n.reason for n in plan.not_translated}
-    assert left_out["alerts"] == "JOIN is not translated"
+    # without the job's reference inputs, devices is not known as one
+    assert left_out["alerts"] == "JOIN with devices, not a reference input, is not translated"
     assert left_out["Smooth"].startswith("SlidingWindow(2m) has no equivalent")
     # types: compared with a number or aggregated: DOUBLE; otherwise text; the time
     types = {c.name: c.type for c in plan.columns}
@@ -169,7 +170,7 @@ def test_the_flink_sql_script_quotes_every_name_and_writes_each_step() -> None:
     assert text.count("'connector' = 'FILL IN'") == 4  # the input and three outputs
     assert "EXECUTE STATEMENT SET\nBEGIN" in text
     assert text.rstrip().endswith("END;")
-    assert "--   step alerts: JOIN is not translated" in text
+    assert "--   step alerts: JOIN with devices, not a reference input, is not translated" in text
 
 
 def test_the_pyspark_script_is_python_with_each_step() -> None:
