@@ -160,10 +160,10 @@ def test_the_pyspark_script_runs_in_spark_with_the_predicted_windows(
 ) -> None:
     capture, values = job_capture(seed=12)
     csv = write_csv(capture, values, tmp_path / "capture.csv")
-    data = _printed("spark", csv, ["--trigger", "2s"])
+    data = _printed("spark", csv, ["--trigger", "10s"])
     script = data["script"]
     assert "withWatermark('event_time', WATERMARK_DELAY)" in script
-    outputs = run_pyspark(spark, script, capture, values, 2_000, tmp_path / "spark")
+    outputs = run_pyspark(spark, script, capture, values, 10_000, tmp_path / "spark")
     outcomes = _replayed(data["measured"]["replay"], tmp_path)
     plan, rules = _plan_and_rules(Target.SPARK, csv, MS)
     # the JOIN with the reference data: a stream-static join, every reading kept
