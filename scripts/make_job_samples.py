@@ -10,6 +10,12 @@ per device and minute (docs/impact.md).
 read in two ``WITH`` steps and joined, so that ``--input`` must pick one; its ``telemetry``
 is the same as in the scenario samples.
 
+``telemetry.portal-export.json`` is a job as the portal's "Export template" writes it (the
+inputs, outputs and query as child resources): a hyphenated input ``telemetry-eh``, ``WITH``
+steps, a per-device ``HoppingWindow(minute, 5, 1)`` with AVG/MAX/COUNT, a tumbling count with
+HAVING, a ``SlidingWindow`` step and a ``JOIN`` with the reference input ``devices``: the
+sample of ``orderdoc translate`` (docs/engines.md, "Translating an ASA job").
+
 Usage: python scripts/make_job_samples.py [OUT]   (default: sample_logs/jobs)
 """
 
@@ -88,6 +94,46 @@ SELECT
 INTO [counts]
 FROM telemetry TIMESTAMP BY event_time
 GROUP BY device_id, TumblingWindow(minute, 1)
+"""
+
+#: The portal-export sample's query (``orderdoc translate``'s sample).
+PORTAL_QUERY = """-- Telemetry: per-device statistics every minute over the last 5 minutes, readings per
+-- minute, a smoothed value per device and readings above their device's limit.
+WITH Readings AS (
+    SELECT device_id, partition_id, value, event_time
+    FROM [telemetry-eh] TIMESTAMP BY event_time
+    WHERE value IS NOT NULL
+),
+Smoothed AS (
+    SELECT device_id, AVG(value) AS avg_value
+    FROM Readings
+    GROUP BY device_id, SlidingWindow(minute, 2)
+)
+SELECT
+    device_id,
+    System.Timestamp() AS window_end,
+    AVG(value) AS avg_value,
+    MAX(value) AS max_value,
+    COUNT(*) AS readings
+INTO [device-stats]
+FROM Readings
+GROUP BY device_id, HoppingWindow(minute, 5, 1)
+
+SELECT System.Timestamp() AS window_end, COUNT(*) AS readings
+INTO [minute-counts]
+FROM Readings
+GROUP BY TumblingWindow(minute, 1)
+HAVING COUNT(*) > 0
+
+SELECT r.device_id, r.value, d.site, d.max_value
+INTO [alerts]
+FROM Readings r
+JOIN [devices] d ON r.device_id = d.device_id
+WHERE r.value > d.max_value
+
+SELECT device_id, avg_value
+INTO [smoothed-values]
+FROM Smoothed
 """
 
 #: The shape each scenario's definition is written in.
@@ -280,6 +326,58 @@ def az_show(name: str, props: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def portal_export(name: str) -> dict[str, Any]:
+    """The job as the portal's "Export template" writes it: the job, then its inputs,
+    outputs and transformation as child resources named ``[concat(parameters(...), '/x')]``."""
+    param = f"streamingjobs_{name.replace('-', '_')}_name"
+    job = f"[parameters('{param}')]"
+    depends = [f"[resourceId('Microsoft.StreamAnalytics/streamingjobs', {job[1:-1]})]"]
+
+    def child(kind: str, child_name: str, props: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": f"Microsoft.StreamAnalytics/streamingjobs/{kind}",
+            "apiVersion": "2021-10-01-preview",
+            "name": f"[concat(parameters('{param}'), '/{child_name}')]",
+            "dependsOn": depends,
+            "properties": props,
+        }
+
+    hub = _event_hub("telemetry-eh")["properties"]
+    reference = _inputs(True)[1]["properties"]
+    outputs = {
+        o["name"]: o["properties"]
+        for o in _outputs(["device-stats", "minute-counts", "alerts", "smoothed-values"])
+    }
+    job_props = {
+        k: v
+        for k, v in _properties(PORTAL_QUERY, False, []).items()
+        if k not in ("inputs", "outputs", "transformation")
+    }
+    return {
+        "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+        "contentVersion": "1.0.0.0",
+        "parameters": {param: {"defaultValue": name, "type": "String"}},
+        "variables": {},
+        "resources": [
+            {
+                "type": "Microsoft.StreamAnalytics/streamingjobs",
+                "apiVersion": "2021-10-01-preview",
+                "name": job,
+                "location": "West Europe",
+                "properties": job_props,
+            },
+            child("inputs", "telemetry-eh", hub),
+            child("inputs", "devices", reference),
+            *(child("outputs", n, props) for n, props in outputs.items()),
+            child(
+                "transformations",
+                "Transformation",
+                {"streamingUnits": 3, "query": PORTAL_QUERY},
+            ),
+        ],
+    }
+
+
 def _write(path: Path, document: dict[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
@@ -303,6 +401,9 @@ def build(out: Path) -> list[Path]:
     two["inputs"] = [_event_hub("telemetry"), _event_hub("alarms")]
     path = out / "two_inputs.resource.json"
     _write(path, resource("sample-two-inputs", two))
+    written.append(path)
+    path = out / "telemetry.portal-export.json"
+    _write(path, portal_export("telemetry"))
     written.append(path)
     counts = out / "late_senders.counts.asaql"
     counts.write_text(COUNTS, encoding="utf-8")

@@ -108,4 +108,8 @@ def whatif_page() -> None:
     st.dataframe(
         shown.table.drop("events").sort("pct_dropped", "delay_p95_s", nulls_last=True),
         key="engine_table",
+        column_config={
+            "delay_p50_s": "emission delay p50 (s)",
+            "delay_p95_s": "emission delay p95 (s)",
+        },
     )

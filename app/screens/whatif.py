@@ -78,14 +78,14 @@ def render() -> None:
         cols = st.columns(4)
         cols[0].metric("Adjusted", f"{point['pct_adjusted']:.1f} %")
         cols[1].metric("Dropped", f"{point['pct_dropped']:.1f} %")
-        cols[2].metric("Output delay p95", seconds(point["delay_p95_s"]))
-        cols[3].metric("Output delay max", seconds(point["delay_max_s"]))
+        cols[2].metric("Release delay p95", seconds(point["delay_p95_s"]))
+        cols[3].metric("Release delay max", seconds(point["delay_max_s"]))
     for note in result.skipped[:3]:
         st.warning(f"Skipped (ASA rejects it): {note}")
     chart(figures.with_selected(result.figure, point, r, best.setting), "whatif_chart")
     st.markdown(
         f"**Recommended:** {best.setting} ({r['adjusted']:,} adjusted, {r['dropped']:,} "
-        f"dropped, {r['pct_adjusted'] + r['pct_dropped']:.2f} % of the events; p95 output "
+        f"dropped, {r['pct_adjusted'] + r['pct_dropped']:.2f} % of the events; p95 release "
         f"delay {seconds(r['delay_p95_s'])}). The same setting as the Findings page's fix and "
         "`orderdoc whatif`: the best the capture allows under the rule."
     )

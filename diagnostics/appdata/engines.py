@@ -98,7 +98,7 @@ def engine_view(
         table=rec.table,
         recommended=describe_setting(rec.rules),
         recommended_numbers=(
-            f"dropped {row['dropped']:,} ({row['pct_dropped']:g}%), p95 output delay "
+            f"dropped {row['dropped']:,} ({row['pct_dropped']:g}%), p95 emission delay "
             f"{row['delay_p95_s']} s"
         ),
         dropped=int(out["dropped"].sum()),

@@ -199,12 +199,12 @@ def select_point(table: pl.DataFrame, late_s: float, ooo_s: float) -> dict[str, 
 
 def delay_metric(finding: Any) -> tuple[str, str]:
     """The delay shown beside a finding, labelled for what it is: with a capture, the p95
-    output delay the fix (the one recommended setting) measures; otherwise the delay the
+    release delay the fix (the one recommended setting) measures; otherwise the delay the
     cause adds now."""
     impact = finding.impact
     if "fix_output_delay_p95_seconds" in impact:
         value = impact["fix_output_delay_p95_seconds"]
-        return "Output delay p95 with the fix", (
+        return "Release delay p95 with the fix", (
             "never released" if value is None else f"{float(value):,.1f} s"
         )
     delay = impact.get("delay_seconds")

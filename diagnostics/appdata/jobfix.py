@@ -276,7 +276,7 @@ def _counts(outcome: Any) -> dict[str, Any] | None:
         "early events (dropped)": outcome.early,
         "events dropped": outcome.dropped,
         "events held back > 5 s by another partition": outcome.held_back,
-        "output delay p95 (s)": outcome.delay_p95_s,
+        "release delay p95 (s)": outcome.delay_p95_s,
     }
 
 

@@ -53,9 +53,9 @@ HEADINGS = {
     "out_of_order_s": "out-of-order tolerance (s)",
     "partition_by": "PARTITION BY PartitionId",
     "over": "TIMESTAMP BY ... OVER",
-    "delay_p50_s": "output delay p50 (s)",
-    "delay_p95_s": "output delay p95 (s)",
-    "delay_max_s": "output delay max (s)",
+    "delay_p50_s": "release delay p50 (s)",
+    "delay_p95_s": "release delay p95 (s)",
+    "delay_max_s": "release delay max (s)",
 }
 
 

@@ -71,11 +71,11 @@ def run_whatif(args: argparse.Namespace) -> int:
         *read.capture.describe(),
         f"rules: {rec.current.describe()}",
         f"measured {table.height} settings (the job's own included); Pareto front: dropped "
-        "share against p95 output delay",
+        "share against p95 emission delay",
         _shown(table),
         f"recommended: {describe_setting(rec.rules)}: dropped {row['dropped']:,} "
-        f"({row['pct_dropped']:g}%), p95 output delay {row['delay_p95_s']} s "
-        f"(rule: least p95 output delay with dropped <= {rec.rule.budget_pct:g}% of the events)",
+        f"({row['pct_dropped']:g}%), p95 emission delay {row['delay_p95_s']} s "
+        f"(rule: least p95 emission delay with dropped <= {rec.rule.budget_pct:g}% of the events)",
     ]
     if out is not None:
         lines.append(f"table: {out / 'whatif.csv'}")

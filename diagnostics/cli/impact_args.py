@@ -77,7 +77,7 @@ def add_optimise_argument(parser: argparse.ArgumentParser) -> None:
         "--optimise",
         choices=["events", "results"],
         default="events",
-        help="what the recommendation weighs: events (the least p95 output delay among the "
+        help="what the recommendation weighs: events (the least p95 release delay among the "
         "settings that leave at most 1%% of the events adjusted or dropped; the default) or "
         "results (the fewest windows of the query's aggregates changed, then the smallest "
         "largest relative error, then the least delay; needs the job's query)",

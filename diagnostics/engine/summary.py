@@ -1,4 +1,4 @@
-"""A replay's summary: counts by outcome and output-delay percentiles, as data and as text."""
+"""A replay's summary: counts by outcome and release-delay percentiles, as data and as text."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def count_columns(out: pl.DataFrame) -> dict[str, int]:
 
 
 def percentile_ranks(n: int) -> list[int]:
-    """For ``n`` sorted output delays, the position of each summary percentile (numpy's
+    """For ``n`` sorted release delays, the position of each summary percentile (numpy's
     ``quantile(..., method="higher")``, so that it can be picked from a sorted table)."""
     if n <= 0:
         return []
@@ -93,8 +93,10 @@ def events_with_data_errors(outcomes: pl.DataFrame) -> int:
 
 
 def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
-    """Output delay (release time − arrival) percentiles in seconds, of the released events
-    of an outcomes frame (any rules' replay)."""
+    """Release time − arrival percentiles in seconds, of the released events of an outcomes
+    frame: the release delay of an ASA replay (until the watermark releases the event to the
+    query), the emission delay of a replay under Flink's or Spark's rules (until the window
+    holding the event is emitted)."""
     # Series arithmetic: a frame-level select over columns chunked differently would
     # re-chunk the whole outcomes frame first.
     delay = (
@@ -109,7 +111,7 @@ def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
 
 
 def summarize(result: ReplayResult) -> dict[str, Any]:
-    """Counts by outcome and output delay (release time − arrival, seconds) of a replay."""
+    """Counts by outcome and release delay (release time − arrival, seconds) of a replay."""
     out = result.outcomes
     arrival = out["arrival"]
     warning = invalid_time_warning(result)
@@ -209,7 +211,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines += [f"warning     {w}" for w in summary.get("warnings", [])]
     if d["max"] is not None:
         lines.append(
-            "output delay (release - arrival): "
+            "release delay (release - arrival): "
             f"p50 {d['p50']}s  p95 {d['p95']}s  p99 {d['p99']}s  max {d['max']}s"
         )
     return "\n".join(lines)

@@ -29,8 +29,10 @@ class Difference:
 
     ``asa_only``: events ASA keeps (accepted or adjusted) that the engine drops, of which
     ``asa_only_adjusted`` ASA adjusted; ``engine_only``: events the engine keeps that ASA
-    drops; ``delay_change``: the engine's release time minus ASA's, in seconds, at the
-    median and the 95th percentile, over the events both emit (positive: the engine is later).
+    drops; ``asa_delay`` and ``engine_delay``: each one's emission delay (from an event's
+    arrival until the window holding it is emitted) percentiles; ``delay_change``: the
+    engine's emission time minus ASA's, in seconds, at the median and the 95th percentile,
+    over the events both emit (positive: the engine is later).
     """
 
     events: int
@@ -52,9 +54,9 @@ class Difference:
             "asa_keeps_engine_drops": self.asa_only,
             "asa_keeps_engine_drops_adjusted": self.asa_only_adjusted,
             "engine_keeps_asa_drops": self.engine_only,
-            "asa_output_delay_seconds": self.asa_delay,
-            "engine_output_delay_seconds": self.engine_delay,
-            "delay_change_seconds": self.delay_change,
+            "asa_emission_delay_seconds": self.asa_delay,
+            "engine_emission_delay_seconds": self.engine_delay,
+            "emission_change_seconds": self.delay_change,
         }
 
 

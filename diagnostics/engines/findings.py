@@ -45,7 +45,7 @@ def _engine(rules: EngineRules) -> str:
 
 def _measured(row: dict) -> str:
     return (
-        f"dropped {row['dropped']:,} ({row['pct_dropped']:g}%), p95 output delay "
+        f"dropped {row['dropped']:,} ({row['pct_dropped']:g}%), p95 emission delay "
         f"{row['delay_p95_s']} s"
     )
 
@@ -117,7 +117,7 @@ def dropped_finding(out: pl.DataFrame, rec: EngineRecommendation) -> EngineFindi
 
 def held_back_finding(out: pl.DataFrame, rec: EngineRecommendation) -> EngineFinding | None:
     """Flink: a silent split held the watermark (the minimum over the splits) back, and the
-    recommended idleness lowers the output delay by more than the no-difference threshold."""
+    recommended idleness lowers the emission delay by more than the no-difference threshold."""
     rules, best = rec.current, rec.rules
     if not isinstance(rules, FlinkRules) or not isinstance(best, FlinkRules):
         return None
@@ -129,11 +129,36 @@ def held_back_finding(out: pl.DataFrame, rec: EngineRecommendation) -> EngineFin
     part, gap = longest_silence(out)
     return EngineFinding(
         Severity.WARNING,
-        f"a silent split held Flink's watermark back: p95 output delay {now} s",
+        f"a silent split held Flink's watermark back: p95 emission delay {now} s",
         "the watermark is the minimum over the splits; a split that sends nothing holds it "
         "until withIdleness marks the split idle",
         (f"partition {part} sent nothing for {format_duration(gap)}",),
         _fix(rec),
+    )
+
+
+def pushed_finding(out: pl.DataFrame, rec: EngineRecommendation) -> EngineFinding | None:
+    """Events stamped ahead of their arrival moved the watermark forward and made later
+    events late (:mod:`diagnostics.engines.pushers`)."""
+    from diagnostics.engines.pushers import watermark_pushers
+
+    found = watermark_pushers(out, rec.current)
+    if found is None:
+        return None
+    engine = _engine(rec.current)
+    lines = found.lines(engine)
+    return EngineFinding(
+        Severity.WARNING,
+        f"events stamped ahead of their arrival made {found.made_late:,} later "
+        f"{noun(found.made_late, 'event')} late",
+        f"{engine}'s watermark follows the largest event time seen and never goes back: a "
+        "sender whose clock runs fast (or a far-off time) moves it past the time the engine "
+        "reads at, and events with a correct clock arriving after it are behind it. ASA's "
+        "early window drops events more than 5 minutes ahead of their arrival; "
+        f"{engine} has none: check the senders' clocks, or filter such events before the "
+        "watermark",
+        tuple(lines),
+        None,
     )
 
 
@@ -154,7 +179,11 @@ def longest_silence(out: pl.DataFrame) -> tuple[int, int]:
 
 def engine_findings(out: pl.DataFrame, rec: EngineRecommendation) -> list[EngineFinding]:
     """The findings of a replay under the job's engine settings, most important first."""
-    found = [f for f in (dropped_finding(out, rec), held_back_finding(out, rec)) if f is not None]
+    found = [
+        f
+        for f in (dropped_finding(out, rec), pushed_finding(out, rec), held_back_finding(out, rec))
+        if f is not None
+    ]
     if not found and rec.rules != rec.current:
         found.append(
             EngineFinding(
@@ -182,6 +211,6 @@ def render_findings(findings: list[EngineFinding], rec: EngineRecommendation) ->
     lines += [
         "",
         f"recommended: {describe_setting(rec.rules)} ({_measured(rec.row)}; rule: least p95 "
-        f"output delay with dropped <= {rec.rule.budget_pct:g}% of the events)",
+        f"emission delay with dropped <= {rec.rule.budget_pct:g}% of the events)",
     ]
     return "\n".join(lines)

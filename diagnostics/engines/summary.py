@@ -1,5 +1,5 @@
 """A replay's summary under Flink's or Spark's rules: counts in the engine's terms (its
-dropped-records counter) and output-delay percentiles, as data and as text."""
+dropped-records counter) and emission-delay percentiles, as data and as text."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def summarize_rules(result: EngineReplayResult) -> dict[str, Any]:
         "partitions": list(result.partitions),
         "inputs": list(result.sources),
         "counts": rule_counts(out),
-        "output_delay_seconds": output_delays(out),
+        "emission_delay_seconds": output_delays(out),
         "arrival_from": None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         "arrival_to": None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
         "warnings": [] if warning is None else [warning],
@@ -76,7 +76,7 @@ def format_rules_summary(summary: dict[str, Any]) -> str:
     """The summary as a short report in the engine's terms."""
     c = summary["counts"]
     n = c["events"]
-    d = summary["output_delay_seconds"]
+    d = summary["emission_delay_seconds"]
     lines = [
         f"rules       {summary['policy']}",
         f"partitions  {len(summary['partitions'])}",
@@ -95,7 +95,7 @@ def format_rules_summary(summary: dict[str, Any]) -> str:
     lines += [f"warning     {w}" for w in summary.get("warnings", [])]
     if d["max"] is not None:
         lines.append(
-            "output delay (window emitted - arrival): "
+            "emission delay (window emitted - arrival): "
             f"p50 {d['p50']}s  p95 {d['p95']}s  p99 {d['p99']}s  max {d['max']}s"
         )
     return "\n".join(lines)

@@ -17,8 +17,13 @@ from enum import StrEnum
 
 from diagnostics.durations import MINUTE, MS, SECOND, format_duration
 from diagnostics.engine.policy import EARLY_WINDOW_NS, Action, OrderingPolicy
+from diagnostics.engines.job_plan import JobPlan, plan_job
 from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
+from diagnostics.engines.script_spark import spark_script
+from diagnostics.engines.sql_flink import flink_sql_script
+from diagnostics.engines.sql_text import java_duration
 from diagnostics.errors import UsageError
+from diagnostics.impact.model import WindowKind
 
 
 class Target(StrEnum):
@@ -36,28 +41,34 @@ class Target(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Translation:
-    """The job in ``target``'s terms: ``settings`` (code lines to paste), ``mapping`` (how
-    each ASA setting became one), ``no_equivalent`` (ASA features the target lacks), and the
-    ``rules`` orderdoc replays the translated job with."""
+    """The job in ``target``'s terms: ``script`` (the lines to paste or run), ``mapping`` (how
+    each ASA setting became one), ``no_equivalent`` (ASA features the target lacks),
+    ``not_translated`` (query steps left out, with the reason) and the ``rules`` orderdoc
+    replays the translated job with."""
 
     target: Target
     rules: EngineRules
-    settings: tuple[str, ...]
+    script: tuple[str, ...]
     mapping: tuple[str, ...]
     no_equivalent: tuple[str, ...]
+    not_translated: tuple[str, ...] = ()
 
 
 def translate(
     policy: OrderingPolicy,
-    window_ns: int,
+    window_ns: int | None,
     target: Target,
     *,
-    source: str = "input",
+    plan: JobPlan | None = None,
+    title: str = "an ASA job",
     trigger_ns: int = SECOND,
     watermark_interval_ns: int = 200 * MS,
+    input_type: str | None = None,
+    output_type: str | None = None,
 ) -> Translation:
-    """Translate ``policy`` (with a tumbling window of ``window_ns``) for ``target``;
-    ``source`` names the input as the generated code does."""
+    """Translate ``policy`` and the query steps of ``plan`` for ``target`` (``window_ns``: the
+    tumbling window the replay measures with, ``None`` when nothing is measured: the rules
+    then hold a 1-minute window that no script uses); ``title`` names the job in the script."""
     column = policy.timestamp_by
     if column is None:
         msg = (
@@ -66,20 +77,23 @@ def translate(
             "there is nothing to translate"
         )
         raise UsageError(msg)
+    plan = plan or plan_job(None, "input", column)
+    measured = window_ns is not None
+    window_ns = window_ns if window_ns is not None else MINUTE
     ooo = policy.effective_ooo_ns
     late = policy.late_arrival_ns
     mapping = [f"event time: TIMESTAMP BY {column}"]
     rules: EngineRules
     if target is Target.SPARK:
-        spark = SparkRules(
+        rules = SparkRules(
             event_time=column, window_ns=window_ns, watermark_delay_ns=ooo, trigger_ns=trigger_ns
         )
         mapping.append(f"watermark delay {format_duration(ooo)}: the out-of-order tolerance")
         mapping.append(
-            "no idleness setting: Spark's watermark is the maximum over all partitions, a "
-            "silent partition does not hold it back"
+            "no idleness setting: Spark's watermark follows the largest event time over all "
+            "partitions, a silent partition does not hold it back"
         )
-        rules, settings = spark, _spark(spark, source)
+        mapping.append(f"trigger every {format_duration(trigger_ns)}: one micro-batch each")
     else:
         idle = None if late is None else max(late, MS)
         rules = FlinkRules(
@@ -89,19 +103,80 @@ def translate(
             idleness_ns=idle,
             watermark_interval_ns=watermark_interval_ns,
         )
-        mapping.append(f"out-of-orderness {format_duration(ooo)}: the out-of-order tolerance")
+        bound = format_duration(ooo)
+        mapping.append(
+            f"out-of-orderness {bound}: the out-of-order tolerance"
+            + (
+                f" (WATERMARK ... - {format_duration(ooo + MS)}: SQL's watermark is the "
+                "expression itself, forBoundedOutOfOrderness subtracts 1 ms more)"
+                if target is Target.FLINK_SQL
+                else ""
+            )
+        )
         mapping.append(
             "no idleness: the late arrival tolerance is unlimited, ASA waits for every partition"
             if idle is None
             else f"idleness {format_duration(idle)}: the late arrival tolerance (ASA stops "
             "waiting for a silent partition after it)"
         )
-        settings = _flink_sql(rules, source) if target is Target.FLINK_SQL else _datastream(rules)
-    mapping.append(f"window: tumbling {format_duration(window_ns)}")
-    return Translation(target, rules, settings, tuple(mapping), _no_equivalent(policy, target))
+    not_translated = tuple(f"step {n.step}: {n.reason}" for n in plan.not_translated)
+    if target is Target.FLINK_DATASTREAM:
+        # the DataStream settings carry no query: --to flink-sql writes the steps
+        not_translated = ()
+        mapping.append("the query's steps: --to flink-sql writes them (as SQL)")
+    header = [
+        *mapping,
+        *(["not translated:"] if not_translated else []),
+        *(f"  {n}" for n in not_translated),
+    ]
+    if target is Target.SPARK:
+        assert isinstance(rules, SparkRules)
+        script = spark_script(plan, rules, title=title, header=header, input_type=input_type)
+    elif target is Target.FLINK_SQL:
+        assert isinstance(rules, FlinkRules)
+        script = flink_sql_script(
+            plan, rules, title=title, header=header, input_type=input_type, output_type=output_type
+        )
+    else:
+        assert isinstance(rules, FlinkRules)
+        script = _datastream(rules)
+    if measured:
+        mapping.append(f"measured with: tumbling {format_duration(window_ns)} windows")
+    no_equivalent = _no_equivalent(policy, target) + _window_differences(plan, target)
+    return Translation(target, rules, script, tuple(mapping), no_equivalent, not_translated)
+
+
+def _window_differences(plan: JobPlan, target: Target) -> tuple[str, ...]:
+    """What the translated windows do differently from ASA's."""
+    if not plan.steps:
+        return ()
+    engine = target.engine
+    lines = [
+        "window bounds: an ASA window holds the events after its start up to and including "
+        f"its end; {engine}'s from its start up to but not including its end, so an event "
+        "exactly on a boundary is counted in the next window"
+    ]
+    if any(s.step.window.kind is WindowKind.SESSION for s in plan.steps):
+        lines.append(
+            "SessionWindow's maximum duration: ASA closes a session at it; "
+            f"{engine}'s session windows only close after the timeout without events"
+            + (
+                "; and Spark's sessions are per group key where ASA's (without OVER "
+                "PARTITION BY) are over all events"
+                if target is Target.SPARK
+                else ""
+            )
+        )
+    if target is Target.SPARK and len(plan.sinks()) > 1:
+        lines.append(
+            "one job: ASA runs every output in one job; Spark runs one query per output, each "
+            "reading the input and keeping its own watermark"
+        )
+    return tuple(lines)
 
 
 def _no_equivalent(policy: OrderingPolicy, target: Target) -> tuple[str, ...]:
+    """ASA's time-handling features the target has no equivalent for."""
     engine = target.engine
     drop = "drops an event only when the window it belongs to has closed" + (
         " (a late side output can collect them)" if engine == "Flink" else ""
@@ -141,62 +216,6 @@ def _no_equivalent(policy: OrderingPolicy, target: Target) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def sql_interval(ns: int) -> str:
-    """Flink SQL's interval literal: ``INTERVAL '5' SECOND``, ``INTERVAL '0.5' SECOND``."""
-    if ns % SECOND == 0:
-        return f"INTERVAL '{ns // SECOND}' SECOND"
-    return f"INTERVAL '{ns / SECOND:.3f}' SECOND"
-
-
-def java_duration(ns: int) -> str:
-    """``Duration.ofSeconds(5)``, ``Duration.ofMillis(200)``, ``Duration.ofMinutes(1)``."""
-    if ns % MINUTE == 0 and ns:
-        return f"Duration.ofMinutes({ns // MINUTE})"
-    if ns % SECOND == 0:
-        return f"Duration.ofSeconds({ns // SECOND})"
-    return f"Duration.ofMillis({ns // MS})"
-
-
-def config_duration(ns: int) -> str:
-    """A Flink configuration duration: ``5 s``, ``200 ms``."""
-    return f"{ns // SECOND} s" if ns % SECOND == 0 else f"{ns // MS} ms"
-
-
-def spark_interval(ns: int) -> str:
-    """A Spark interval string: ``5 seconds``, ``500 milliseconds``, ``1 minute``."""
-    if ns == 0:
-        return "0 seconds"
-    for size, unit in ((MINUTE, "minute"), (SECOND, "second"), (MS, "millisecond")):
-        if ns % size == 0:
-            count = ns // size
-            return f"{count} {unit}{'' if count == 1 else 's'}"
-    return f"{ns // MS} milliseconds"
-
-
-def _flink_sql(rules: FlinkRules, source: str) -> tuple[str, ...]:
-    ts = rules.event_time
-    lines = [
-        f"CREATE TABLE {source} (",
-        "  ...,",
-        f"  {ts} TIMESTAMP(3),",
-        f"  WATERMARK FOR {ts} AS {ts} - {sql_interval(rules.out_of_orderness_ns)}",
-        ") WITH (...);",
-    ]
-    if rules.idleness_ns is not None:
-        lines.append(
-            f"SET 'table.exec.source.idle-timeout' = '{config_duration(rules.idleness_ns)}';"
-        )
-    lines.append(
-        f"SET 'pipeline.auto-watermark-interval' = "
-        f"'{config_duration(rules.watermark_interval_ns)}';"
-    )
-    lines.append(
-        f"SELECT window_start, window_end, ... FROM TABLE(TUMBLE(TABLE {source}, "
-        f"DESCRIPTOR({ts}), {sql_interval(rules.window_ns)})) GROUP BY window_start, window_end, ...;"
-    )
-    return tuple(lines)
-
-
 def _datastream(rules: FlinkRules) -> tuple[str, ...]:
     strategy = (
         f"WatermarkStrategy.<Event>forBoundedOutOfOrderness("
@@ -219,41 +238,29 @@ def _datastream(rules: FlinkRules) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _spark(rules: SparkRules, source: str) -> tuple[str, ...]:
-    ts = rules.event_time
-    return (
-        f'({source}.withWatermark("{ts}", "{spark_interval(rules.watermark_delay_ns)}")',
-        f'    .groupBy(window("{ts}", "{spark_interval(rules.window_ns)}"), ...)',
-        "    .agg(...)",
-        '    .writeStream.outputMode("append")',
-        f'    .trigger(processingTime="{spark_interval(rules.trigger_ns)}"))',
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class QueryWindow:
-    """The tumbling window of the query's first windowed step that reads the input."""
+    """The window the measurement replays with: a tumbling window of ``size_ns`` taken from
+    query step ``step`` (``text`` describes that step's window)."""
 
     size_ns: int
     step: str
     text: str
 
 
-def query_window(query: str | None, input_name: str) -> QueryWindow | None:
-    """The first ``GROUP BY ... TumblingWindow`` of ``query`` over ``input_name``; ``None``
-    when the query has none. A hopping, sliding or session window first is a
-    :class:`UsageError` (the replay models tumbling windows)."""
-    if query is None:
-        return None
-    from diagnostics.impact.model import WindowKind
-    from diagnostics.impact.steps import read_steps
-
-    for step in read_steps(query, input_name).steps:
+def measure_window(plan: JobPlan) -> QueryWindow | None:
+    """The window ``--events`` measures with: the first translated step's tumbling window,
+    else the first hopping window's hop (an event leaves a hopping window's results when the
+    window ending first after it closes, as with a tumbling window of the hop); ``None``
+    when the query has neither."""
+    steps = [s.step for s in plan.steps]
+    for step in steps:
         if step.window.kind is WindowKind.TUMBLING and step.window.offset == 0:
             return QueryWindow(step.window.size, step.name, step.window.describe())
-        msg = (
-            f"step {step.name} of the query groups by {step.window.describe()}: orderdoc "
-            "replays tumbling windows; give --window SIZE to translate with a tumbling window"
-        )
-        raise UsageError(msg)
+    for step in steps:
+        if step.window.kind is WindowKind.HOPPING and step.window.offset == 0:
+            text = (
+                f"{step.window.describe()}, measured per hop of {format_duration(step.window.hop)}"
+            )
+            return QueryWindow(step.window.hop, step.name, text)
     return None

@@ -123,7 +123,7 @@ def healthy(evidence: Evidence, others: list[Finding]) -> Finding | None:
     checked = (
         "No events were adjusted or dropped by the late, early, out-of-order or timestamp "
         f"rules ({RULES}), no partition went idle and the load is spread over the "
-        f"partitions. The output delay is the late tolerance the watermark waits for "
+        f"partitions. The release delay is the late tolerance the watermark waits for "
         f"({TIME_HANDLING})."
     )
     title, explanation = "No ordering problem found", checked

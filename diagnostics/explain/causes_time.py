@@ -160,7 +160,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
             "is the smaller of the two), or, better where a sender column is in order within "
             "itself, each sender gets its own timeline with OVER (no out-of-order adjustment, "
             f"and punctual senders are not held back; {TIMESTAMP_BY}). The late tolerance "
-            "makes a silent timeline wait that much longer: the impact below shows the output "
+            "makes a silent timeline wait that much longer: the impact below shows the release "
             "delay the fix adds without OVER, and a what-if sweep of the capture weighs it "
             "against the events kept."
         ),
@@ -205,7 +205,7 @@ def early_arrivals(evidence: Evidence) -> Finding | None:
 
 
 def tolerance_too_loose(evidence: Evidence) -> Finding | None:
-    """A large late tolerance that adds output delay and catches almost nothing."""
+    """A large late tolerance that adds release delay and catches almost nothing."""
     current = late_s(evidence) if evidence.policy is not None else None
     lateness = evidence.arrival_lateness
     if current is None or current < 60 or lateness is None or not lateness.size:
@@ -218,7 +218,7 @@ def tolerance_too_loose(evidence: Evidence) -> Finding | None:
     return Finding(
         cause=Cause.TOLERANCE_TOO_LOOSE,
         severity=Severity.WARNING,
-        title=f"The late-arrival tolerance ({current} s) adds output delay but catches almost nothing",
+        title=f"The late-arrival tolerance ({current} s) adds release delay but catches almost nothing",
         explanation=(
             "A timeline's watermark is max(largest time − out-of-order tolerance, processing "
             f"time − late tolerance) ({TIME_HANDLING}): a partition that waits for stragglers "

@@ -97,11 +97,11 @@ class Impact(TypedDict):
     """What a finding's cause costs, JSON-ready (keys absent unless the cause sets them).
 
     ``events_affected``: events adjusted or dropped because of the cause; ``delay_seconds``:
-    output delay it adds (0 when none); ``dropped``: how many of the affected were dropped;
+    release delay it adds (0 when none); ``dropped``: how many of the affected were dropped;
     ``effect``: what happens to the events, in words; ``fix_adds_output_delay_seconds``: the
-    output delay the suggested fix adds (``None``: it can hold output back indefinitely);
+    release delay the suggested fix adds (``None``: it can hold output back indefinitely);
     ``fix_output_delay_p95_seconds`` / ``output_delay_p95_now_seconds``: with a capture, the
-    p95 output delay measured under the one recommended setting and under the job as it is;
+    p95 release delay measured under the one recommended setting and under the job as it is;
     ``consequence_of``: the cause (value of :class:`Cause`) this finding follows from;
     ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
     affected events are lost (data errors), not moved by a time rule; ``minimum``:
@@ -139,7 +139,7 @@ class Finding:
     """One diagnosed cause with its evidence, impact and suggested fixes.
 
     ``impact`` (:class:`Impact`, read-only) holds at least ``events_affected`` (adjusted or
-    dropped events attributed to the cause) and ``delay_seconds`` (output delay the cause
+    dropped events attributed to the cause) and ``delay_seconds`` (release delay the cause
     adds, 0 when none); ``score`` orders findings of equal severity (larger first).
     """
 

@@ -1,7 +1,7 @@
 """Running every detector and ordering the findings by importance.
 
 Order: severity (critical first), then impact score (events adjusted or dropped plus seconds
-of output delay added), events, delay, confidence, cause name and finally the finding's JSON
+of release delay added), events, delay, confidence, cause name and finally the finding's JSON
 (a total, deterministic order). A finding that is a consequence of another present finding
 (``impact["consequence_of"]``) is placed right after it.
 """

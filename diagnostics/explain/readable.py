@@ -30,7 +30,7 @@ LABELS = {
     "episodes": "silent periods",
     "idle_minutes_total": "silent minutes in all",
     "watermark_delay_seconds": "watermark delay",
-    "output_delay_seconds": "output delay",
+    "output_delay_seconds": "release delay",
     "lateness_p99_9_seconds": "lateness, 99.9th percentile",
     "lateness_max_seconds": "lateness, largest",
     "invalid_timestamp": "events without a usable timestamp",
@@ -241,12 +241,12 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
     fix_cost = impact.get("fix_adds_output_delay_seconds")
     if "fix_adds_output_delay_seconds" in impact:
         if fix_cost == 0:
-            text += " The fix adds no output delay."
+            text += " The fix adds no release delay."
         elif fix_cost is None:
             text += " The suggested tolerance can hold output back indefinitely."
         else:
             text += (
-                f" The suggested tolerance adds up to {_seconds(fix_cost)} of output delay "
+                f" The suggested tolerance adds up to {_seconds(fix_cost)} of release delay "
                 "(none with OVER)."
             )
     if "fix_output_delay_p95_seconds" in impact:
@@ -255,7 +255,7 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
             impact.get("output_delay_p95_now_seconds"),
         )
         text += (
-            " Measured on the capture, the recommended setting gives a p95 output delay of "
+            " Measured on the capture, the recommended setting gives a p95 release delay of "
             + ("never released" if fixed is None else _seconds(fixed))
             + ("" if now is None else f" (now {_seconds(now)})")
             + "."

@@ -139,6 +139,8 @@ class AggregateStep:
     hidden: tuple[Aggregate, ...] = ()
     #: the keys as the step names them (``keys`` are the input's columns they read)
     labels: tuple[str, ...] = ()
+    #: the WITH step it reads (``None``: the input itself)
+    reads: str | None = None
 
     def key_labels(self) -> tuple[str, ...]:
         """The keys as the step names them."""
@@ -165,8 +167,22 @@ class Skipped:
 
 
 @dataclass(frozen=True, slots=True)
+class Projection:
+    """A WITH step that only filters and projects the input (read through by the steps after
+    it): ``columns`` maps each name it selects to the input column it is (``None``: computed
+    by an expression), ``None`` for ``SELECT *``; ``filters`` are its WHERE conditions and
+    those of the steps it reads, on the input's columns."""
+
+    name: str
+    columns: tuple[tuple[str, str | None], ...] | None
+    filters: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class QuerySteps:
-    """The aggregating steps of a query that are replayed, and the ones that are not."""
+    """The aggregating steps of a query that are replayed, the ones that are not, and the
+    WITH steps that only filter and project the input."""
 
     steps: tuple[AggregateStep, ...]
     skipped: tuple[Skipped, ...]
+    projections: tuple[Projection, ...] = ()

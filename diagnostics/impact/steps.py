@@ -22,7 +22,14 @@ from diagnostics.impact.conditions import (
     columns_in,
     map_columns,
 )
-from diagnostics.impact.model import Aggregate, AggregateStep, Condition, QuerySteps, Skipped
+from diagnostics.impact.model import (
+    Aggregate,
+    AggregateStep,
+    Condition,
+    Projection,
+    QuerySteps,
+    Skipped,
+)
 from diagnostics.impact.window_spec import OTHER_WINDOWS, WindowError, is_window, read_window
 from diagnostics.jobdef.query import column_path
 from diagnostics.jobdef.tokens import Kind, Token, tokenize
@@ -70,6 +77,7 @@ class _Source:
     filters: list[Condition] = field(default_factory=list)
     problem: str | None = None
     results_of: str | None = None  # a WITH step that aggregates: its rows are its results
+    name: str | None = None  # the WITH step (None: the input itself)
 
 
 def _statements(tokens: list[Token]) -> list[_Statement]:
@@ -206,6 +214,7 @@ class _Reader:
         self.text = text
         self.input = input_name.lower()
         self.sources: dict[str, _Source] = {}
+        self.projections: list[Projection] = []
 
     def column(self, path: str, alias: str | None, source: _Source) -> str:
         """The input column a step's ``path`` names (alias prefix removed, renames undone)."""
@@ -249,7 +258,15 @@ class _Reader:
             group = clauses.get("GROUP")
             if group is None:
                 if st.is_with:
-                    self.sources[st.name.lower()] = self.projection(clauses, alias, source)
+                    projected = self.projection(clauses, alias, source)
+                    projected.name = st.name
+                    self.sources[st.name.lower()] = projected
+                    if not projected.problem:
+                        columns = projected.columns
+                        shown = None if columns is None else tuple(columns.items())
+                        self.projections.append(
+                            Projection(st.name, shown, tuple(projected.filters))
+                        )
                     return None
                 if source.results_of:
                     why = f"no window aggregate; its rows are step {source.results_of}'s results"
@@ -370,6 +387,7 @@ class _Reader:
             having,
             tuple(hidden),
             tuple(labels),
+            source.name,
         )
 
     def mapped(self, agg: Aggregate, alias: str | None, source: _Source) -> Aggregate:
@@ -396,4 +414,16 @@ def read_steps(text: str, input_name: str) -> QuerySteps:
             steps.append(result)
         elif isinstance(result, Skipped):
             skipped.append(result)
-    return QuerySteps(tuple(steps), tuple(skipped))
+    return QuerySteps(tuple(steps), tuple(skipped), tuple(reader.projections))
+
+
+#: For readers of the step shapes replay leaves out (a JOIN with reference data,
+#: :mod:`diagnostics.engines.join_plan`): a comma-separated list and an item's alias, read as
+#: this module reads them.
+split_items = _split
+item_alias = _alias
+
+
+def statements(text: str) -> list[tuple[str, tuple[Token, ...], bool]]:
+    """The query's WITH steps and top-level statements: (name, tokens, is a WITH step)."""
+    return [(s.name, s.tokens, s.is_with) for s in _statements(tokenize(text))]

@@ -32,7 +32,7 @@ DEFINITION_SUFFIX = ".fixed.json"
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """Counts of a replay: events adjusted or dropped per kind, and the output delay."""
+    """Counts of a replay: events adjusted or dropped per kind, and the release delay."""
 
     late: int
     out_of_order: int

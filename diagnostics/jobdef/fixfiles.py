@@ -78,7 +78,7 @@ def _outcome_rows(fix: Fix, measure_hint: str = MEASURE_HINT) -> list[str]:
         ("early events (EarlyInputEvent, dropped)", b.early, a.early),
         ("events dropped", b.dropped, a.dropped),
         ("events held back more than 5 s by another partition", b.held_back, a.held_back),
-        ("output delay, 95th percentile", f"{b.delay_p95_s:g} s", f"{a.delay_p95_s:g} s"),
+        ("release delay, 95th percentile", f"{b.delay_p95_s:g} s", f"{a.delay_p95_s:g} s"),
     ]
     out = ["| measured on the capture | before | after |", "|---|---:|---:|"]
     out += [f"| {what} | {x} | {y} |" for what, x, y in rows]
@@ -100,7 +100,7 @@ def _outcome_rows(fix: Fix, measure_hint: str = MEASURE_HINT) -> list[str]:
         )
     cost = a.delay_p95_s - b.delay_p95_s
     out.append(
-        f"Cost: the output delay (95th percentile of arrival to output) goes from "
+        f"Cost: the release delay (95th percentile of arrival to output) goes from "
         f"{b.delay_p95_s:g} s to {a.delay_p95_s:g} s"
         + (f" ({cost:+g} s)." if cost > 0 else " (no added delay).")
     )
@@ -176,7 +176,7 @@ def fix_markdown(fix: Fix, definition_file: str, measure_hint: str = MEASURE_HIN
             "",
             "Each change applied on top of the ones above it, the capture replayed after it:",
             "",
-            "| change | late | out of order | held back | output delay p95 |",
+            "| change | late | out of order | held back | release delay p95 |",
             "|---|---:|---:|---:|---:|",
             f"| (the job as it is) | {fix.before.late} | {fix.before.out_of_order} | "
             f"{fix.before.held_back} | {fix.before.delay_p95_s:g} s |",

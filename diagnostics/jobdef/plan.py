@@ -3,7 +3,7 @@
 The findings' suggestions that a job definition can carry (tolerances, ``TIMESTAMP BY ...
 OVER``, ``PARTITION BY PartitionId``) are combined into a few candidate policies; with a
 capture each candidate is replayed by the engine and the one leaving the fewest late,
-out-of-order and held-back events (then: the smallest output delay) wins. Suggestions no
+out-of-order and held-back events (then: the smallest release delay) wins. Suggestions no
 setting can carry (fix a sender's clock, feed an idle partition) become advice.
 """
 
@@ -83,7 +83,7 @@ def measure(
     partitions: Sequence[int] | None = None,
 ) -> Outcome:
     """Replay ``events`` under ``policy``: late, out-of-order, early and dropped events, the
-    95th percentile of the output delay, and the events held back by other partitions (left
+    95th percentile of the release delay, and the events held back by other partitions (left
     more than 5 s after their own partition's watermark passed them)."""
     out = _releases(events, policy, columns, partitions)
     held = 0
@@ -165,7 +165,7 @@ def _withheld_notes(
             o = measure_with(replace(current, late_arrival_ns=late))
             text += (
                 f"; measured on the capture: late events {before.late} -> {o.late}, events "
-                f"held back more than 5 s {before.held_back} -> {o.held_back}, output delay "
+                f"held back more than 5 s {before.held_back} -> {o.held_back}, release delay "
                 f"p95 {before.delay_p95_s:g} s -> {o.delay_p95_s:g} s"
             )
         notes.append(text + "; replay the backfill in a separate job instead")

@@ -85,7 +85,7 @@ def summary(trip: RoundTrip) -> str:
             f"  replayed under the written definition: late {before.late} -> {after.late}, "
             f"out of order {before.out_of_order} -> {after.out_of_order}, held back by "
             f"another partition {before.held_back} -> {after.held_back}, dropped "
-            f"{before.dropped} -> {after.dropped}, output delay p95 {before.delay_p95_s:g} s "
+            f"{before.dropped} -> {after.dropped}, release delay p95 {before.delay_p95_s:g} s "
             f"-> {after.delay_p95_s:g} s"
         )
     lines += [f"  note: {n}" for n in fix.notes]

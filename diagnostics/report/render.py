@@ -1,6 +1,6 @@
 """The demo report as Markdown and as one self-contained HTML page with plotly charts.
 
-Charts: output delay against events adjusted or dropped for each what-if sweep
+Charts: release delay against events adjusted or dropped for each what-if sweep
 (:func:`diagnostics.whatif.chart`), and per scenario the lateness (arrival − application)
 of every event by partition, from the replay's outcomes.
 """
@@ -157,7 +157,7 @@ def fix_lines(trip: RoundTrip) -> list[str]:
         b, a = fix.before, trip.after
         lines.append(
             f"  replayed: late {b.late} -> {a.late}, out of order {b.out_of_order} -> "
-            f"{a.out_of_order}, held back {b.held_back} -> {a.held_back}, output delay p95 "
+            f"{a.out_of_order}, held back {b.held_back} -> {a.held_back}, release delay p95 "
             f"{b.delay_p95_s:g} s -> {a.delay_p95_s:g} s"
         )
     lines.append(f"  files: {trip.written['definition'].parent}")
@@ -189,7 +189,7 @@ def fix_markdown(trip: RoundTrip) -> list[str]:
             f"| late events | {b.late} | {a.late} |",
             f"| out-of-order events | {b.out_of_order} | {a.out_of_order} |",
             f"| events held back > 5 s by another partition | {b.held_back} | {a.held_back} |",
-            f"| output delay, p95 | {b.delay_p95_s:g} s | {a.delay_p95_s:g} s |",
+            f"| release delay, p95 | {b.delay_p95_s:g} s | {a.delay_p95_s:g} s |",
         ]
     diff = query_diff(fix)
     if diff:
@@ -306,7 +306,7 @@ def _fix_html(trip: RoundTrip) -> str:
             {"": "late events", "now": b.late, "corrected": a.late},
             {"": "out-of-order events", "now": b.out_of_order, "corrected": a.out_of_order},
             {"": "events held back > 5 s", "now": b.held_back, "corrected": a.held_back},
-            {"": "output delay, p95 (s)", "now": b.delay_p95_s, "corrected": a.delay_p95_s},
+            {"": "release delay, p95 (s)", "now": b.delay_p95_s, "corrected": a.delay_p95_s},
         ]
     body = (
         f"<p>From <code>{html.escape(fix.job.definition.path.name)}</code>; written to "

@@ -166,7 +166,7 @@ def write_outcomes(
 
 
 def delay_percentiles(events: DataFrame, released: int, buckets: int) -> list[int]:
-    """S9: the output delays at the summary's percentile ranks (a distributed bucketed sort;
+    """S9: the release delays at the summary's percentile ranks (a distributed bucketed sort;
     only the picked values reach the driver)."""
     from pyspark.sql import functions as F
 
@@ -264,7 +264,7 @@ def run_spark_replay(
                 ranks = output_ranks(events, buckets, plan.events)
                 written = write_outcomes(events, ranks, plan, folder, tasks).collect()
                 counts = {name: sum(int(r[name]) for r in written) for name in COUNT_NAMES}
-                progress("output delay percentiles")
+                progress("release delay percentiles")
                 delays = delay_percentiles(events, counts["released"], buckets)
                 warnings = invalid_warning(
                     narrow, plan, applied, counts["dropped_invalid_timestamp"], counts["events"]

@@ -1,5 +1,5 @@
 """Positions in a distributed sort without the RDD API (docs/spark-replay.md, S6 and S9): the
-output rank of every released event, and the output delays at the summary's percentile ranks.
+output rank of every released event, and the release delays at the summary's percentile ranks.
 
 Both cut the sort key into buckets at the quantiles of a sample (about
 :data:`SAMPLE_PER_BUCKET` rows a bucket reach the driver: O(buckets)), count each bucket

@@ -13,7 +13,7 @@ back the numbers :func:`~diagnostics.whatif.evaluate.evaluate_locally` gives.
   releases each partition on its own (``PARTITION BY PartitionId``, or one partition), else
   (setting, every partition): without ``PARTITION BY`` the merged watermark needs them all.
 - Each task runs :func:`~diagnostics.whatif.evaluate.evaluate` (the engine, nothing else)
-  on its events and emits its counts and the output delay of each released event.
+  on its events and emits its counts and the release delay of each released event.
 - Counts are summed per setting; the delay percentiles are picked from a sort per setting
   (numpy's ``method="higher"`` ranks, :func:`~diagnostics.whatif.evaluate.delay_ranks`), so
   only O(settings) rows reach the driver.

@@ -28,7 +28,7 @@ def _label(row: dict[str, Any]) -> str:
 
 
 def chart(result: SweepResult) -> Any:
-    """Affected share against p95 output delay; Pareto front joined, recommendation starred."""
+    """Affected share against p95 release delay; Pareto front joined, recommendation starred."""
     import plotly.graph_objects as go
 
     rows = result.table.with_columns(
@@ -58,8 +58,8 @@ def chart(result: SweepResult) -> Any:
             )
         )
     fig.update_layout(
-        title="What-if: events adjusted or dropped vs output delay",
-        xaxis_title="p95 output delay (s)",
+        title="What-if: events adjusted or dropped vs release delay",
+        xaxis_title="p95 release delay (s)",
         yaxis_title="adjusted + dropped (% of events)",
         template="plotly_white",
         legend={"orientation": "h", "y": -0.2},

@@ -17,10 +17,10 @@ CLOSE = 4
 
 
 #: Beside a recommendation that no finding asks for (nothing adjusted, dropped or held
-#: back): it only lowers the output delay, so the fix leaves the job as it is.
+#: back): it only lowers the release delay, so the fix leaves the job as it is.
 OPTIONAL = (
     "optional: no finding asks for a change (nothing is adjusted or dropped); this setting "
-    "only lowers the output delay, so --write-fix leaves the job as it is. A tolerance below "
+    "only lowers the release delay, so --write-fix leaves the job as it is. A tolerance below "
     "the lateness this capture shows adjusts any later event in production: keep a margin "
     "over what a longer capture shows"
 )
@@ -39,14 +39,14 @@ def setting_words(row: dict) -> str:
 
 
 def numbers_words(row: dict) -> str:
-    """``39 adjusted, 0 dropped, p95 output delay 57.7 s``; events never released are
+    """``39 adjusted, 0 dropped, p95 release delay 57.7 s``; events never released are
     counted beside the delay of those released (as the fix's before/after measures it)."""
     p95, never = row["delay_p95_s"], row["never_released"]
     if p95 is None:
         delay = "never released"
     else:
         delay = f"{p95:.1f} s" + (f" ({plural(never, 'event')} never released)" if never else "")
-    return f"{row['adjusted']:,} adjusted, {row['dropped']:,} dropped, p95 output delay {delay}"
+    return f"{row['adjusted']:,} adjusted, {row['dropped']:,} dropped, p95 release delay {delay}"
 
 
 def _both(row: dict) -> str:
@@ -101,7 +101,7 @@ def _why(rec: Recommendation, other: dict, chosen: dict) -> str:
     if d_other is None or other["never_released"]:
         return "some events are never released under it"
     if d_chosen is not None and d_other > d_chosen + rec.rule.no_difference_s:
-        return f"its p95 output delay is {d_other - d_chosen:.1f} s longer"
+        return f"its p95 release delay is {d_other - d_chosen:.1f} s longer"
     return (
         f"it measures no difference that counts (p95 {d_other:.1f} s against "
         f"{d_chosen:.1f} s, within {rec.rule.no_difference_s:g} s), and the simpler setting "

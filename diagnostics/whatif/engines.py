@@ -6,9 +6,9 @@ engine's search space: the main setting (Flink's out-of-orderness bound, Spark's
 delay) over the whole seconds up to the capture's own largest disorder, for each value of the
 secondary settings (Flink: idleness, allowed lateness; Spark: trigger interval). A larger
 bound or delay never drops more (tests/engines/test_properties.py) and delays output more, so
-the score (dropped beyond the budget first, then the p95 output delay) has one valley.
+the score (dropped beyond the budget first, then the p95 emission delay) has one valley.
 
-The output delay of an event is when its window is emitted minus its arrival; a window not
+The emission delay of an event is when its window is emitted minus its arrival; a window not
 emitted by the end of the capture counts with the delay it had by then (a lower bound), so
 holding output back (no idleness, a silent split) is not mistaken for a short delay.
 """
@@ -55,7 +55,7 @@ class EngineRecommendation:
     settings: tuple[EngineRules, ...] = ()
 
     def least_delay_keeping_all(self) -> tuple[EngineRules, dict] | None:
-        """The measured setting that drops nothing with the least p95 output delay."""
+        """The measured setting that drops nothing with the least p95 emission delay."""
         rows = [
             (r, row)
             for r, row in zip(self.settings, self.table.iter_rows(named=True), strict=True)
@@ -231,7 +231,7 @@ def recommend_engine(
     coarse: int = 8,
 ) -> EngineRecommendation:
     """The best setting of the engine for ``events`` under ``rule``'s budget (dropped events
-    ≤ budget %, then the least p95 output delay; the job's own setting when it is within the
+    ≤ budget %, then the least p95 emission delay; the job's own setting when it is within the
     budget and its delay within the no-difference threshold of the best)."""
     columns = columns or EventColumns()
     capture = EngineCapture(events, current.event_time, partitions=partitions, columns=columns)

@@ -5,7 +5,7 @@ only avoids repeating what does not depend on the setting. :func:`prepare` parse
 times, resolves the partitions and sorts the capture into arrival order once; each setting
 is then a single-batch run of :class:`~diagnostics.engine.engine.OrderingEngine` on that
 prepared frame (no re-parsing, no output files, no output ranks), and :func:`evaluate`
-reduces its outcomes and releases to counts and output-delay percentiles.
+reduces its outcomes and releases to counts and release-delay percentiles.
 
 Who runs the engine is injected: an :class:`Evaluator` takes a prepared capture and a batch
 of settings and gives each one's :class:`Measures`. :func:`evaluate_locally` runs them here,
@@ -56,7 +56,7 @@ class Evaluation:
     adjusted: int
     dropped: int
     never_released: int
-    delays_s: np.ndarray  # output delay (release − arrival) of every released event, seconds
+    delays_s: np.ndarray  # release delay (release − arrival) of every released event, seconds
 
 
 def prepare(
@@ -88,13 +88,13 @@ def prepare(
     return Prepared(frame.rechunk(), parts, columns)
 
 
-#: The output-delay percentiles every table shows (an event's own delay: the "higher" method).
+#: The release-delay percentiles every table shows (an event's own delay: the "higher" method).
 PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("max", 1.0))
 
 
 def delay_points(delays_s: np.ndarray) -> dict[str, float | None]:
-    """p50, p95 and max of output delays in seconds (``None`` without a released event):
-    the one definition of the p95 output delay that whatif, the fix and the app show."""
+    """p50, p95 and max of release delays in seconds (``None`` without a released event):
+    the one definition of the p95 release delay that whatif, the fix and the app show."""
     if not delays_s.size:
         return {name: None for name, _ in PERCENTILES}
     points = np.quantile(delays_s, [q for _, q in PERCENTILES], method="higher")
@@ -102,7 +102,7 @@ def delay_points(delays_s: np.ndarray) -> dict[str, float | None]:
 
 
 def delay_ranks(n: int) -> list[int]:
-    """For ``n`` sorted output delays, the position of each of :data:`PERCENTILES` (numpy's
+    """For ``n`` sorted release delays, the position of each of :data:`PERCENTILES` (numpy's
     ``quantile(..., method="higher")``), so an evaluator that sorts the delays elsewhere picks
     the values :func:`delay_points` gives."""
     if n <= 0:

@@ -8,7 +8,7 @@ The search is not a fixed grid. For every OVER key set (none, and each sender co
 among the columns, :mod:`diagnostics.whatif.senders`) the search guide
 (:mod:`diagnostics.whatif.staircase`) lists, for every whole-second late-arrival tolerance
 the capture's own lateness calls for, the least out-of-order tolerance within the budget.
-The output delay grows with both tolerances, so the least delay is among those settings;
+The release delay grows with both tolerances, so the least delay is among those settings;
 the engine replays them coarse to fine (a few spread over the list, then the neighbours of
 the best, until no unmeasured setting is left between them), with PARTITION BY off and on.
 Every number shown is the engine's. The rule (:class:`~diagnostics.whatif.rule.Rule`)

@@ -16,7 +16,7 @@ import polars as pl
 
 
 class Optimise(StrEnum):
-    """What the recommendation minimises: the p95 output delay among the settings within
+    """What the recommendation minimises: the p95 release delay among the settings within
     the events budget (``events``), or the job's results: the windows of the query's
     aggregates the ordering changes, then the largest relative error (``results``)."""
 
@@ -27,7 +27,7 @@ class Optimise(StrEnum):
 @dataclass(frozen=True)
 class Rule:
     """``budget_pct``: the share of events (adjusted + dropped, %) a recommended setting may
-    leave; ``no_difference_s``: a setting with OVER or PARTITION BY must lower the p95 output
+    leave; ``no_difference_s``: a setting with OVER or PARTITION BY must lower the p95 release
     delay by more than this against the best setting without that clause, else the simpler
     one is recommended (a query change that measures no difference is not written)."""
 
@@ -50,14 +50,14 @@ class Rule:
         if self.optimise is Optimise.RESULTS:
             return (
                 "fewest windows of the query's aggregates changed by the ordering, then the "
-                "smallest largest relative error, then the least p95 output delay (ties: fewer "
+                "smallest largest relative error, then the least p95 release delay (ties: fewer "
                 "adjusted + dropped events, smaller late then out-of-order tolerance, no OVER, "
                 "no PARTITION BY); OVER and PARTITION BY only when they change fewer windows or "
                 f"lower that delay by more than {self.no_difference_s:g} s, and the job as it "
                 "is when it changes no more windows and its delay is that close to the best"
             )
         return (
-            f"least p95 output delay among the settings that leave adjusted + dropped <= "
+            f"least p95 release delay among the settings that leave adjusted + dropped <= "
             f"{self.budget_pct:g}% of the events (ties: fewer affected, smaller late then "
             "out-of-order tolerance, no OVER, no PARTITION BY); if none does, the setting with "
             "the fewest affected events (ties: least p95 delay); OVER and PARTITION BY only when "
@@ -139,7 +139,7 @@ def measures(table: pl.DataFrame, rule: Rule) -> np.ndarray:
 
 
 def delays(table: pl.DataFrame) -> np.ndarray:
-    """The p95 output delay of each row, infinite where events are never released."""
+    """The p95 release delay of each row, infinite where events are never released."""
     delay = table["delay_p95_s"].fill_null(np.inf).to_numpy()
     return np.where(table["never_released"].to_numpy() > 0, np.inf, delay)
 

@@ -176,7 +176,7 @@ def staircase(
 ) -> list[tuple[int | None, int]]:
     """The (late, out-of-order) tolerances in seconds that keep adjusted + dropped at most
     ``allowed``, each with the least out-of-order tolerance, and none dominated (another with
-    both tolerances no larger): the settings the least output delay is among, since a larger
+    both tolerances no larger): the settings the least release delay is among, since a larger
     tolerance holds every timeline's watermark back (it can only make output later, except
     for the late events it no longer adjusts)."""
     points: list[tuple[int | None, int]] = []

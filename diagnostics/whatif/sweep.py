@@ -4,7 +4,7 @@ Every setting is evaluated by the engine itself (:mod:`diagnostics.whatif.evalua
 capture parsed and sorted once per OVER key set.
 
 Pareto front: the settings no other setting beats on both *affected share* (adjusted +
-dropped, %) and *p95 output delay*; a setting whose events are never released has infinite
+dropped, %) and *p95 release delay*; a setting whose events are never released has infinite
 delay. The recommendation rule is :data:`RULE`.
 """
 

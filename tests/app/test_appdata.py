@@ -416,7 +416,7 @@ def test_readable_evidence_and_impact_speak_words_not_json():
         {"events_affected": 513, "delay_seconds": 0.0, "fix_adds_output_delay_seconds": 116}
     )
     assert text == (
-        "513 events adjusted or dropped. The suggested tolerance adds up to 116 s of output "
+        "513 events adjusted or dropped. The suggested tolerance adds up to 116 s of release "
         "delay (none with OVER)."
     )
     assert "{" not in text

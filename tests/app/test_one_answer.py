@@ -72,10 +72,10 @@ def test_whatif_the_fix_and_the_app_recommend_the_same_setting(user) -> None:
     assert (page.row["adjusted"], page.row["dropped"]) == (cli["adjusted"], cli["dropped"])
     assert page.row["delay_p95_s"] == pytest.approx(cli["delay_p95_s"], abs=1e-3)
     assert view.after is not None
-    assert view.after["output delay p95 (s)"] == pytest.approx(cli["delay_p95_s"], abs=1e-3)
+    assert view.after["release delay p95 (s)"] == pytest.approx(cli["delay_p95_s"], abs=1e-3)
     assert view.after["late events"] + view.after["out-of-order events"] == cli["adjusted"]
     fix_md = dict(view.files)["FIX.md"].decode()
-    assert f"p95 output delay {cli['delay_p95_s']:.1f} s" in fix_md
+    assert f"p95 release delay {cli['delay_p95_s']:.1f} s" in fix_md
     assert "Settings that came close:" in fix_md
 
 
@@ -110,9 +110,9 @@ def test_the_findings_delay_beside_a_fix_is_the_fixs_measured_delay(tmp_path) ->
     view = jobfix.build_fix(agg)
     assert view is not None
     assert view.after is not None
-    assert label == "Output delay p95 with the fix"
-    assert value == f"{view.after['output delay p95 (s)']:,.1f} s"
-    assert "Measured on the capture, the recommended setting gives a p95 output delay of" in (
+    assert label == "Release delay p95 with the fix"
+    assert value == f"{view.after['release delay p95 (s)']:,.1f} s"
+    assert "Measured on the capture, the recommended setting gives a p95 release delay of" in (
         insight.impact_text(late.impact)
     )
 

@@ -96,4 +96,4 @@ def test_the_what_if_tables_say_unlimited_and_have_no_missing_cell(open_app, tmp
         assert not value.isna().any().any()
         assert not (value.astype(str) == "None").any().any()
     assert tables.heading("late_arrival_s") == "late-arrival tolerance (s)"
-    assert tables.heading("delay_p95_s") == "output delay p95 (s)"
+    assert tables.heading("delay_p95_s") == "release delay p95 (s)"

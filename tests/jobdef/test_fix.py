@@ -379,7 +379,7 @@ def test_fix_md_counts_more_held_back_events_as_a_cost():
     )
     text = fix_markdown(fix, "x.json")
     assert "Gain: 10 of 10 late or out-of-order events (100%)" in text
-    assert "Cost: the output delay (95th percentile of arrival to output) goes from 1 s to 9 s (+8 s)." in text  # fmt: skip
+    assert "Cost: the release delay (95th percentile of arrival to output) goes from 1 s to 9 s (+8 s)." in text  # fmt: skip
     assert "Cost: 40 more events are held back more than 5 s (from 0 to 40)" in text
 
 

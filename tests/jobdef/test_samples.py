@@ -29,7 +29,8 @@ def test_the_committed_samples_are_the_generators_output(tmp_path):
 def test_every_sample_is_the_scenarios_default_job(path):
     # two_inputs.resource.json has a second stream input: telemetry is picked by its name
     job = job_policy(read_job_definition(path), "telemetry" if "two_inputs" in path.name else None)
-    assert job.input.name == "telemetry"
+    # the portal export (translate's sample) names its event hub input with a hyphen
+    assert job.input.name == ("telemetry-eh" if "portal-export" in path.name else "telemetry")
     assert job.policy.timestamp_by == "event_time"
     assert job.policy.late_arrival_ns == 5 * SECOND
     assert job.policy.out_of_order_ns == 0
@@ -49,3 +50,14 @@ def test_the_two_input_sample_needs_an_input_name():
         job_policy(definition, "alarms")
     alarms = job_policy(definition, "alarms", timestamp_by="raised_at")
     assert alarms.policy.over == ("device_id",)
+
+
+def test_the_portal_export_has_its_inputs_and_query_as_child_resources():
+    definition = read_job_definition(JOBS / "telemetry.portal-export.json")
+    assert definition.name == "telemetry"
+    assert [(i.name, i.kind) for i in definition.inputs] == [
+        ("telemetry-eh", "Stream"),
+        ("devices", "Reference"),
+    ]
+    assert definition.query is not None
+    assert "HoppingWindow(minute, 5, 1)" in definition.query

@@ -1,4 +1,4 @@
-"""Brute force for the recommender's tests: the least p95 output delay any whole-second
+"""Brute force for the recommender's tests: the least p95 release delay any whole-second
 setting reaches within the budget, found by the engine alone (no search guide)."""
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ def test_numbers_say_the_released_events_delay_and_count_those_never_released() 
 
     row = {"adjusted": 0, "dropped": 0, "delay_p95_s": 16.457, "never_released": 12}
     assert numbers_words(row) == (
-        "0 adjusted, 0 dropped, p95 output delay 16.5 s (12 events never released)"
+        "0 adjusted, 0 dropped, p95 release delay 16.5 s (12 events never released)"
     )
     row = {**row, "never_released": 0}
-    assert numbers_words(row) == "0 adjusted, 0 dropped, p95 output delay 16.5 s"
-    assert numbers_words({**row, "delay_p95_s": None}).endswith("p95 output delay never released")
+    assert numbers_words(row) == "0 adjusted, 0 dropped, p95 release delay 16.5 s"
+    assert numbers_words({**row, "delay_p95_s": None}).endswith("p95 release delay never released")

@@ -103,16 +103,22 @@ def flink_problem(release: str = DEFAULT_RELEASE) -> str | None:
 
 
 def _classes(workdir: Path, release: str) -> Path:
-    """FlinkWindowCount compiled against ``release``, cached in its venv by the source's hash."""
+    """FlinkWindowCount compiled against ``release`` (see :func:`compiled`)."""
+    return compiled(SOURCE, workdir, release)
+
+
+def compiled(source: Path, workdir: Path, release: str = DEFAULT_RELEASE) -> Path:
+    """The Java program ``source`` compiled against ``release``'s jars, cached in its venv by
+    the source's hash."""
     lib = flink_lib(release)
     assert lib is not None
-    digest = hashlib.sha1(SOURCE.read_bytes()).hexdigest()[:12]
-    out = VENVS / release / "engine-check" / digest
-    if not (out / "FlinkWindowCount.class").exists():
-        scratch = workdir / "classes"
+    digest = hashlib.sha1(source.read_bytes()).hexdigest()[:12]
+    out = VENVS / release / "engine-check" / f"{source.stem}-{digest}"
+    if not (out / f"{source.stem}.class").exists():
+        scratch = workdir / f"classes-{source.stem}"
         scratch.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["javac", "-nowarn", "-cp", f"{lib}/*", "-d", str(scratch), str(SOURCE)],
+            ["javac", "-nowarn", "-cp", f"{lib}/*", "-d", str(scratch), str(source)],
             check=True,
             capture_output=True,
             text=True,
