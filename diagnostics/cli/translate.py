@@ -11,7 +11,12 @@ import sys
 from typing import Any
 
 from diagnostics.cli.capture_args import capture_from_args
-from diagnostics.cli.engine_args import DEFAULT_TRIGGER_NS, DEFAULT_WATERMARK_INTERVAL_NS
+from diagnostics.cli.engine_args import (
+    DEFAULT_TRIGGER_NS,
+    DEFAULT_WATERMARK_INTERVAL_NS,
+    add_flink_version_argument,
+    flink_version_of,
+)
 from diagnostics.cli.job_args import add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import add_column_arguments, duration_arg
 from diagnostics.errors import UsageError
@@ -59,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--watermark-interval", type=duration_arg, default=DEFAULT_WATERMARK_INTERVAL_NS,
         metavar="DURATION", help="Flink: pipeline.auto-watermark-interval; default 200ms",
     )  # fmt: skip
+    add_flink_version_argument(parser)
     parser.add_argument(
         "--events", metavar="CAPTURE", help="a capture to measure the difference on"
     )
@@ -105,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     window = args.window
     found = None
     target = Target(args.to)
+    if target.engine != "Flink" and hasattr(args, "flink_version"):
+        msg = f"--flink-version: a Flink setting; --to {target.value} translates to Spark"
+        raise UsageError(msg)
     # the window matters to the measurement and to the DataStream settings only: the scripts
     # carry the query's own windows
     needs_window = args.events is not None or target is Target.FLINK_DATASTREAM
@@ -127,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         trigger_ns=args.trigger,
         watermark_interval_ns=args.watermark_interval,
         input_type=job.input.source,
+        flink_version=flink_version_of(args),
     )
     data: dict[str, Any] = {
         "job": resolved.describe(),

@@ -91,6 +91,7 @@ def replay_command(events: str, rules: EngineRules) -> str:
         if rules.allowed_lateness_ns:
             parts.append(f"--allowed-lateness {format_duration(rules.allowed_lateness_ns)}")
         parts.append(f"--watermark-interval {format_duration(rules.watermark_interval_ns)}")
+        parts.append(f"--flink-version {rules.version.value}")
     else:
         parts.append(f"--watermark-delay {format_duration(rules.watermark_delay_ns)}")
         parts.append(f"--trigger {format_duration(rules.trigger_ns)}")

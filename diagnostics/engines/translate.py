@@ -18,7 +18,13 @@ from enum import StrEnum
 from diagnostics.durations import MINUTE, MS, SECOND, format_duration
 from diagnostics.engine.policy import EARLY_WINDOW_NS, Action, OrderingPolicy
 from diagnostics.engines.job_plan import JobPlan, plan_job
-from diagnostics.engines.policy import EngineRules, FlinkRules, SparkRules
+from diagnostics.engines.policy import (
+    NEWEST_FLINK,
+    EngineRules,
+    FlinkRules,
+    FlinkVersion,
+    SparkRules,
+)
 from diagnostics.engines.script_spark import spark_script
 from diagnostics.engines.sql_flink import flink_sql_script
 from diagnostics.engines.sql_text import java_duration
@@ -65,6 +71,7 @@ def translate(
     watermark_interval_ns: int = 200 * MS,
     input_type: str | None = None,
     output_type: str | None = None,
+    flink_version: FlinkVersion = NEWEST_FLINK,
 ) -> Translation:
     """Translate ``policy`` and the query steps of ``plan`` for ``target`` (``window_ns``: the
     tumbling window the replay measures with, ``None`` when nothing is measured: the rules
@@ -102,6 +109,7 @@ def translate(
             out_of_orderness_ns=ooo,
             idleness_ns=idle,
             watermark_interval_ns=watermark_interval_ns,
+            version=flink_version,
         )
         bound = format_duration(ooo)
         mapping.append(

@@ -126,3 +126,16 @@ def test_translate_errors_are_one_line(tmp_path, capsys) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     assert main([*argv, "--out", str(tmp_path / "a-file" / "x.py")]) == 2
     assert "--out " in capsys.readouterr().err
+
+
+def test_translate_follows_the_flink_release_named(capsys) -> None:
+    base = ["translate", "--job-definition", str(JOB), "--to", "flink-datastream", "--json"]
+    assert main(base) == 0
+    assert json.loads(capsys.readouterr().out)["rules"].startswith("Flink 2.2: ")
+    assert main([*base, "--flink-version", "2.1"]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"].startswith("Flink 2.1: ")
+    code = main(
+        ["translate", "--job-definition", str(JOB), "--to", "spark", "--flink-version", "2.1"]
+    )
+    assert code == 2
+    assert "--flink-version: a Flink setting; --to spark" in capsys.readouterr().err
