@@ -16,11 +16,13 @@ import plotly.graph_objects as go
 import polars as pl
 
 from diagnostics.appdata import jobfix, tables
+from diagnostics.captures.far_off import far_off_mask
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.impact import Impact, measure_impact, summarize
 from diagnostics.impact.source import inputs_read
 from diagnostics.jobdef.rewrite import identifier
+from diagnostics.words import plural
 
 #: Colours of the two series and of the changed windows.
 EMITTED, ON_TIME, CHANGED = "#d62728", "#1f77b4", "#ff7f0e"
@@ -108,9 +110,27 @@ def series(table: pl.DataFrame, step: str, aggregate: str, keys: str) -> pl.Data
     )
 
 
+def far_windows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """``frame`` without the windows whose end is far off the others (the rule of
+    ``diagnostics.captures.far_off``: a window of an event stamped 2099 beside a capture
+    of 2024), and how many it left out."""
+    if frame.is_empty():
+        return frame, 0
+    far, _, _ = far_off_mask(frame["window_end"].dt.epoch("ns").to_numpy())
+    return frame.filter(pl.Series(~far)), int(far.sum())
+
+
 def figure(frame: pl.DataFrame, title: str) -> go.Figure:
     """Traces ``as emitted`` and ``on time`` over window end, the changed windows marked in
-    trace ``changed`` (at the on-time value, or the emitted one when only that exists)."""
+    trace ``changed`` (at the on-time value, or the emitted one when only that exists).
+    Windows far off the others are not drawn (the time axis would span decades); the title
+    says how many."""
+    frame, outside = far_windows(frame)
+    if outside:
+        title += (
+            f"<br><sup>{plural(outside, 'window')} outside the chart: far off the others in "
+            "time (an event's application time far off the rest)</sup>"
+        )
     fig = go.Figure()
     x = frame["window_end"].to_list()
     fig.add_trace(

@@ -36,6 +36,11 @@ class KindStats:
     sources: dict[str, int] = field(default_factory=dict)
     #: events per column the records' messages name (data errors of a payload or an output)
     columns: dict[str, int] = field(default_factory=dict)
+    #: the events of this kind whose application time is far off the others (a capture's;
+    #: ``diagnostics.captures.far_off``): left out of ``lateness``, named apart
+    far_off: dict[str, object] | None = None
+    #: invalid timestamps of a capture by what the column holds (``explain.invalid_times``)
+    breakdown: dict[str, object] | None = None
 
     @property
     def events_text(self) -> str:
