@@ -20,6 +20,7 @@ from diagnostics.captures.far_off import far_off_mask
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.impact import Impact, measure_impact, summarize
+from diagnostics.impact import spread_lines as impact_spread_lines
 from diagnostics.impact.source import inputs_read
 from diagnostics.jobdef.rewrite import identifier
 from diagnostics.words import plural
@@ -79,8 +80,15 @@ def compare(outcomes: pl.DataFrame, text: str, input_name: str, policy: Ordering
 
 
 def summary(result: Impact) -> dict[str, Any]:
-    """The summary (windows compared and changed, largest differences, causes)."""
+    """The summary (windows compared and changed, interior and edge windows, largest
+    differences, causes)."""
     return summarize(result)
+
+
+def spread_lines(result_summary: dict[str, Any]) -> list[str]:
+    """What the summary says of the interior windows (their errors per aggregate, with any
+    periodic pattern) and of the edge windows, as the command line says it."""
+    return [line.strip() for line in impact_spread_lines(result_summary)]
 
 
 def choices(table: pl.DataFrame) -> list[tuple[str, str]]:
@@ -180,15 +188,23 @@ NOT_THERE = {
     "As emitted": "not emitted",
     "On time": "no such result",
     "Off by (%)": "no on-time value",
+    "Edge": "interior",
 }
 
 
 def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
-    """The changed windows with the largest relative difference, in the page's words (a
-    missing value said: :data:`NOT_THERE`)."""
+    """The changed windows with the largest relative difference, interior windows first
+    (edge windows after them, their edge said), in the page's words (a missing value said:
+    :data:`NOT_THERE`)."""
+    edge = pl.col("edge").is_not_null() if "edge" in table.columns else pl.lit(False)
     frame = (
         table.filter(pl.col("changed"))
-        .sort(["relative_difference", "absolute_difference"], descending=True, nulls_last=True)
+        .with_columns(edge.alias("__edge"))
+        .sort(
+            ["__edge", "relative_difference", "absolute_difference"],
+            descending=[False, True, True],
+            nulls_last=True,
+        )
         .head(n)
         .select(
             pl.col("step").alias("Step"),
@@ -202,6 +218,7 @@ def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
             pl.col("events_moved_out").alias("Moved out"),
             pl.col("events_missing").alias("Missing"),
             pl.col("output").alias("Output"),
+            (pl.col("edge") if "edge" in table.columns else pl.lit(None, pl.String)).alias("Edge"),
         )
     )
     return tables.shown(frame, NOT_THERE)
