@@ -63,7 +63,7 @@ def given_flags(args: argparse.Namespace) -> list[str]:
     return [flag for flag in DEFAULTS if getattr(args, _attr(flag), None) is not None]
 
 
-def _value(args: argparse.Namespace, flag: str, named: dict[str, str] | None = None) -> str:
+def _value(args: argparse.Namespace, flag: str, named: dict[str, str | None] | None = None) -> str:
     value = getattr(args, _attr(flag), None)
     if value is not None:
         return str(value)
@@ -74,7 +74,9 @@ def options_from_args(args: argparse.Namespace, job: JobPolicy | None = None) ->
     """Validated :class:`InstrumentOptions` from the parsed flags (errors name the flag).
     ``job``: the ``--job-definition``'s job, whose name and input name the records carry
     where ``--job`` and ``--source`` are not given (as the job's own logs would)."""
-    named = {} if job is None else {"--job": job.definition.name, "--source": job.input.name}
+    named: dict[str, str | None] = (
+        {} if job is None else {"--job": job.definition.name, "--source": job.input.name}
+    )
     return InstrumentOptions(
         error_window_ns=flag_duration(
             "--error-window", _value(args, "--error-window"), positive=True

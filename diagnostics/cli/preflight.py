@@ -2,11 +2,12 @@
 not after minutes of reading.
 
 ``TIMESTAMP BY ... OVER`` on an input of more than one partition needs ``PARTITION BY
-PartitionId`` (docs/semantics.md, "Substreams (TIMESTAMP BY ... OVER)"). The partition count
-is known before the events are read when ``--partitions`` (or the definition's ``INTO n``)
-declares it, from the file paths of an Event Hubs Capture folder, and from the partition
-column alone of Parquet files; a CSV or JSON Lines capture is checked when it is read (its
-partition column is only known by parsing the file).
+PartitionId`` (docs/semantics.md, "Watermarks, merge and output release"; ASA's page
+"TIMESTAMP BY (Azure Stream Analytics)", the OVER clause). The partition count is known
+before the events are read when ``--partitions`` (or the definition's ``INTO n``) declares
+it, from the file paths of an Event Hubs Capture folder, and from the partition column alone
+of Parquet files; a CSV or JSON Lines capture is checked when it is read (its partition
+column is only known by parsing the file).
 """
 
 from __future__ import annotations

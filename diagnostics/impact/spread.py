@@ -43,9 +43,13 @@ EXAMPLES = 3
 def _signed() -> pl.Expr:
     """The signed relative error of each row (null where there is none)."""
     rel = pl.col("relative_difference")
-    higher = pl.when(pl.col("value_on_time").is_null()).then(True)
-    higher = higher.when(pl.col("value_as_emitted").is_null()).then(False)
-    higher = higher.otherwise(pl.col("value_as_emitted") >= pl.col("value_on_time"))
+    higher = (
+        pl.when(pl.col("value_on_time").is_null())
+        .then(True)
+        .when(pl.col("value_as_emitted").is_null())
+        .then(False)
+        .otherwise(pl.col("value_as_emitted") >= pl.col("value_on_time"))
+    )
     return pl.when(higher).then(rel).otherwise(-rel)
 
 

@@ -179,3 +179,16 @@ def test_results_chart_leaves_far_off_windows_out(replayed):
     years = {x.year for trace in fig.data for x in trace.x}
     assert years == {2024}
     assert "1 window outside the chart" in fig.layout.title.text
+
+
+def test_the_app_overview_names_them(replayed, tmp_path):
+    """The app's replay of the fleet says on the Overview what the replay's summary says."""
+    from diagnostics.aggregates import read_summary
+    from diagnostics.appdata.build import CaptureSettings, build_from_capture
+
+    events, policy, capture, _ = replayed
+    out = tmp_path / "agg"
+    build_from_capture(events, CaptureSettings(policy, capture.columns), out)
+    said = read_summary(out)["capture_warnings"]
+    assert any("6 events are far off the others" in line for line in said)
+    assert sum("is 74 years after the others" in line for line in said) == 5
