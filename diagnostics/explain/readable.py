@@ -107,7 +107,9 @@ def far_off_words(far: Mapping[str, Any]) -> str:
     """Far-off application times (``diagnostics.captures.far_off.FarOffTimes.to_dict``) as
     the evidence names them: how many, rows, values and senders, left out of the figures."""
     events = int(far.get("events", 0))
+    counted = str(far.get("counted_as") or "")
     rows = ", ".join(number(r) for r in far.get("rows", ()))
+    label = str(far.get("rows_are") or "rows")
     values = ", ".join(f"'{v}'" for v in far.get("values", ()))
     more = " ..." if events > len(far.get("rows", ())) else ""
     who = (
@@ -115,10 +117,11 @@ def far_off_words(far: Mapping[str, Any]) -> str:
         if far.get("device_column") and far.get("devices")
         else ""
     )
+    what = f"{number(events)} {counted}" if counted else plural(events, "event")
     return (
-        f"{plural(events, 'event')} with an application time far off the others "
-        f"({far.get('from')} .. {far.get('to')}), left out of these figures: rows {rows}{more}; "
-        f"values {values}{more}{who}"
+        f"{what} with an application time far off the others "
+        f"({far.get('from')} .. {far.get('to')}), left out of these figures: {label} {rows}"
+        f"{more}; values {values}{more}{who}"
     )
 
 

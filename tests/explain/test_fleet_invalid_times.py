@@ -138,3 +138,19 @@ def test_logs_and_capture_count_each_event_once(fleet, expected, tmp_path, capsy
     assert lost["impact"]["events_affected"] == expected["unreadable"]
     assert invalid == expected["unparsable"] + expected["no_value"]
     assert lost["evidence"]["events_by_source"] == {"telemetry-eh": expected["unreadable"]}
+
+
+def test_logs_alone_leave_far_off_examples_out_of_how_early(fleet, tmp_path, capsys):
+    """From the logs alone (one example event per record), a record whose example is
+    stamped 2099 is named apart, not read as an event 74 years early (issue 39, point 4)."""
+    assert fleet.logs is not None
+    agg = tmp_path / "agg"
+    write_agg_dir(sorted(fleet.logs.rglob("PT1H.json")), [], agg)
+    report = _report(["explain", str(agg), "--job", TELEMETRY_JOB], capsys)
+    early = _finding(report, "early_arrivals")["evidence"]["early_by"]
+    assert 400 < early["max_seconds"] < 425
+    assert 400 < early["p99_9_seconds"] < 425
+    far = early["far_off"]
+    assert 1 <= far["events"] <= 6
+    assert far["rows_are"] == "log lines"
+    assert all(v.startswith("2099-") for v in far["values"])
