@@ -131,7 +131,7 @@ def results_line(folder: Path, scenario: Scenario) -> str:
     )
     measured = (
         f"{summary['windows_compared']} windows compared, {summary['windows_changed']} "
-        f"changed, largest relative error {summary['largest_relative_error']:.0%}"
+        f"changed, interior windows off by more than 5 % {summary['interior']['off']}"
     )
     return (
         f"- **Results** (`orderdoc impact` with `../jobs/{name}`): {RESULTS[scenario]} "

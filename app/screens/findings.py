@@ -48,7 +48,7 @@ def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
         )
         if frame.height:
             chart(
-                figures.lateness_ecdf(lateness.ecdf(frame), _tolerance(agg)),
+                figures.lateness_ecdf(lateness.ecdf(frame), _tolerance(agg), lateness.bulk(frame)),
                 f"evidence_{index}",
             )
             return

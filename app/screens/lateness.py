@@ -65,12 +65,16 @@ def render() -> None:
         if ctx is not None
         else st.radio("Chart", ["ECDF", "Histogram"], horizontal=True, key="late_chart")
     )
+    span = lateness.bulk(frame)
     if style == "ECDF":
-        chart(figures.lateness_ecdf(lateness.ecdf(frame), tolerance), "lateness_chart")
+        chart(figures.lateness_ecdf(lateness.ecdf(frame), tolerance, span), "lateness_chart")
     else:
         chart(
-            figures.lateness_histogram(lateness.top_groups(frame, 8), tolerance), "lateness_chart"
+            figures.lateness_histogram(lateness.top_groups(frame, 8), tolerance, span=span),
+            "lateness_chart",
         )
+    if span is not None:
+        st.caption(span.note())
     groups = lateness.by_group(frame, tolerance if tolerance is not None else float("inf"))
     table(
         groups,

@@ -37,10 +37,19 @@ def render() -> None:
     if result.table.is_empty():
         st.info("No step of the query aggregates the input over a window: no results to compare.")
         return
-    cols = st.columns(3)
+    inside = summary["interior"]
+    cols = st.columns(4)
     cols[0].metric("Windows compared", f"{summary['windows_compared']:,}")
     cols[1].metric("Windows changed", f"{summary['windows_changed']:,}")
-    cols[2].metric("Largest relative error", f"{summary['largest_relative_error']:.0%}")
+    cols[2].metric(
+        "Interior windows off by > 5 %",
+        f"{inside['off']:,}",
+        help="Windows away from the data's edges (its first and last windows, a silent "
+        "partition, events dropped as early) whose result is off by more than 5 %",
+    )
+    cols[3].metric("Interior error, p95", "-" if inside["p95"] is None else f"{inside['p95']:.1%}")
+    for line in impact.spread_lines(summary):
+        st.caption(plain(line))
     pairs = impact.choices(result.table)
     c1, c2 = st.columns(2)
     shown = [f"{step}: {agg_name}" for step, agg_name in pairs]

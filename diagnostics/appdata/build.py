@@ -231,10 +231,10 @@ def build_from_capture(
 ) -> Path:
     """Replay ``events``, instrument the replay and aggregate its diagnostics into ``out``.
     ``warnings`` (the reader's, e.g. far-off arrivals) and the replay's own (most events
-    without a valid application time) go to ``summary.json`` as ``capture_warnings``, which
-    the Overview shows."""
+    without a valid application time, far-off application times) go to ``summary.json`` as
+    ``capture_warnings``, which the Overview shows."""
     from diagnostics.engine.replay import replay
-    from diagnostics.engine.summary import invalid_time_warning
+    from diagnostics.engine.summary import far_off_of, invalid_time_warning
     from diagnostics.engine.watermarks import watermark_delay_per_minute
     from diagnostics.instrument import (
         InstrumentOptions,
@@ -262,6 +262,7 @@ def build_from_capture(
             events, policy, partitions=partitions, columns=settings.columns, progress=step
         )
         invalid = invalid_time_warning(result)
+        far, fate = far_off_of(result.outcomes, policy)
         progress(0.65, "computing the watermark delay per minute")
         delay = watermark_delay_per_minute(result)
         progress(0.75, "writing ASA diagnostics records and metrics")
@@ -282,7 +283,7 @@ def build_from_capture(
     (cap / SOURCE_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     progress(0.85, "aggregating the diagnostics")
     tables = aggregate_files([cap / "diagnostics.jsonl"], [cap / "metrics.parquet"])
-    said = [*warnings, *([] if invalid is None else [invalid])]
+    said = [*warnings, *([] if invalid is None else [invalid]), *(far.lines(fate) if far else ())]
     extra = {"files_read": 2, "capture_events": events.height, "capture_warnings": said}
     write_tables(tables, out, extra)
     progress(1.0, "done")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
+from diagnostics.appdata.lateness import Bulk, in_bulk
 from diagnostics.appdata.overview import BUCKETS
 from diagnostics.words import plural
 
@@ -109,8 +110,25 @@ def errors_over_time(frame: pl.DataFrame, markers: pl.DataFrame, bucket: str) ->
     return _layout(fig, f"Events with data errors per {bucket}, by kind", "time (UTC)", "events")
 
 
-def lateness_ecdf(ecdf: pl.DataFrame, tolerance_s: float | None) -> go.Figure:
-    """ECDF lines per group and the tolerance as a vertical line (trace ``tolerance``)."""
+def _clipped(fig: go.Figure, span: Bulk | None, tolerance_s: float | None) -> go.Figure:
+    """The x axis limited to ``span`` (and the tolerance), its note under the title."""
+    if span is None:
+        return fig
+    low, high = span.low, span.high
+    if tolerance_s is not None:
+        low, high = min(low, tolerance_s), max(high, tolerance_s)
+    pad = max((high - low) * 0.03, 1.0)
+    fig.update_layout(xaxis={"range": [low - pad, high + pad]})
+    fig.update_layout(title={"text": f"{fig.layout.title.text}<br><sup>{span.note()}</sup>"})
+    return fig
+
+
+def lateness_ecdf(
+    ecdf: pl.DataFrame, tolerance_s: float | None, span: Bulk | None = None
+) -> go.Figure:
+    """ECDF lines per group and the tolerance as a vertical line (trace ``tolerance``);
+    ``span`` (:func:`diagnostics.appdata.lateness.bulk`): the x axis shows the bulk of the
+    values, and the title says how many lie outside."""
     fig = go.Figure()
     for group in ecdf["group"].unique(maintain_order=True).to_list():
         part = ecdf.filter(pl.col("group") == group)
@@ -129,13 +147,19 @@ def lateness_ecdf(ecdf: pl.DataFrame, tolerance_s: float | None) -> go.Figure:
             name="tolerance",
             line={"dash": "dash", "color": "#d62728"},
         )
-    return _layout(
+    fig = _layout(
         fig, "Lateness (arrival − application time), cumulative", "lateness (s)", "share of events"
     )
+    return _clipped(fig, span, tolerance_s)
 
 
-def lateness_histogram(frame: pl.DataFrame, tolerance_s: float | None, bins: int = 60) -> go.Figure:
-    """A weighted histogram of lateness per group, with the tolerance line (``tolerance``)."""
+def lateness_histogram(
+    frame: pl.DataFrame, tolerance_s: float | None, bins: int = 60, span: Bulk | None = None
+) -> go.Figure:
+    """A weighted histogram of lateness per group, with the tolerance line (``tolerance``);
+    ``span``: the bins cover the bulk of the values only, and the title says how many lie
+    outside."""
+    frame = in_bulk(frame, span)
     fig = go.Figure()
     for group in sorted(frame["group"].unique().to_list()):
         part = frame.filter(pl.col("group") == group)
@@ -157,7 +181,8 @@ def lateness_histogram(frame: pl.DataFrame, tolerance_s: float | None, bins: int
         )
         fig.update_yaxes(rangemode="tozero")
     fig.update_layout(barmode="overlay")
-    return _layout(fig, "Lateness histogram", "lateness (s)", "events")
+    fig = _layout(fig, "Lateness histogram", "lateness (s)", "events")
+    return _clipped(fig, span, tolerance_s)
 
 
 def idle_timeline(episodes: pl.DataFrame) -> go.Figure:

@@ -16,11 +16,14 @@ import plotly.graph_objects as go
 import polars as pl
 
 from diagnostics.appdata import jobfix, tables
+from diagnostics.captures.far_off import far_off_mask
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.impact import Impact, measure_impact, summarize
+from diagnostics.impact import spread_lines as impact_spread_lines
 from diagnostics.impact.source import inputs_read
 from diagnostics.jobdef.rewrite import identifier
+from diagnostics.words import plural
 
 #: Colours of the two series and of the changed windows.
 EMITTED, ON_TIME, CHANGED = "#d62728", "#1f77b4", "#ff7f0e"
@@ -77,8 +80,15 @@ def compare(outcomes: pl.DataFrame, text: str, input_name: str, policy: Ordering
 
 
 def summary(result: Impact) -> dict[str, Any]:
-    """The summary (windows compared and changed, largest differences, causes)."""
+    """The summary (windows compared and changed, interior and edge windows, largest
+    differences, causes)."""
     return summarize(result)
+
+
+def spread_lines(result_summary: dict[str, Any]) -> list[str]:
+    """What the summary says of the interior windows (their errors per aggregate, with any
+    periodic pattern) and of the edge windows, as the command line says it."""
+    return [line.strip() for line in impact_spread_lines(result_summary)]
 
 
 def choices(table: pl.DataFrame) -> list[tuple[str, str]]:
@@ -108,9 +118,27 @@ def series(table: pl.DataFrame, step: str, aggregate: str, keys: str) -> pl.Data
     )
 
 
+def far_windows(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """``frame`` without the windows whose end is far off the others (the rule of
+    ``diagnostics.captures.far_off``: a window of an event stamped 2099 beside a capture
+    of 2024), and how many it left out."""
+    if frame.is_empty():
+        return frame, 0
+    far, _, _ = far_off_mask(frame["window_end"].dt.epoch("ns").to_numpy())
+    return frame.filter(pl.Series(~far)), int(far.sum())
+
+
 def figure(frame: pl.DataFrame, title: str) -> go.Figure:
     """Traces ``as emitted`` and ``on time`` over window end, the changed windows marked in
-    trace ``changed`` (at the on-time value, or the emitted one when only that exists)."""
+    trace ``changed`` (at the on-time value, or the emitted one when only that exists).
+    Windows far off the others are not drawn (the time axis would span decades); the title
+    says how many."""
+    frame, outside = far_windows(frame)
+    if outside:
+        title += (
+            f"<br><sup>{plural(outside, 'window')} outside the chart: far off the others in "
+            "time (an event's application time far off the rest)</sup>"
+        )
     fig = go.Figure()
     x = frame["window_end"].to_list()
     fig.add_trace(
@@ -160,15 +188,23 @@ NOT_THERE = {
     "As emitted": "not emitted",
     "On time": "no such result",
     "Off by (%)": "no on-time value",
+    "Edge": "interior",
 }
 
 
 def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
-    """The changed windows with the largest relative difference, in the page's words (a
-    missing value said: :data:`NOT_THERE`)."""
+    """The changed windows with the largest relative difference, interior windows first
+    (edge windows after them, their edge said), in the page's words (a missing value said:
+    :data:`NOT_THERE`)."""
+    edge = pl.col("edge").is_not_null() if "edge" in table.columns else pl.lit(False)
     frame = (
         table.filter(pl.col("changed"))
-        .sort(["relative_difference", "absolute_difference"], descending=True, nulls_last=True)
+        .with_columns(edge.alias("__edge"))
+        .sort(
+            ["__edge", "relative_difference", "absolute_difference"],
+            descending=[False, True, True],
+            nulls_last=True,
+        )
         .head(n)
         .select(
             pl.col("step").alias("Step"),
@@ -182,6 +218,7 @@ def worst(table: pl.DataFrame, n: int = 20) -> pl.DataFrame:
             pl.col("events_moved_out").alias("Moved out"),
             pl.col("events_missing").alias("Missing"),
             pl.col("output").alias("Output"),
+            (pl.col("edge") if "edge" in table.columns else pl.lit(None, pl.String)).alias("Edge"),
         )
     )
     return tables.shown(frame, NOT_THERE)

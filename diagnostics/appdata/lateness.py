@@ -13,12 +13,16 @@ Lateness is positive for late events and negative for events from the future (ea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
+from diagnostics.captures.far_off import far_off_mask
 from diagnostics.whatif.senders import sender_columns, sender_names
+from diagnostics.words import plural
 
 OTHER = "other"
 SCHEMA = {"group": pl.String, "lateness_seconds": pl.Float64, "weight": pl.Int64}
@@ -70,6 +74,45 @@ def from_outcomes(outcomes: pl.DataFrame, by: str) -> pl.DataFrame:
         ),
         pl.lit(1, dtype=pl.Int64).alias("weight"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Bulk:
+    """Where a chart of lateness values looks: from ``low`` to ``high`` seconds, the values
+    that are not far off the rest (the rule of ``diagnostics.captures.far_off``); ``outside``
+    events (weight) lie beyond, their application times far off the others."""
+
+    low: float
+    high: float
+    outside: int
+
+    def note(self) -> str:
+        """What the chart says of the events it leaves out."""
+        return (
+            f"{plural(self.outside, 'event')} outside the chart: an application time far off "
+            "the others (named on the Overview)"
+        )
+
+
+def bulk(frame: pl.DataFrame) -> Bulk | None:
+    """The :class:`Bulk` of a lateness frame (``lateness_seconds``, ``weight``) when some
+    values are far off the rest; ``None`` when none is (the chart shows every value)."""
+    if frame.is_empty():
+        return None
+    seconds = frame["lateness_seconds"].to_numpy()
+    far, _, _ = far_off_mask(np.round(seconds * 1e9).astype(np.int64))
+    if not far.any():
+        return None
+    kept = seconds[~far]
+    outside = int(frame["weight"].to_numpy()[far].sum())
+    return Bulk(float(kept.min()), float(kept.max()), outside)
+
+
+def in_bulk(frame: pl.DataFrame, span: Bulk | None) -> pl.DataFrame:
+    """The rows of a lateness frame within ``span`` (all of them without one)."""
+    if span is None:
+        return frame
+    return frame.filter(pl.col("lateness_seconds").is_between(span.low, span.high))
 
 
 def top_groups(frame: pl.DataFrame, max_groups: int) -> pl.DataFrame:

@@ -12,6 +12,7 @@ import argparse
 
 from diagnostics.cli.values import flag_duration
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
+from diagnostics.jobdef.job import JobPolicy
 
 #: Each diagnostics flag and its default (a flag not given is ``None`` in the namespace, so
 #: that a given one can be told from its default).
@@ -41,8 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="write InputPartitionNotProgressing after this much idleness, repeated (default 5m)",
     )
-    group.add_argument("--job", help="job name in the resourceId (default orderdoc-replay)")
-    group.add_argument("--source", help="input name (properties.Source; default input)")
+    group.add_argument(
+        "--job",
+        help="job name in the resourceId (default: the --job-definition's job, else "
+        "orderdoc-replay)",
+    )
+    group.add_argument(
+        "--source",
+        help="input name (properties.Source; default: the --job-definition's input, else input)",
+    )
     group.add_argument(
         "--log-format",
         choices=[f.value for f in LogFormat],
@@ -55,19 +63,26 @@ def given_flags(args: argparse.Namespace) -> list[str]:
     return [flag for flag in DEFAULTS if getattr(args, _attr(flag), None) is not None]
 
 
-def _value(args: argparse.Namespace, flag: str) -> str:
+def _value(args: argparse.Namespace, flag: str, named: dict[str, str | None] | None = None) -> str:
     value = getattr(args, _attr(flag), None)
-    return DEFAULTS[flag] if value is None else str(value)
+    if value is not None:
+        return str(value)
+    return (named or {}).get(flag) or DEFAULTS[flag]
 
 
-def options_from_args(args: argparse.Namespace) -> InstrumentOptions:
-    """Validated :class:`InstrumentOptions` from the parsed flags (errors name the flag)."""
+def options_from_args(args: argparse.Namespace, job: JobPolicy | None = None) -> InstrumentOptions:
+    """Validated :class:`InstrumentOptions` from the parsed flags (errors name the flag).
+    ``job``: the ``--job-definition``'s job, whose name and input name the records carry
+    where ``--job`` and ``--source`` are not given (as the job's own logs would)."""
+    named: dict[str, str | None] = (
+        {} if job is None else {"--job": job.definition.name, "--source": job.input.name}
+    )
     return InstrumentOptions(
         error_window_ns=flag_duration(
             "--error-window", _value(args, "--error-window"), positive=True
         ),
         idle_notice_ns=flag_duration("--idle-notice", _value(args, "--idle-notice"), positive=True),
-        job=_value(args, "--job"),
-        source=_value(args, "--source"),
+        job=_value(args, "--job", named),
+        source=_value(args, "--source", named),
         log_format=LogFormat(_value(args, "--log-format")),
     )

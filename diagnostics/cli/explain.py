@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     """Gather the evidence, diagnose, print (and write) the report."""
     from diagnostics.cli.capture_args import capture_from_args
     from diagnostics.cli.flags import with_flags
+    from diagnostics.cli.preflight import check_over_before_reading
     from diagnostics.engine.replay import declared_partitions
     from diagnostics.engines.policy import Rules
     from diagnostics.errors import InputError
@@ -151,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
     if args.agg_dir is not None:  # the flags are checked; an empty folder is not "healthy"
         require_aggregate(args.agg_dir)
     policy = resolved.policy if args.events is not None else logs_policy(args, resolved)
+    if args.events is not None:
+        check_over_before_reading(args, resolved.policy, resolved.partitions)
     capture = capture_from_args(args) if args.events else None
     for line in capture.warnings if capture is not None else ():
         sys.stderr.write(f"warning: {line}\n")

@@ -129,11 +129,13 @@ def measure(
 def run(args: argparse.Namespace) -> int:
     """Replay, compare, write impact.parquet, print the summary."""
     from diagnostics.cli.capture_args import capture_from_args
+    from diagnostics.cli.preflight import check_over_before_reading
     from diagnostics.cli.values import out_folder
     from diagnostics.impact import format_summary, summarize
     from diagnostics.instrument.run import atomic_write
 
     resolved, query = resolve(args)
+    check_over_before_reading(args, resolved.policy, resolved.partitions)
     out = out_folder(args.out, create=True)
     capture = capture_from_args(args)
     impact, invalid_times = measure(args, resolved, query, capture)

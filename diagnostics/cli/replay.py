@@ -28,6 +28,7 @@ from diagnostics.cli.policy_args import (
     application_time_flags,
     positive_int,
 )
+from diagnostics.cli.preflight import check_over_before_reading
 from diagnostics.cli.progress import ProgressLine
 from diagnostics.cli.replay_spark import add_arguments as add_spark_arguments
 from diagnostics.cli.replay_spark import check_spark_flags, run_spark
@@ -175,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     resolved = resolve_policy(args)
     check_flags(args, resolved)
     check_spark_flags(args)
+    check_over_before_reading(args, resolved.policy, resolved.partitions)
     if args.spark:
         return run_spark(args, resolved)
     check_memory(args)
@@ -187,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
         writing = pool.submit(atomic_write, out / "outcomes.parquet", write_outcomes(result))
         if not args.outcomes_only:
-            write_outputs(result, out, options_from_args(args))
+            write_outputs(result, out, options_from_args(args, resolved.job))
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
         summary = {"input": capture.to_dict(), **summarize(result)}
         try:

@@ -84,7 +84,7 @@ def run_spark(args: argparse.Namespace, resolved: Resolved) -> int:
                 out=out,
                 named_by=resolved.named_by,
                 progress=say,
-                instrument=None if args.outcomes_only else options_from_args(args),
+                instrument=None if args.outcomes_only else options_from_args(args, resolved.job),
                 planned=planned,
             )
         except InputError as exc:

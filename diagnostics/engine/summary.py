@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.far_off import FarOffTimes, far_off_times
 from diagnostics.durations import format_duration
+from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult
 from diagnostics.scalars import as_datetime, as_int
@@ -111,11 +113,13 @@ def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
 
 
 def summarize(result: ReplayResult) -> dict[str, Any]:
-    """Counts by outcome and release delay (release time − arrival, seconds) of a replay."""
+    """Counts by outcome and release delay (release time − arrival, seconds) of a replay;
+    ``far_off_application_times`` when some are far off the others (:func:`far_off_of`)."""
     out = result.outcomes
     arrival = out["arrival"]
     warning = invalid_time_warning(result)
-    return summary_of(
+    far, fate = far_off_of(out, result.policy)
+    summary = summary_of(
         result.policy,
         result.partitions,
         timelines=_distinct(out["timeline"]),
@@ -123,8 +127,70 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
         delays=output_delays(out),
         arrival_from=None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         arrival_to=None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
-        warnings=[] if warning is None else [warning],
+        warnings=[*([] if warning is None else [warning]), *(far.lines(fate) if far else ())],
     )
+    if far is not None:
+        summary["far_off_application_times"] = {**far.to_dict(), "fate": fate}
+    return summary
+
+
+def sender_column(out: pl.DataFrame, policy: OrderingPolicy) -> str | None:
+    """The column naming the events' senders, to name the senders of a few events: the first
+    OVER key, else of the columns that name senders
+    (:func:`diagnostics.whatif.senders.sender_columns`) the one with the most distinct values
+    (a device rather than the gateway it sends through)."""
+    from diagnostics.whatif.senders import sender_columns
+
+    if policy.over and policy.over[0] in out.columns:
+        return policy.over[0]
+    inputs = [c for c in out.columns if c not in OUTCOME_COLUMNS]
+    found = sender_columns(out.select(inputs), (policy.timestamp_by or "", "partition"))
+    if not found:
+        return None
+    return max(found, key=lambda c: (out.get_column(c).n_unique(), -found.index(c)))
+
+
+def far_off_of(out: pl.DataFrame, policy: OrderingPolicy) -> tuple[FarOffTimes | None, str]:
+    """The far-off application times of a replay's outcomes, named by the TIMESTAMP BY
+    column with their values as written and their senders, and what became of them."""
+    _, far, fate = far_off_events(out, policy)
+    return far, fate
+
+
+def far_off_events(
+    out: pl.DataFrame, policy: OrderingPolicy
+) -> tuple[np.ndarray, FarOffTimes | None, str]:
+    """:func:`far_off_of` and which events (a mask over ``out``) are far off."""
+    column = policy.timestamp_by
+    if column is None or out.is_empty():
+        return np.zeros(out.height, dtype=bool), None, ""
+    sender = sender_column(out, policy)
+    mask, far = far_off_times(
+        out,
+        column if column in out.columns else "application_time",
+        out.get_column("application_time"),
+        sender,
+    )
+    if far is None:
+        return mask, None, ""
+    return mask, far, fate_of(out.filter(pl.Series(mask)))
+
+
+def fate_of(events: pl.DataFrame) -> str:
+    """What the replay did to ``events`` (a slice of an outcome frame), in ASA's words:
+    ``dropped as early (EarlyInputEvent)``, ``3 dropped as early ..., 2 adjusted as late``."""
+    c = count_columns(events)
+    parts = [
+        (c["dropped_early"], "dropped as early (EarlyInputEvent)"),
+        (c["dropped_late"], "dropped as late (LateInputEvent)"),
+        (c["adjusted_late"], "adjusted as late (LateInputEvent)"),
+        (c["dropped_out_of_order"], "dropped as out of order (OutOfOrderEvent)"),
+        (c["accepted"], "accepted"),
+    ]
+    said = [(n, what) for n, what in parts if n]
+    if len(said) == 1:
+        return said[0][1]
+    return ", ".join(f"{n:,} {what}" for n, what in said)
 
 
 def invalid_time_warning(result: ReplayResult) -> str | None:

@@ -5,19 +5,21 @@ per-partition counts, silent stretches per partition, and the per-key OVER analy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.far_off import FarOffTimes
 from diagnostics.durations import MINUTE
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, replay
-from diagnostics.engine.summary import summarize
+from diagnostics.engine.summary import far_off_events, sender_column, summarize
 from diagnostics.errors import InputError, Setting
 from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.invalid_times import INVALID_DATA, invalid_breakdown, unreadable_bodies
 from diagnostics.explain.keys import analyse_keys, candidate_columns
 from diagnostics.explain.kind_stats import KindStats, minute_rates
 from diagnostics.kinds import ErrorKind
@@ -35,10 +37,22 @@ _FLAGS = {
 }
 
 
-def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> KindStats:
-    mask = out[flag]
+def _stats(
+    out: pl.DataFrame,
+    mask: pl.Series,
+    values: pl.Series,
+    key: str | None,
+    far: tuple[np.ndarray, FarOffTimes] | None = None,
+) -> KindStats:
+    """The stats of the events of ``mask``; ``far``: the events whose application time is far
+    off the others and what to say of them, left out of the kind's values and named apart."""
     chosen = out.filter(mask)
     per_part = chosen.group_by("partition").len().sort("partition")
+    far_off = None
+    if far is not None and (far[0] & mask.to_numpy()).any():
+        apart = far[0] & mask.to_numpy()
+        far_off = {**far[1].to_dict(), "events": int(apart.sum())}
+        values = values.set(pl.Series(apart), None)
     vals = values.filter(mask).drop_nulls().to_numpy().astype(np.float64)
     keys: dict[str, int] = {}
     if key is not None and chosen.height:
@@ -58,6 +72,7 @@ def _stats(out: pl.DataFrame, flag: str, values: pl.Series, key: str | None) -> 
         by_minute={
             int(m): int(n) for m, n in zip(minutes["m"].dt.epoch("s"), minutes["len"], strict=True)
         },
+        far_off=far_off,
     )
 
 
@@ -152,10 +167,31 @@ def from_capture(
         if keys and keys[0]["good"]
         else (max(candidates, key=lambda c: events[c].n_unique()) if candidates else None)
     )
+    mask, far, _ = far_off_events(out, policy)
+    apart = None if far is None else (mask, far)
+    # bodies the input cannot read are InputDeserializerError.InvalidData, never invalid times
+    unreadable = unreadable_bodies(out, policy.timestamp_by)
+    flags = {kind: out[flag] for kind, flag in _FLAGS.items()}
+    flags[ErrorKind.INVALID_TIMESTAMP] = flags[ErrorKind.INVALID_TIMESTAMP] & ~unreadable
     kinds = {
-        kind.value: _stats(out, flag, disorder if kind is ErrorKind.OUT_OF_ORDER else lateness, key)
-        for kind, flag in _FLAGS.items()
+        kind.value: _stats(
+            out,
+            flags[kind],
+            disorder if kind is ErrorKind.OUT_OF_ORDER else lateness,
+            key,
+            apart if kind in (ErrorKind.LATE, ErrorKind.EARLY) else None,
+        )
+        for kind in _FLAGS
     }
+    invalid = ErrorKind.INVALID_TIMESTAMP.value
+    kinds[invalid] = replace(
+        kinds[invalid],
+        breakdown=invalid_breakdown(
+            out, flags[ErrorKind.INVALID_TIMESTAMP], policy.timestamp_by, sender_column(out, policy)
+        ),
+    )
+    if unreadable.any():
+        kinds[INVALID_DATA] = _stats(out, unreadable, lateness, key)
     counts = out.group_by("partition").len()
     per_part = {int(p): 0 for p in replayed.partitions}
     per_part.update(
@@ -171,7 +207,7 @@ def from_capture(
         idle_source="capture",
         partition_events=dict(sorted(per_part.items())),
         output_delay=summary["output_delay_seconds"],
-        arrival_lateness=lateness.filter(valid).drop_nulls().to_numpy(),
+        arrival_lateness=lateness.filter(valid & ~pl.Series(mask)).drop_nulls().to_numpy(),
         disorder=across.drop_nulls().to_numpy(),
         key_analysis=keys,
         key_column=key,

@@ -134,6 +134,9 @@ def invalid_timestamps(evidence: Evidence) -> Finding | None:
         for p, n in (stats.partitions if stats else {}).items():
             parts[str(p)] = parts.get(str(p), 0) + n
     column = evidence.policy.timestamp_by if evidence.policy else None
+    stats = evidence.stats(ErrorKind.INVALID_TIMESTAMP)
+    breakdown = dict(stats.breakdown) if stats is not None and stats.breakdown else {}
+    sender = breakdown.pop("sender_column", None)
     return Finding(
         cause=Cause.INVALID_TIMESTAMPS,
         severity=severity_for(bad, evidence.total_events, dropped=True),
@@ -142,18 +145,36 @@ def invalid_timestamps(evidence: Evidence) -> Finding | None:
         explanation=(
             "An event whose TIMESTAMP BY value is missing or unparsable is dropped with "
             "InvalidInputTimeStamp; with OVER, a missing key gives InvalidInputTimeStampKey "
-            f"({RULES})."
+            f"({RULES}). A body the input cannot read at all is not among them: ASA's "
+            "deserializer rejects it first (InputDeserializerError)."
         ),
         evidence={
             "invalid_timestamp": evidence.count(ErrorKind.INVALID_TIMESTAMP),
+            **{
+                name: {**part, "sender_column": sender}
+                for name, part in breakdown.items()
+                if isinstance(part, dict) and part.get("events")
+            },
             "invalid_key": evidence.count(ErrorKind.INVALID_KEY),
             "share_of_events": share(bad, evidence.total_events),
             "partitions": parts,
         },
         impact={"events_affected": bad, "delay_seconds": 0.0, "dropped": bad},
-        suggestions=(snippets.fix_payload(column),),
+        suggestions=(snippets.fix_payload(column, _who_writes(breakdown, sender)),),
         confidence=0.95,
     )
+
+
+def _who_writes(breakdown: dict[str, Any], sender: object) -> str:
+    """``dev-078 writes values such as '6/3/2024 9:20:01 AM'``: the senders of unparsable
+    values and what they write (empty when not known)."""
+    part = breakdown.get("unparsable")
+    if not isinstance(part, dict) or not part.get("examples"):
+        return ""
+    senders = list(part.get("senders") or {})
+    who = f"{sender} {', '.join(senders)}" if sender and senders else "some senders"
+    example = ", ".join(f"'{v}'" for v in part["examples"][:2])
+    return f"{who} {'writes' if len(senders) == 1 else 'write'} values such as {example}"
 
 
 def cti_violations(evidence: Evidence) -> Finding | None:

@@ -296,7 +296,10 @@ def merge(logs: Evidence, capture: Evidence) -> Evidence:
     sources a command or page was given."""
     kinds = dict(capture.kinds)
     for name, stats in logs.kinds.items():
-        kinds.setdefault(name, stats)
+        counted = kinds.setdefault(name, stats)
+        if counted is not stats and not counted.sources and stats.sources:
+            # the capture's count, the inputs the logs name (a capture names none)
+            kinds[name] = replace(counted, sources=stats.sources)
     return replace(
         capture,
         sources=tuple(dict.fromkeys((*logs.sources, *capture.sources))),

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.far_off import SHOWN, far_off_mask
 from diagnostics.scalars import as_float
+from diagnostics.timestamps import iso
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,11 @@ class KindStats:
     sources: dict[str, int] = field(default_factory=dict)
     #: events per column the records' messages name (data errors of a payload or an output)
     columns: dict[str, int] = field(default_factory=dict)
+    #: the events of this kind whose application time is far off the others (a capture's;
+    #: ``diagnostics.captures.far_off``): left out of ``lateness``, named apart
+    far_off: dict[str, object] | None = None
+    #: invalid timestamps of a capture by what the column holds (``explain.invalid_times``)
+    breakdown: dict[str, object] | None = None
 
     @property
     def events_text(self) -> str:
@@ -77,6 +84,7 @@ def kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
             .sort("partition_id")
         )
         late = part.filter(pl.col("lateness_seconds").is_not_null())
+        late, far_off = _far_examples(late)
         minutes = part.group_by(
             pl.coalesce("from_time", "record_time").dt.truncate("1m").alias("m")
         ).agg(pl.col("event_count").fill_null(1).sum())
@@ -114,8 +122,40 @@ def kind_stats(errors: pl.DataFrame) -> dict[str, KindStats]:
             exact=False,
             per_minute=minute_rates(minutes["event_count"]),
             by_minute=_by_minute(minutes["m"], minutes["event_count"]),
+            far_off=far_off,
         )
     return kinds
+
+
+def _far_examples(late: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, object] | None]:
+    """The records whose example event's application time is far off the others' (the rule
+    of ``diagnostics.captures.far_off``, as for a capture's events) left out of ``late``,
+    and what to say of them: how many records, their log lines and example times."""
+    column = "example_application_time"
+    if column not in late.columns or late.is_empty():
+        return late, None
+    times = late[column]
+    known = times.is_not_null().to_numpy()
+    if not known.any():
+        return late, None
+    far, low, high = far_off_mask(times.drop_nulls().dt.epoch("ns").to_numpy())
+    mask = np.zeros(late.height, dtype=bool)
+    mask[np.flatnonzero(known)[far]] = True
+    if not mask.any():
+        return late, None
+    apart = late.filter(pl.Series(mask))
+    lines = apart["source_line"].to_list() if "source_line" in apart.columns else []
+    return late.filter(pl.Series(~mask)), {
+        "events": apart.height,
+        "counted_as": "log records (each with one example event)",
+        "rows": [int(n) for n in lines[:SHOWN] if n is not None],
+        "rows_are": "log lines",
+        "values": [f"{str(iso(int(t)))[:23]}Z" for t in apart[column].dt.epoch("ns").head(SHOWN)],
+        "devices": [],
+        "device_column": None,
+        "from": f"{str(iso(low))[:19]}Z",
+        "to": f"{str(iso(high))[:19]}Z",
+    }
 
 
 def _by_minute(minutes: pl.Series, counts: pl.Series) -> dict[int, int]:

@@ -35,6 +35,8 @@ LABELS = {
     "lateness_max_seconds": "lateness, largest",
     "invalid_timestamp": "events without a usable timestamp",
     "invalid_key": "events without an OVER key",
+    "unparsable": "of which a value that is not a time",
+    "missing_or_null": "of which no value (the field missing, null or empty)",
     "hot_partition": "busiest partition",
     "fair_share": "fair share",
     "share": "share",
@@ -96,12 +98,52 @@ def _stats(value: Mapping[str, Any]) -> str:
         text += f"; the suggested tolerance covers {covered:.0%} of them"
     if value.get("estimate"):
         text += f"; the suggested tolerance is an estimate {value['estimate']}"
+    if value.get("far_off"):
+        text += f"; {far_off_words(value['far_off'])}"
+    return text
+
+
+def far_off_words(far: Mapping[str, Any]) -> str:
+    """Far-off application times (``diagnostics.captures.far_off.FarOffTimes.to_dict``) as
+    the evidence names them: how many, rows, values and senders, left out of the figures."""
+    events = int(far.get("events", 0))
+    counted = str(far.get("counted_as") or "")
+    rows = ", ".join(number(r) for r in far.get("rows", ()))
+    label = str(far.get("rows_are") or "rows")
+    values = ", ".join(f"'{v}'" for v in far.get("values", ()))
+    more = " ..." if events > len(far.get("rows", ())) else ""
+    who = (
+        f"; {far['device_column']} {', '.join(str(d) for d in far.get('devices', ()))}"
+        if far.get("device_column") and far.get("devices")
+        else ""
+    )
+    what = f"{number(events)} {counted}" if counted else plural(events, "event")
+    return (
+        f"{what} with an application time far off the others "
+        f"({far.get('from')} .. {far.get('to')}), left out of these figures: {label} {rows}"
+        f"{more}; values {values}{more}{who}"
+    )
+
+
+def _part(value: Mapping[str, Any]) -> str:
+    """A part of the invalid timestamps (``explain.invalid_times``): how many, examples of
+    what they hold, and their senders."""
+    text = plural(value.get("events"), "event")
+    examples = value.get("examples") or []
+    if examples:
+        text += ", such as " + ", ".join(f"'{v}'" for v in examples)
+    senders = value.get("senders") or {}
+    if senders:
+        named = ", ".join(f"{k}: {number(v)}" for k, v in senders.items())
+        text += f"; {value.get('sender_column') or 'senders'} {named}"
     return text
 
 
 def _mapping(value: Mapping[str, Any], key: str) -> str:
     if any(str(k).startswith("p50") for k in value):
         return _stats(value)
+    if "events" in value and ("senders" in value or "examples" in value):
+        return _part(value)
     if key == "events_per_minute":
         return (
             f"peak {number(value.get('peak'))}, mean {number(value.get('mean'))} "

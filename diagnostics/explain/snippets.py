@@ -102,14 +102,17 @@ def fix_clocks(keys: list[str], offset_s: float | None) -> Suggestion:
     )
 
 
-def fix_payload(column: str | None) -> Suggestion:
-    """Make every event carry a valid timestamp (and key)."""
+def fix_payload(column: str | None, who: str = "") -> Suggestion:
+    """Make every event carry a valid timestamp (and key); ``who``: which senders write what
+    (``deviceId dev-078 writes values such as '6/3/2024 9:20:01 AM'``), said first."""
     named = column or "the TIMESTAMP BY column"
     sql = column or "<timestamp column>"  # query text: a placeholder, as in timestamp_by_over
     return Suggestion(
         SuggestionKind.FIX_PAYLOAD,
         None,
-        f"Make every event carry {named} as an ISO-8601 UTC time (and the OVER key, if any); "
+        (f"{who}: " if who else "")
+        + ("make" if who else "Make")
+        + f" every event carry {named} as an ISO-8601 UTC time (and the OVER key, if any); "
         f"or filter them first: WHERE TRY_CAST({sql} AS datetime) IS NOT NULL in a step "
         "without TIMESTAMP BY",
     )

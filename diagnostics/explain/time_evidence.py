@@ -10,7 +10,7 @@ from typing import Any
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
 from diagnostics.explain.evidence import Evidence
-from diagnostics.explain.kind_stats import KindStats
+from diagnostics.explain.kind_stats import KindStats, weighted_quantile
 from diagnostics.explain.model import Suggestion
 from diagnostics.kinds import Severity
 from diagnostics.words import plural
@@ -63,20 +63,29 @@ def dropping(evidence: Evidence) -> bool:
 
 
 def lateness_evidence(stats: KindStats, sign: float = 1.0) -> dict[str, Any]:
+    """The median, 95th and 99.9th percentiles and largest value of ``sign`` × lateness
+    (``sign`` −1: how early, for early events), each taken on the values as the evidence
+    states them, so that the 95th percentile of how early is of the earliest events; the
+    kind's far-off application times (``KindStats.far_off``) are named apart, never in the
+    figures."""
+    values = sign * stats.lateness
     points = {
-        name: stats.quantile(q) for name, q in (("p50", 0.5), ("p95", 0.95), ("p99_9", 0.999))
+        name: weighted_quantile(values, stats.weights, q)
+        for name, q in (("p50", 0.5), ("p95", 0.95), ("p99_9", 0.999))
     }
     out: dict[str, Any] = {
-        f"{name}_seconds": None if v is None else round(sign * v, 3) for name, v in points.items()
+        f"{name}_seconds": None if v is None else round(v, 3) for name, v in points.items()
     }
-    if stats.lateness.size:
-        out["max_seconds"] = round(float(max(sign * stats.lateness)), 3)
+    if values.size:
+        out["max_seconds"] = round(float(values.max()), 3)
     if stats.exact:
         out["from"] = "exact (capture)"
     elif stats.lateness.size:
         out["from"] = "one example event per diagnostic record"
     else:
         out["from"] = NOT_MEASURED
+    if stats.far_off:
+        out["far_off"] = stats.far_off
     return out
 
 

@@ -53,8 +53,8 @@ class Presence(StrEnum):
     ON_TIME_ONLY = "on time only"
 
 
-#: The columns of impact.parquet, in order.
-IMPACT_COLUMNS = (
+#: The columns of a step's comparison, in order.
+COMPARED_COLUMNS = (
     "step",
     "window_start",
     "window_end",
@@ -71,6 +71,9 @@ IMPACT_COLUMNS = (
     "events_missing",
     "emitted_at",
 )
+#: The columns of impact.parquet, in order: the comparison and each window's ``edge``
+#: (:mod:`diagnostics.impact.edges`; null for an interior window).
+IMPACT_COLUMNS = (*COMPARED_COLUMNS, "edge")
 
 
 def cause_expr() -> pl.Expr:
@@ -90,7 +93,7 @@ def cause_expr() -> pl.Expr:
     )
 
 
-def _keys_text(step: AggregateStep) -> pl.Expr:
+def keys_text(step: AggregateStep) -> pl.Expr:
     if not step.keys:
         return pl.lit("")
     parts = []
@@ -116,7 +119,7 @@ def _cannot(step: AggregateStep, exc: Exception) -> InputError:
 def compare_step(
     outcomes: pl.DataFrame, step: AggregateStep, *, per_timeline: bool = False
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The step's windows compared (:data:`IMPACT_COLUMNS`) and its displaced
+    """The step's windows compared (:data:`COMPARED_COLUMNS`) and its displaced
     (event, window) rows with their cause (``window_end``, ``keys``, ``cause``)."""
     keys = key_names(step)
     on = [*keys, END]
@@ -206,7 +209,7 @@ def compare_step(
         .join(release, on=on, how="left", nulls_equal=True)
         .with_columns(
             pl.lit(step.name).alias("step"),
-            _keys_text(step).alias("keys"),
+            keys_text(step).alias("keys"),
             _start(step).alias("window_start"),
             pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
             pl.col("__release")
@@ -223,7 +226,7 @@ def compare_step(
         per_window = windows.collect()
     except _POLARS_ERRORS as exc:
         raise _cannot(step, exc) from exc
-    shared = [c for c in IMPACT_COLUMNS if c in per_window.columns]
+    shared = [c for c in COMPARED_COLUMNS if c in per_window.columns]
     rows = [
         per_window.lazy().select(
             *shared,
@@ -262,12 +265,12 @@ def compare_step(
     )
     moves_lf = displaced.with_columns(
         pl.lit(step.name).alias("step"),
-        _keys_text(step).alias("keys"),
+        keys_text(step).alias("keys"),
         pl.col(END).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC").alias("window_end"),
     ).select("step", "window_end", "keys", "event_id", "cause")
     try:
         done, moves = pl.collect_all(
-            [table.select(IMPACT_COLUMNS).sort(["window_end", "keys", "aggregate"]), moves_lf]
+            [table.select(COMPARED_COLUMNS).sort(["window_end", "keys", "aggregate"]), moves_lf]
         )
     except _POLARS_ERRORS as exc:
         raise _cannot(step, exc) from exc

@@ -20,7 +20,7 @@ def format_table(result: SweepResult) -> str:
     head = (
         f"{'':2} {'late':>10} {'ooo':>7} {'PART BY':>7} {'OVER':>12} {'adjusted%':>10} "
         f"{'dropped%':>9} {'p50 s':>8} {'p95 s':>8} {'max s':>8}"
-    ) + (f" {'windows changed':>15} {'max error%':>10}" if weighed else "")
+    ) + (f" {'windows changed':>15} {'off >5%':>8} {'p95 error%':>10}" if weighed else "")
     lines = [f"what-if: {result.table.height} settings on {result.policy.describe()}", head]
     for row in result.table.iter_rows(named=True):
         mark = ("*" if row["recommended"] else " ") + ("P" if row["pareto"] else " ")
@@ -30,7 +30,8 @@ def format_table(result: SweepResult) -> str:
             f"{row['over'] or '-':>12} {row['pct_adjusted']:>10.3f} {row['pct_dropped']:>9.3f} "
             f"{_num(row['delay_p50_s']):>8} {_num(row['delay_p95_s']):>8} {_num(row['delay_max_s']):>8}"
             + (
-                f" {row['windows_changed']:>15} {100 * row['largest_relative_error']:>10.1f}"
+                f" {row['windows_changed']:>15} {row['windows_off']:>8} "
+                f"{100 * row['p95_relative_error']:>10.1f}"
                 if weighed
                 else ""
             )
@@ -52,8 +53,8 @@ def recommendation(result: SweepResult) -> str | None:
         return None
     late = "unlimited" if best["late_arrival_s"] is None else f"{best['late_arrival_s']:g}s"
     weighed = (
-        f" (windows changed {best['windows_changed']}, largest relative error "
-        f"{100 * best['largest_relative_error']:.1f}%)"
+        f" (windows changed {best['windows_changed']}; interior windows off by more than 5 %: "
+        f"{best['windows_off']}, p95 relative error {100 * best['p95_relative_error']:.1f}%)"
         if best.get("windows_changed") is not None
         else ""
     )

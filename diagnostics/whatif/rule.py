@@ -18,7 +18,8 @@ import polars as pl
 class Optimise(StrEnum):
     """What the recommendation minimises: the p95 release delay among the settings within
     the events budget (``events``), or the job's results: the windows of the query's
-    aggregates the ordering changes, then the largest relative error (``results``)."""
+    aggregates the ordering changes, then the 95th percentile of the interior windows'
+    relative error (``results``)."""
 
     P95_DELAY = "p95-delay"
     RESULTS = "results"
@@ -50,7 +51,8 @@ class Rule:
         if self.optimise is Optimise.RESULTS:
             return (
                 "fewest windows of the query's aggregates changed by the ordering, then the "
-                "smallest largest relative error, then the least p95 release delay (ties: fewer "
+                "smallest 95th percentile of the relative error of the interior windows (away "
+                "from the data's edges), then the least p95 release delay (ties: fewer "
                 "adjusted + dropped events, smaller late then out-of-order tolerance, no OVER, "
                 "no PARTITION BY); OVER and PARTITION BY only when they change fewer windows or "
                 f"lower that delay by more than {self.no_difference_s:g} s, and the job as it "
@@ -104,12 +106,12 @@ class Rule:
 
     def _by_results(self, table: pl.DataFrame, keep: int | None) -> int:
         """:meth:`choose` by the results (the table has ``windows_changed`` and
-        ``largest_relative_error``, see :mod:`diagnostics.whatif.results`)."""
+        ``p95_relative_error``, see :mod:`diagnostics.whatif.results`)."""
         if "windows_changed" not in table.columns:
             msg = "the rule weighs results, but the settings were measured without a query"
             raise ValueError(msg)
         changed = table["windows_changed"].to_numpy()
-        error = table["largest_relative_error"].to_numpy()
+        error = table["p95_relative_error"].to_numpy()
         affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
         delay = delays(table)
         late = table["late_arrival_s"].fill_null(np.inf).to_numpy()

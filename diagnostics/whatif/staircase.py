@@ -70,10 +70,12 @@ def timelines_of(
             part.cast(pl.String).alias("__p"), *(pl.col(c).cast(pl.String) for c in over)
         )
         missing = keys.select(pl.any_horizontal(pl.col(c).is_null() for c in over)).to_series()
-        joined = keys.select(pl.concat_str(pl.all(), separator="\x1f").rank("dense"))
-        timeline = np.where(
-            missing.to_numpy(), -1, joined.to_series().to_numpy().astype(np.int64) - 1
-        )
+        # an event without a key has no rank (null): it gets no timeline (-1), and the ranks
+        # are read as integers only where they exist (a null would be NaN in a cast)
+        ranks = keys.select(
+            pl.concat_str(pl.all(), separator="\x1f").rank("dense").fill_null(0).cast(pl.Int64)
+        ).to_series()
+        timeline = np.where(missing.to_numpy(), -1, ranks.to_numpy() - 1)
     else:
         timeline = part.to_numpy().astype(np.int64)
     arrival = frame[cols.parsed_arrival].dt.epoch("ns").to_numpy()

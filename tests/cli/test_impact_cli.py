@@ -31,8 +31,12 @@ def test_impact_writes_the_windows_and_prints_the_summary(tmp_path, capsys):
     assert "replayed: step `counts`: COUNT(*) by device_id over TumblingWindow(1m)" in text
     assert "windows compared: 241; changed by the ordering: 60 (25%)" in text
     assert "late adjustments:" in text
+    assert "largest relative error" not in text
+    assert "periodic, every 2 min: 1 window in 2 is 90 % high" in text
+    assert "  capture start: 9 windows (2 changed)" in text
     table = pl.read_parquet(tmp_path / "impact.parquet")
     assert tuple(table.columns) == IMPACT_COLUMNS
+    assert set(table["edge"].drop_nulls().unique()) == {"capture start", "capture end"}
     changed = table.filter(pl.col("changed"))
     # only the batching devices (every fifth: dev-00000, dev-00005, ...) are wrong
     devices = {k.removeprefix("device_id=") for k in changed["keys"]}
@@ -144,7 +148,9 @@ def test_whatif_weighs_settings_by_results(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "windows changed" in text
     assert "rule: fewest windows of the query's aggregates changed" in text
-    assert "(windows changed 0, largest relative error 0.0%)" in text
+    assert (
+        "(windows changed 0; interior windows off by more than 5 %: 0, p95 relative error 0.0%)"
+    ) in text
     table = pl.read_csv(tmp_path / "whatif.csv")
     plain = table.filter(~pl.col("partition_by") & (pl.col("over").fill_null("") == ""))
     # the job's own setting (late 5 s, out of order 0 s) gets the late senders' 60 windows
@@ -193,10 +199,14 @@ def test_write_fix_reports_the_windows_it_makes_right(tmp_path, capsys):
     text = capsys.readouterr().out
     assert (
         "windows of the query's results changed by the ordering: 60 -> 0 (the fix makes 60 "
-        "windows right); largest relative error 350.0% -> 0.0%"
+        "windows right); interior windows off by more than 5 %: 56 -> 0; p95 relative error "
+        "of the interior windows 100.0% -> 0.0%"
     ) in text
     fix_md = (out / "FIX.md").read_text()
     assert "| windows changed by the ordering | 60 | 0 |" in fix_md
+    assert "| interior windows off by more than 5 % | 56 | 0 |" in fix_md
+    assert "| relative error of the interior windows, 95th percentile | 100.0% | 0.0% |" in fix_md
+    assert "largest relative error" not in fix_md
 
 
 def test_impact_says_how_the_capture_was_read_far_off_arrivals_and_unread_times(tmp_path, capsys):

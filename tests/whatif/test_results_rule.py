@@ -13,7 +13,7 @@ def table(rows: list[dict]) -> pl.DataFrame:
     base = {
         "late_arrival_s": 5.0, "out_of_order_s": 0.0, "partition_by": False, "over": "",
         "pct_adjusted": 0.0, "pct_dropped": 0.0, "delay_p95_s": 5.0, "never_released": 0,
-        "windows_changed": 0, "largest_relative_error": 0.0,
+        "windows_changed": 0, "windows_off": 0, "p95_relative_error": 0.0,
     }  # fmt: skip
     return pl.DataFrame([{**base, **row} for row in rows])
 
@@ -26,7 +26,7 @@ def test_results_pick_the_fewest_changed_windows_where_events_pick_the_least_del
                 "pct_adjusted": 0.5,
                 "delay_p95_s": 5.0,
                 "windows_changed": 3,
-                "largest_relative_error": 0.4,
+                "p95_relative_error": 0.4,
             },
             # no window wrong, 2 minutes of delay
             {"late_arrival_s": 121.0, "delay_p95_s": 120.0},
@@ -35,7 +35,7 @@ def test_results_pick_the_fewest_changed_windows_where_events_pick_the_least_del
                 "late_arrival_s": 60.0,
                 "delay_p95_s": 60.0,
                 "windows_changed": 1,
-                "largest_relative_error": 0.01,
+                "p95_relative_error": 0.01,
             },
         ]
     )
@@ -47,9 +47,9 @@ def test_results_pick_the_fewest_changed_windows_where_events_pick_the_least_del
 def test_results_ties_go_to_the_smaller_error_then_the_least_delay():
     frame = table(
         [
-            {"windows_changed": 2, "largest_relative_error": 0.5, "delay_p95_s": 1.0},
-            {"windows_changed": 2, "largest_relative_error": 0.1, "delay_p95_s": 9.0},
-            {"windows_changed": 2, "largest_relative_error": 0.1, "delay_p95_s": 3.0},
+            {"windows_changed": 2, "p95_relative_error": 0.5, "delay_p95_s": 1.0},
+            {"windows_changed": 2, "p95_relative_error": 0.1, "delay_p95_s": 9.0},
+            {"windows_changed": 2, "p95_relative_error": 0.1, "delay_p95_s": 3.0},
         ]
     )
     assert Rule(optimise=Optimise.RESULTS).choose(frame) == 2
