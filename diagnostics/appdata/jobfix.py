@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from diagnostics.errors import InputError, OrderdocError, Setting, setting_of
+from diagnostics.explain import assumed
 from diagnostics.explain.model import Finding, Report
 from diagnostics.jobdef import JobPolicy, job_policy, read_job_definition
 from diagnostics.jobdef.fix import query_diff
@@ -188,14 +189,13 @@ def input_name(agg_dir: Path) -> str | None:
 
 #: The explainer's hints at command-line flags, and what the app's Load page offers instead.
 _FLAG_HINT = re.compile(r"\bpass (--[a-z][a-z-]*)((?: or --[a-z][a-z-]*)*)")
-LOAD_PAGE_HINT = (
-    'upload the job\'s definition with the logs on the Load page (the "Job definition" field)'
-)
+LOAD_PAGE_HINT = assumed.HOW_TO_GIVE_APP
 
 
 def _app_words(text: str) -> str:
-    """``... unknown: pass --late-arrival or --job-definition`` as the app says it."""
-    return _FLAG_HINT.sub(LOAD_PAGE_HINT, text)
+    """``... unknown: pass --late-arrival or --job-definition`` as the app says it (and the
+    way of giving an assumed tolerance, :mod:`diagnostics.explain.assumed`)."""
+    return _FLAG_HINT.sub(LOAD_PAGE_HINT, assumed.in_app_words(text))
 
 
 def in_app_words(findings: list[Finding]) -> list[Finding]:
@@ -204,8 +204,24 @@ def in_app_words(findings: list[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         impact = {k: _app_words(v) if isinstance(v, str) else v for k, v in f.impact.items()}
-        out.append(replace(f, explanation=_app_words(f.explanation), impact=impact))  # type: ignore[arg-type]
+        out.append(
+            replace(
+                f,
+                title=_app_words(f.title),
+                explanation=_app_words(f.explanation),
+                impact=impact,  # type: ignore[arg-type]
+            )
+        )
     return out
+
+
+def report_in_app_words(report: Report) -> Report:
+    """The report's findings (:func:`in_app_words`) and tolerance lines as the app says them."""
+    return replace(
+        report,
+        findings=in_app_words(report.findings),
+        tolerances=tuple(_app_words(line) for line in report.tolerances),
+    )
 
 
 def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:

@@ -169,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
                 job=args.job,
                 replayed=replayed,
                 evaluator=evaluator,
+                policy_job=resolved.job.definition.name if resolved.job is not None else None,
             )
     except InputError as exc:
         where = args.events if args.events else args.agg_dir
