@@ -359,10 +359,16 @@ def run_aggregate(
         progress("summarising")
         quarantined_count = int(quarantine_seen.get["records"])
         lifecycle = int(events_seen.get["records"])
+        if not lifecycle:  # no lifecycle record: no table, as the in-process aggregation
+            remove_table(out, TableName.JOB_EVENTS)
         summary = summarise(errors, errors_seen.get, quarantined_count, metrics, events, lifecycle)
     finally:
         parsed.unpersist()
     summary |= files_summary(len(files.logs) + len(files.metrics), files.skipped)
     write_summary(out, summary)
-    written = tuple(name for name in TableName if name in {step[0] for step in steps})
+    written = tuple(
+        name
+        for name in TableName
+        if name in {step[0] for step in steps} and (name is not TableName.JOB_EVENTS or lifecycle)
+    )
     return AggregateResult(out=out, tables=written, summary=summary)
