@@ -156,7 +156,11 @@ def test_every_view_of_a_table_comes_from_its_one_definition(reference: Tables) 
     only_events = [c for c in events.input_columns if c not in data_errors.input_columns]
     assert only_events == ["category", "operation", "action", "status", "message"]
     assert PARSED_SCHEMA.names == [
-        *data_errors.input_columns, *only_events, "reason", "raw", "raw_bytes"
+        *data_errors.input_columns,
+        *only_events,
+        "reason",
+        "raw",
+        "raw_bytes",
     ]
     assert data_errors.input_columns == tuple(c for c in data_errors.columns if c != "date")
     metrics = aggregates.arrow_schema(TableName.METRICS, derived=False)

@@ -17,8 +17,8 @@ from diagnostics.logs.normalise import normalise
 from diagnostics.logs.reader import read_records
 from diagnostics.logs.records import DataError, Quarantined
 from diagnostics.logs.vectorised import read_records_fast
-from diagnostics.rules import evaluate, load_rules
 from diagnostics.resources import default_rule_paths
+from diagnostics.rules import evaluate, load_rules
 
 REAL = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
 RID = (
@@ -61,13 +61,15 @@ def test_activity_log_records_streamed_to_storage_are_job_events() -> None:
             "MYSTREAMINGJOB",
         )
         assert event.operation == "MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/START/ACTION"
-    assert isinstance(started, JobEvent) and isinstance(succeeded, JobEvent)
+    assert isinstance(started, JobEvent)
+    assert isinstance(succeeded, JobEvent)
     assert (started.status, succeeded.status) == ("Start", "Success")  # resultType
 
 
 def test_activity_log_records_of_the_portal_and_az_are_job_events() -> None:
     scale, stop = read("activity-log-portal.json")  # a JSON array, as az monitor writes it
-    assert isinstance(scale, JobEvent) and isinstance(stop, JobEvent)
+    assert isinstance(scale, JobEvent)
+    assert isinstance(stop, JobEvent)
     assert [(e.action, e.status, e.category) for e in (scale, stop)] == [
         ("scale", "Succeeded", "Administrative"),
         ("stop", "Succeeded", "Administrative"),
@@ -93,7 +95,9 @@ def test_what_is_not_a_jobs_lifecycle_record_is_quarantined_with_its_reason() ->
     }
     bad = normalise(other, "a.json", 1, json.dumps(other))
     assert isinstance(bad, Quarantined)
-    assert "is not a Stream Analytics job (a Administrative record of another resource)" in bad.reason
+    assert (
+        "is not a Stream Analytics job (a Administrative record of another resource)" in bad.reason
+    )
     no_time = {"resourceId": RID, "category": "Authoring", "properties": {"Message": "x"}}
     bad = normalise(no_time, "a.json", 2, json.dumps(no_time))
     assert isinstance(bad, Quarantined)
