@@ -224,25 +224,40 @@ def report_in_app_words(report: Report) -> Report:
     )
 
 
-def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
-    """The explainer's report for a folder the app built or opened.
+def definition_job(agg_dir: Path, job: JobPolicy) -> str | None:
+    """The folder's job the job definition names (names compared ignoring case, as Azure
+    does), or the folder's one job; ``None`` when the folder has several and none is it."""
+    from diagnostics.explain.evidence import jobs_in
+
+    names = jobs_in(agg_dir)
+    if len(names) == 1:
+        return names[0]
+    return next((n for n in names if assumed.same_job(n, job.definition.name)), None)
+
+
+def explain_folder(
+    agg_dir: Path, events: pl.DataFrame | None = None, job: str | None = None
+) -> Report:
+    """The explainer's report for a folder the app built or opened (of its ``job`` when
+    given: the app's job scope, :mod:`diagnostics.appdata.scope`).
 
     With a capture (``events``), the policy and partitions it was replayed with (those
     :func:`build_fix` measures the fix on); with a saved job definition and no capture, the
-    job's policy (as ``orderdoc explain AGG_DIR --job-definition FILE``), so impacts use its
-    tolerances. With a job, the query
-    suggestions name its input. Hints at command-line flags become Load page words."""
+    job's policy for the job it names (as ``orderdoc explain AGG_DIR --job-definition
+    FILE``: the folder's other jobs are read with ASA's defaults, assumed), so impacts use its
+    tolerances. With a job, the query suggestions name its input. Hints at command-line flags
+    become Load page words."""
     from diagnostics.appdata.build import capture_context
     from diagnostics.appdata.insight import explain
 
     ctx = capture_context(agg_dir)
-    job = None
+    kept_job = None
     kept = saved(agg_dir)
     if kept is not None:
         try:
-            job = kept.policy()
+            kept_job = kept.policy()
         except OrderdocError:
-            job = None  # the Findings page's fix section says why
+            kept_job = None  # the Findings page's fix section says why
     if ctx is not None:
         if events is None:
             events = pl.read_parquet(ctx.events_path)
@@ -253,13 +268,74 @@ def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
             columns=ctx.settings.columns,
             partitions=ctx.partitions or None,  # as build_fix measures the fix
         )
-    elif job is not None and job.policy.application_time:
-        report = explain(agg_dir, policy=job.policy)
-        report = replace(report, policy=f"{job.policy.describe()} (from {job.describe_source()})")
+        own = True
+    elif kept_job is not None and kept_job.policy.application_time:
+        named = definition_job(agg_dir, kept_job)
+        own = job is None or (named is not None and assumed.same_job(job, named))
+        report = explain(
+            agg_dir,
+            policy=kept_job.policy if named is not None and own else None,
+            job=job,
+            policy_job=named,
+        )
+        if named is None:
+            report = replace(report, tolerances=(*report.tolerances, _not_here(kept_job)))
+        elif own:
+            source = kept_job.describe_source()
+            report = replace(report, policy=f"{kept_job.policy.describe()} (from {source})")
     else:
-        report = explain(agg_dir)
-    findings = report.findings if job is None else name_the_input(report.findings, job.input.name)
-    return replace(report, findings=in_app_words(findings))
+        report = explain(agg_dir, job=job)
+        own = False
+    findings = report.findings
+    if kept_job is not None and own:
+        findings = name_the_input(findings, kept_job.input.name)
+    return report_in_app_words(replace(report, findings=findings))
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The late-arrival tolerance a page draws for a job: its job definition's, or ASA's
+    default, assumed (``words`` says which, in the app's words)."""
+
+    late_s: float
+    assumed: bool
+    words: str
+
+
+#: The largest tolerance a page's input takes (ASA's maximum, 20 days 23:59:59).
+MAX_TOLERANCE_S = 1_814_399.0
+
+
+def job_tolerances(agg_dir: Path, job: str | None) -> Tolerances:
+    """The late-arrival tolerance of ``job`` (``None``: the folder's job): the saved job
+    definition's when it is that job's (:func:`definition_job`), else ASA's default,
+    marked as assumed with how to give the real one (:mod:`diagnostics.explain.assumed`)."""
+    kept = saved(agg_dir)
+    policy = None
+    if kept is not None:
+        try:
+            definition = kept.policy()
+        except OrderdocError:
+            definition = None  # the Findings page's fix section says why
+        named = None if definition is None else definition_job(agg_dir, definition)
+        if named is not None and (job is None or assumed.same_job(job, named)):
+            policy = definition
+    if policy is None:
+        late = float(assumed.DEFAULT_LATE_S)
+        return Tolerances(late, True, assumed.seconds_assumed(late, assumed.HOW_TO_GIVE_APP))
+    ns = policy.policy.late_arrival_ns
+    if ns is None:
+        return Tolerances(MAX_TOLERANCE_S, False, "unlimited, from the job definition")
+    late = ns / 1e9
+    return Tolerances(late, False, f"{late:g} s, from the job definition")
+
+
+def _not_here(job: JobPolicy) -> str:
+    """The tolerance line of a job definition that names none of the folder's jobs."""
+    return (
+        f"the job definition names job {job.definition.name}, which is none of the jobs in "
+        "these logs: it is not applied"
+    )
 
 
 @dataclass(frozen=True)
@@ -331,7 +407,9 @@ def build_fix(agg_dir: Path) -> FixView | None:
     job = kept.policy()
     ctx = capture_context(agg_dir)
     events = pl.read_parquet(ctx.events_path) if ctx is not None else None
-    report = explain_folder(agg_dir, events)
+    report = explain_folder(
+        agg_dir, events, job=None if ctx is not None else definition_job(agg_dir, job)
+    )
     policy = ctx.settings.policy if ctx is not None else job.policy
     with tempfile.TemporaryDirectory(prefix="orderdoc-fix-") as tmp, kept.named():
         trip = fix_and_verify(
