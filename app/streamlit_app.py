@@ -119,6 +119,8 @@ def _job_scope() -> None:
         choices = cache.job_choices(*cache.key(agg)) if agg is not None else []
     except OrderdocError:  # the pages say why the folder cannot be read
         choices = []
+    except Exception:  # a bug in the explainer: the pages show it as a message, never here
+        choices = []
     if not choices:
         st.session_state.pop(cache.SCOPE_KEY, None)
         return

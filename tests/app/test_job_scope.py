@@ -9,7 +9,6 @@ from the app's code."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -135,8 +134,9 @@ def test_each_page_shows_the_jobs_numbers(open_app, fleet, cli, rows, job) -> No
         bars = traces(figures(at)[0])["idle"]
         assert set(bars["y"]) == {f"partition {p}" for p in idle["evidence"]["idle_partitions"]}
         partitions = at.dataframe[0].value
-        assert partitions.loc[partitions["idle_episodes"] > 0, "partition_id"].tolist() == (
-            idle["evidence"]["idle_partitions"]
+        assert (
+            partitions.loc[partitions["idle_episodes"] > 0, "partition_id"].tolist()
+            == (idle["evidence"]["idle_partitions"])
         )
 
 
