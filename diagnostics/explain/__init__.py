@@ -173,8 +173,8 @@ def _capture_job(agg_dir: Path, names: list[str], policy_job: str | None) -> str
     )
     msg = (
         f"the aggregate folder {agg_dir} holds several jobs ({listed}) and a capture is one "
-        f"job's input{'; ' + named if named else ''}: give {Setting.JOB} NAME, the job whose "
-        "logs go with the capture"
+        f"job's input{'; ' + named if named else ''}: name the job whose logs go with the "
+        "capture"
     )
     raise UsageError(msg, Setting.JOB)
 
@@ -230,9 +230,9 @@ def _per_job(
         msg = (
             f"the job definition names job {policy_job!r}, which is not in the aggregate "
             f"folder {agg_dir} (its jobs: {listed}); give the definition of one of them, or "
-            f"{Setting.JOB} NAME to read that job with it"
+            "name the job to read with it"
         )
-        raise UsageError(msg, Setting.JOB_DEFINITION)
+        raise UsageError(msg, Setting.JOB)
     findings = []
     sources: dict[str, None] = {}
     jobs: list[str | None] = []

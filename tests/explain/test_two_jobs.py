@@ -89,7 +89,10 @@ def test_a_definition_of_another_job_is_refused_naming_the_jobs(
     assert main(["explain", str(fleet.agg), "--job-definition", str(other)]) == 2
     err = capsys.readouterr().err
     assert "the job definition names job 'orders-job', which is not in the aggregate folder" in err
-    assert f"its jobs: {BILLING}, {TELEMETRY}" in err
+    assert (
+        f"its jobs: {BILLING}, {TELEMETRY}); give the definition of one of them, or name the job to read with it (use --job)"
+        in err
+    )
     assert err.count("\n") == 1
 
 
@@ -111,3 +114,20 @@ def test_from_logs_alone_every_tolerance_shown_is_marked_assumed(
         shows = {"current_late_tolerance_seconds", "current_out_of_order_tolerance_seconds"}
         if shows & set(evidence):
             assert evidence["tolerances_assumed"] is True, finding["title"]
+
+
+def test_a_capture_goes_with_the_logs_of_the_job_it_is_the_input_of(fleet: FleetLogs) -> None:
+    """A capture is one job's input: with a folder of several jobs, the job definition (or
+    --job) says which job's logs go with it; without either it is a one-line error."""
+    import polars as pl
+
+    from diagnostics.engine.policy import OrderingPolicy
+    from diagnostics.errors import UsageError
+    from diagnostics.explain import _capture_job
+    from diagnostics.explain.evidence import jobs_in
+
+    names = jobs_in(fleet.agg)
+    assert _capture_job(fleet.agg, names, "Fleet-Telemetry") == TELEMETRY
+    events = pl.DataFrame({"t": ["2024-06-03T08:00:00Z"]})
+    with pytest.raises(UsageError, match="holds several jobs .* name the job whose logs go"):
+        explain(fleet.agg, events=events, policy=OrderingPolicy(timestamp_by="t"))
