@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, jobfix, lateness
+from diagnostics.appdata import figures, lateness, scope
 from diagnostics.kinds import ErrorKind
 from screens import cache
 from screens.common import chart, table
@@ -45,7 +45,7 @@ def render() -> None:
         )
         job = cache.scoped()
         kinds = c2.multiselect("Kinds", KINDS, default=list(KINDS), key="late_kinds")
-        given = jobfix.job_tolerances(agg.path, job)
+        given = scope.job_tolerances(agg.path, job)
         tolerance = c3.number_input(
             "Late-arrival tolerance (s)",
             0.0,

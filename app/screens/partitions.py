@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, jobfix
+from diagnostics.appdata import figures, scope
 from diagnostics.appdata.partitions import MERGE_RULE, METRIC_COLUMNS, METRICS_NOTE
 from screens import cache
 from screens.common import chart, table
@@ -25,7 +25,7 @@ def render() -> None:
         late = ctx.settings.policy.late_arrival_ns
         tolerance = None if late is None else late / 1e9
     else:
-        given = jobfix.job_tolerances(agg.path, job)
+        given = scope.job_tolerances(agg.path, job)
         tolerance = st.number_input(
             "Late-arrival tolerance (s)",
             0.0,

@@ -17,9 +17,14 @@ job, and the folder's otherwise (the quarantined-records alert).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
+from diagnostics.appdata import jobfix
+from diagnostics.errors import OrderdocError
+from diagnostics.explain import assumed
 from diagnostics.explain.assumed import same_job
 from diagnostics.explain.model import Cause, Report
 from diagnostics.kinds import Severity
@@ -87,3 +92,41 @@ def alert_counts(alerts: pl.DataFrame) -> tuple[int, int]:
     return int((states == AlertState.FIRING.value).sum()), int(
         (states == AlertState.RESOLVED.value).sum()
     )
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The late-arrival tolerance a page draws for a job: its job definition's, or ASA's
+    default, assumed (``words`` says which, in the app's words)."""
+
+    late_s: float
+    assumed: bool
+    words: str
+
+
+#: The largest tolerance a page's input takes (ASA's maximum, 20 days 23:59:59).
+MAX_TOLERANCE_S = 1_814_399.0
+
+
+def job_tolerances(agg_dir: Path, job: str | None) -> Tolerances:
+    """The late-arrival tolerance of ``job`` (``None``: the folder's job): the saved job
+    definition's when it is that job's (:func:`definition_job`), else ASA's default,
+    marked as assumed with how to give the real one (:mod:`diagnostics.explain.assumed`)."""
+    kept = jobfix.saved(agg_dir)
+    policy = None
+    if kept is not None:
+        try:
+            definition = kept.policy()
+        except OrderdocError:
+            definition = None  # the Findings page's fix section says why
+        named = None if definition is None else jobfix.definition_job(agg_dir, definition)
+        if named is not None and (job is None or assumed.same_job(job, named)):
+            policy = definition
+    if policy is None:
+        late = float(assumed.DEFAULT_LATE_S)
+        return Tolerances(late, True, assumed.seconds_assumed(late, assumed.HOW_TO_GIVE_APP))
+    ns = policy.policy.late_arrival_ns
+    if ns is None:
+        return Tolerances(MAX_TOLERANCE_S, False, "unlimited, from the job definition")
+    late = ns / 1e9
+    return Tolerances(late, False, f"{late:g} s, from the job definition")
