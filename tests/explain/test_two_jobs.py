@@ -129,5 +129,26 @@ def test_a_capture_goes_with_the_logs_of_the_job_it_is_the_input_of(fleet: Fleet
     names = jobs_in(fleet.agg)
     assert _capture_job(fleet.agg, names, "Fleet-Telemetry") == TELEMETRY
     events = pl.DataFrame({"t": ["2024-06-03T08:00:00Z"]})
-    with pytest.raises(UsageError, match="holds several jobs .* name the job whose logs go"):
+    with pytest.raises(UsageError, match=r"holds several jobs .* name the job whose logs go"):
         explain(fleet.agg, events=events, policy=OrderingPolicy(timestamp_by="t"))
+
+
+def test_a_definition_naming_no_job_needs_the_job_with_several(
+    fleet: FleetLogs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shown = json.loads(fleet.job.read_text())["resources"][0]
+    resource = {
+        "type": "Microsoft.StreamAnalytics/streamingjobs",
+        "properties": shown["properties"],
+    }
+    unnamed = tmp_path / "unnamed.json"  # the portal's JSON view without its name
+    unnamed.write_text(json.dumps(resource))
+    assert main(["explain", str(fleet.agg), "--job-definition", str(unnamed)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "names no job and the aggregate folder holds several: name the job it is the definition of (use --job)"
+        in err
+    )
+    report = run(capsys, str(fleet.agg), "--job-definition", str(unnamed), "--job", TELEMETRY)
+    (late,) = [f for f in report["findings"] if f["cause"] == "late_arrivals"]
+    assert late["evidence"]["current_late_tolerance_seconds"] == 10
