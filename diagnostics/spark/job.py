@@ -7,15 +7,16 @@ Data flow (nothing of the data is collected to the driver; only the summary's ag
     parsed --data_errors--> data_errors --with_jobs(jobs)--> --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
                                         --summarise--> summary.json (kinds, jobs, partitions)
-    parsed --quarantined--> quarantine
-    parsed --lifecycle_events--> --with_jobs(join_jobs)--> job_events
+    parsed --(reason or category set: the few other rows, kept)--> --quarantined--> quarantine
+                                                                  --lifecycle_events--> job_events
     binaryFile(metrics.parquet) --mapInArrow--> metrics
 
 The summary's counts and time range are observed while data_errors and quarantine are
 written (``DataFrame.observe``), not computed by extra passes over the records. The distinct
 (job_id, job) pairs of the records and the metrics (a handful) are collected to settle each
 job's key and shown name (:func:`diagnostics.logs.jobs.resolve_jobs`, as the polars
-reference does), and joined back as a broadcast table.
+reference does; the job events join those jobs, :func:`diagnostics.logs.jobs.join_jobs`),
+in one pass (:func:`settled_jobs`), and joined back as broadcast tables.
 
 The tables are defined in :mod:`diagnostics.aggregates.schema` and written by
 :func:`diagnostics.aggregates.spark.write_frame`; what they hold is computed as in
@@ -158,12 +159,25 @@ def job_mapping(spark: SparkSession, *frames: DataFrame) -> DataFrame:
     return mapping_frame(spark, resolve_jobs(distinct_pairs(*frames)))
 
 
-def event_mapping(spark: SparkSession, events: DataFrame, jobs: DataFrame) -> DataFrame:
-    """The job each (job_id, job) pair of the job ``events`` joins among the resolved
-    ``jobs`` (a :func:`job_mapping`; :func:`~diagnostics.logs.jobs.join_jobs`), as a
-    :data:`schemas.JOB_MAPPING` frame (a handful of rows, collected)."""
-    resolved = {(r[0], r[1]): (r[2], r[3]) for r in jobs.collect()}
-    return mapping_frame(spark, join_jobs(distinct_pairs(events), resolved))
+def settled_jobs(
+    spark: SparkSession, parsed: DataFrame, metrics: DataFrame | None
+) -> tuple[DataFrame, DataFrame]:
+    """The :func:`job_mapping` of the data errors and ``metrics``, and the
+    :func:`event_mapping` of the job events, from one pass over ``parsed`` (the distinct
+    (job_id, job) pairs of its parsed rows, a handful, collected)."""
+    rows = (
+        parsed.filter(F.col("reason").isNull())
+        .select(F.col("category").isNotNull().alias("_event"), "job_id", "job")
+        .distinct()
+        .collect()
+    )
+    pairs = {(r["job_id"], r["job"]) for r in rows if not r["_event"]}
+    resolved = resolve_jobs(pairs | (distinct_pairs(metrics) if metrics is not None else set()))
+    events = {(r["job_id"], r["job"]) for r in rows if r["_event"]}
+    return (
+        mapping_frame(spark, resolved),
+        mapping_frame(spark, join_jobs(events, resolved)),
+    )
 
 
 def with_jobs(mapping: DataFrame) -> Callable[[DataFrame], DataFrame]:
@@ -332,15 +346,17 @@ def run_aggregate(
     if files.metrics:
         check_metrics_exports(files.metrics)
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
-    jobs = job_mapping(spark, errors, *([] if metrics is None else [metrics]))
+    jobs, event_jobs = settled_jobs(spark, parsed, metrics)
     errors = errors.transform(with_jobs(jobs))
-    events = parsed.transform(lifecycle_events)
-    events = events.transform(with_jobs(event_mapping(spark, events, jobs)))
+    # the few rows that are not data errors (quarantined, job events): one pass, kept
+    rare = parsed.filter(F.col("reason").isNotNull() | F.col("category").isNotNull())
+    rare = rare.persist(StorageLevel.MEMORY_AND_DISK)
+    events = rare.transform(lifecycle_events).transform(with_jobs(event_jobs))
     errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
     events_seen = Observation("job_events")
     steps: list[tuple[TableName, DataFrame]] = [
         (TableName.DATA_ERRORS, errors.transform(observed(errors_seen, **error_metrics()))),
-        (TableName.QUARANTINE, parsed.transform(quarantined).transform(
+        (TableName.QUARANTINE, rare.transform(quarantined).transform(
             observed(quarantine_seen, records=F.count(F.lit(1))))),
         (TableName.ERROR_ROLLUP, errors.transform(rollup)),
         (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
@@ -363,6 +379,7 @@ def run_aggregate(
             remove_table(out, TableName.JOB_EVENTS)
         summary = summarise(errors, errors_seen.get, quarantined_count, metrics, events, lifecycle)
     finally:
+        rare.unpersist()
         parsed.unpersist()
     summary |= files_summary(len(files.logs) + len(files.metrics), files.skipped)
     write_summary(out, summary)
