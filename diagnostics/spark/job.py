@@ -353,15 +353,12 @@ def run_aggregate(
     rare = rare.persist(StorageLevel.MEMORY_AND_DISK)
     events = rare.transform(lifecycle_events).transform(with_jobs(event_jobs))
     errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
-    events_seen = Observation("job_events")
     steps: list[tuple[TableName, DataFrame]] = [
         (TableName.DATA_ERRORS, errors.transform(observed(errors_seen, **error_metrics()))),
         (TableName.QUARANTINE, rare.transform(quarantined).transform(
             observed(quarantine_seen, records=F.count(F.lit(1))))),
         (TableName.ERROR_ROLLUP, errors.transform(rollup)),
         (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
-        (TableName.JOB_EVENTS, events.transform(
-            observed(events_seen, records=F.count(F.lit(1))))),
     ]  # fmt: skip
     if metrics is not None:
         metrics = metrics.transform(with_jobs(jobs))
@@ -374,8 +371,11 @@ def run_aggregate(
             write_frame(frame, out, name)
         progress("summarising")
         quarantined_count = int(quarantine_seen.get["records"])
-        lifecycle = int(events_seen.get["records"])
-        if not lifecycle:  # no lifecycle record: no table, as the in-process aggregation
+        lifecycle = events.count()  # of the kept rows: no pass over the records
+        if lifecycle:
+            progress(f"writing {TableName.JOB_EVENTS}")
+            write_frame(events, out, TableName.JOB_EVENTS)
+        else:  # no lifecycle record: no table (nor an earlier run's), as in-process
             remove_table(out, TableName.JOB_EVENTS)
         summary = summarise(errors, errors_seen.get, quarantined_count, metrics, events, lifecycle)
     finally:
@@ -383,9 +383,6 @@ def run_aggregate(
         parsed.unpersist()
     summary |= files_summary(len(files.logs) + len(files.metrics), files.skipped)
     write_summary(out, summary)
-    written = tuple(
-        name
-        for name in TableName
-        if name in {step[0] for step in steps} and (name is not TableName.JOB_EVENTS or lifecycle)
-    )
+    done = {step[0] for step in steps} | ({TableName.JOB_EVENTS} if lifecycle else set())
+    written = tuple(name for name in TableName if name in done)
     return AggregateResult(out=out, tables=written, summary=summary)
