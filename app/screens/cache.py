@@ -271,12 +271,6 @@ def lateness_capture(path: str, sig: str, by: str) -> pl.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def jobs(path: str, sig: str) -> list[str]:
-    """Cached per folder signature (see ``diagnostics.appdata``): jobs."""
-    return partitions.jobs(_agg(path, sig))
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
 def idle(path: str, sig: str, job: str | None) -> pl.DataFrame:
     """Cached per folder signature (see ``diagnostics.appdata``): idle."""
     return partitions.idle_episodes(_agg(path, sig), job)
