@@ -32,6 +32,8 @@ from screens import (  # noqa: E402
 from screens.common import plain  # noqa: E402
 from streamlit.delta_generator import DeltaGenerator  # noqa: E402
 
+from diagnostics.errors import OrderdocError  # noqa: E402
+
 PAGES = {
     "Load": load,
     "Overview": overview,
@@ -95,6 +97,7 @@ def main() -> None:
         st.markdown("## orderdoc")
         st.caption("Why does my event-time job drop, shift or delay events?")
         choice = st.radio("Page", list(PAGES), key=PAGE_KEY)
+        _job_scope()
         loaded_slot = st.empty()
     shown = _loaded_label(loaded_slot)
     if st.query_params.get(PAGE_PARAM) != choice.lower():
@@ -106,6 +109,30 @@ def main() -> None:
     # again after the page: the Load page may just have loaded something
     if cache.label() != shown:
         _loaded_label(loaded_slot)
+
+
+def _job_scope() -> None:
+    """The job every page shows, for a folder of several jobs: offered with the jobs that
+    have findings first (the first chosen until the user picks another), then "All jobs"."""
+    agg, _ = cache.current()
+    try:
+        choices = cache.job_choices(*cache.key(agg)) if agg is not None else []
+    except OrderdocError:  # the pages say why the folder cannot be read
+        choices = []
+    except Exception:  # a bug in the explainer: the pages show it as a message, never here
+        choices = []
+    if not choices:
+        st.session_state.pop(cache.SCOPE_KEY, None)
+        return
+    if st.session_state.get(cache.SCOPE_KEY) not in choices:
+        st.session_state[cache.SCOPE_KEY] = choices[0]
+    st.selectbox(
+        "Job",
+        choices,
+        key=cache.SCOPE_KEY,
+        help="The loaded logs hold several jobs: every page shows the one chosen here. The "
+        "jobs with findings come first; All jobs shows the whole folder.",
+    )
 
 
 def _loaded_label(slot: DeltaGenerator) -> str | None:

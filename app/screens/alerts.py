@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 import streamlit as st
 
+from diagnostics.appdata import scope
 from diagnostics.appdata.alerts import check_text, firing_first, problems_frame
 from diagnostics.appdata.store import Aggregate
 from diagnostics.appdata.watching import WAITING, runbook_sections, waiting, watch_alerts
@@ -39,6 +41,10 @@ def _alerts(agg: Aggregate) -> None:
     except Exception as exc:  # a bug elsewhere must not show a traceback here
         st.error(f"The rules failed on this folder (a bug; {type(exc).__name__}: {exc}).")
         return
+    job = cache.scoped()
+    if job is not None:
+        view = replace(view, alerts=scope.alerts_of(view.alerts, job))
+        st.caption(f"Job {job} (the sidebar's choice), and the alerts of the whole folder.")
     _counts(view)
     if view.now is not None:
         st.caption(f"Evaluated as of {view.now:%Y-%m-%d %H:%M} UTC (the end of the data).")

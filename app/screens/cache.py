@@ -20,7 +20,9 @@ from diagnostics.appdata import (
     loaded,
     overview,
     partitions,
+    scope,
     store,
+    timeline,
 )
 from diagnostics.appdata import engines as engines_data
 from diagnostics.appdata import impact as impact_data
@@ -34,6 +36,8 @@ from diagnostics.impact import Impact
 AGG_KEY = "agg_dir"
 WATCH_KEY = "watch_state"
 LABEL_KEY = "source_label"
+#: The sidebar's job scope (:mod:`diagnostics.appdata.scope`): a job's name or "All jobs".
+SCOPE_KEY = "job_scope"
 
 
 def rules_paths() -> list[str]:
@@ -156,27 +160,35 @@ def _agg(path: str, sig: str) -> store.Aggregate:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def kpis(path: str, sig: str) -> overview.Kpis:
-    """Cached per folder signature (see ``diagnostics.appdata``): kpis."""
-    return overview.kpis(_agg(path, sig))
+def kpis(path: str, sig: str, job: str | None = None) -> overview.Kpis:
+    """Cached per folder signature (see ``diagnostics.appdata``): kpis (of ``job``)."""
+    return overview.kpis(_agg(path, sig), job)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def errors_over_time(path: str, sig: str) -> tuple[pl.DataFrame, str]:
+def errors_over_time(path: str, sig: str, job: str | None = None) -> tuple[pl.DataFrame, str]:
     """Cached per folder signature (see ``diagnostics.appdata``): errors over time."""
-    return overview.errors_over_time(_agg(path, sig))
+    return overview.errors_over_time(_agg(path, sig), job=job)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def kinds_by_partition(path: str, sig: str, kinds: tuple[str, ...]) -> tuple[pl.DataFrame, str]:
+def kinds_by_partition(
+    path: str, sig: str, kinds: tuple[str, ...], job: str | None = None
+) -> tuple[pl.DataFrame, str]:
     """Cached per folder signature (see ``diagnostics.appdata``): kinds by partition."""
-    return overview.kinds_by_partition(_agg(path, sig), kinds)
+    return overview.kinds_by_partition(_agg(path, sig), kinds, job=job)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def input_events_by_partition(path: str, sig: str) -> pl.DataFrame:
+def input_events_by_partition(path: str, sig: str, job: str | None = None) -> pl.DataFrame:
     """Cached per folder signature (see ``diagnostics.appdata``): input events by partition."""
-    return overview.input_events_by_partition(_agg(path, sig))
+    return overview.input_events_by_partition(_agg(path, sig), job)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def job_events(path: str, sig: str, job: str | None = None) -> pl.DataFrame:
+    """Cached per folder signature: the job events (starts, stops, ...) of ``job``."""
+    return timeline.job_events(_agg(path, sig), job)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -214,9 +226,11 @@ def evaluate(agg: store.Aggregate) -> alerts.AlertsView:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def lateness_aggregate(path: str, sig: str, kinds: tuple[str, ...]) -> pl.DataFrame:
+def lateness_aggregate(
+    path: str, sig: str, kinds: tuple[str, ...], job: str | None = None
+) -> pl.DataFrame:
     """Cached per folder signature (see ``diagnostics.appdata``): lateness aggregate."""
-    return lateness.from_aggregate(_agg(path, sig), kinds)
+    return lateness.from_aggregate(_agg(path, sig), kinds, job)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -257,12 +271,6 @@ def lateness_capture(path: str, sig: str, by: str) -> pl.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def jobs(path: str, sig: str) -> list[str]:
-    """Cached per folder signature (see ``diagnostics.appdata``): jobs."""
-    return partitions.jobs(_agg(path, sig))
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
 def idle(path: str, sig: str, job: str | None) -> pl.DataFrame:
     """Cached per folder signature (see ``diagnostics.appdata``): idle."""
     return partitions.idle_episodes(_agg(path, sig), job)
@@ -286,12 +294,31 @@ def quarantine(path: str, sig: str) -> pl.DataFrame:
     return quarantine_data.records(_agg(path, sig))
 
 
-@st.cache_data(show_spinner="Working out the causes…", max_entries=8)
-def report(path: str, sig: str) -> Report:
-    """The explainer's report for the folder (with its capture and job definition, when it
-    has them; see :func:`diagnostics.appdata.jobfix.explain_folder`)."""
+@st.cache_data(show_spinner="Working out the causes…", max_entries=32)
+def report(path: str, sig: str, job: str | None = None) -> Report:
+    """The explainer's report for the folder, or for its ``job`` (with its capture and job
+    definition, when it has them; see :func:`diagnostics.appdata.jobfix.explain_folder`)."""
     ctx = build.capture_context(Path(path))
-    return jobfix.explain_folder(Path(path), events(path, sig) if ctx is not None else None)
+    return jobfix.explain_folder(
+        Path(path), events(path, sig) if ctx is not None else None, job=job
+    )
+
+
+@st.cache_data(show_spinner="Working out which job needs attention…", max_entries=16)
+def job_choices(path: str, sig: str) -> list[str]:
+    """The sidebar's job choices for the folder: its jobs with findings first, then "All
+    jobs" (none to choose for one job or a capture; :mod:`diagnostics.appdata.scope`)."""
+    if build.capture_context(Path(path)) is not None:
+        return []
+    names = partitions.jobs(_agg(path, sig))
+    if len(names) < 2:
+        return []
+    return scope.choices(scope.job_order({name: report(path, sig, name) for name in names}))
+
+
+def scoped() -> str | None:
+    """The job every page shows (``None``: the whole folder: one job, or "All jobs")."""
+    return scope.job_of(st.session_state.get(SCOPE_KEY))
 
 
 @st.cache_data(show_spinner="Writing the corrected job…", max_entries=8)
@@ -301,10 +328,10 @@ def job_fix(path: str, sig: str) -> jobfix.FixView | None:
 
 
 def report_or_error(agg: store.Aggregate) -> Report | None:
-    """The explainer's report for ``agg``, or ``None`` after saying in the page why not
-    (a page never shows a traceback)."""
+    """The explainer's report for ``agg`` (of the job in scope), or ``None`` after saying in
+    the page why not (a page never shows a traceback)."""
     try:
-        return report(*key(agg))
+        return report(*key(agg), scoped())
     except OrderdocError as exc:
         st.error(f"The explainer could not read this folder: {exc}")
     except Exception as exc:  # a bug elsewhere must not show a traceback here

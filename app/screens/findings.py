@@ -15,10 +15,12 @@ from screens.common import chart, severity, suggestion
 LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
 
 
-def _tolerance(agg: Aggregate) -> float | None:
+def _tolerance(agg: Aggregate, finding: Finding) -> float | None:
+    """The late-arrival tolerance a finding's chart draws: the capture's replay's, else the
+    one the finding was judged with (its job's, or ASA's default, assumed)."""
     ctx = cache.capture(*cache.key(agg))
     if ctx is None:
-        return 5.0
+        return insight.late_tolerance_of(finding)
     late = ctx.settings.policy.late_arrival_ns
     return None if late is None else late / 1e9
 
@@ -26,13 +28,14 @@ def _tolerance(agg: Aggregate) -> float | None:
 def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
     key = cache.key(agg)
     kinds = insight.cause_kinds(finding.cause)
+    job = finding.job if cache.capture(*key) is None else None
     if finding.cause == "idle_partition":
-        episodes = cache.idle(*key, None)
+        episodes = cache.idle(*key, job)
         if episodes.height:
             chart(figures.idle_timeline(episodes), f"evidence_{index}")
             return
     if finding.cause == "hot_partition":
-        table = cache.input_events_by_partition(*key)
+        table = cache.input_events_by_partition(*key, job)
         if table.height:
             chart(
                 figures.partition_bars(table, "input_events", "Input events per partition"),
@@ -44,23 +47,25 @@ def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
         frame = (
             cache.lateness_capture(*key, "partition")
             if ctx is not None
-            else cache.lateness_aggregate(*key, kinds)
+            else cache.lateness_aggregate(*key, kinds, job)
         )
         if frame.height:
             chart(
-                figures.lateness_ecdf(lateness.ecdf(frame), _tolerance(agg), lateness.bulk(frame)),
+                figures.lateness_ecdf(
+                    lateness.ecdf(frame), _tolerance(agg, finding), lateness.bulk(frame)
+                ),
                 f"evidence_{index}",
             )
             return
     if kinds:
-        frame, bucket = cache.kinds_by_partition(*key, kinds)
+        frame, bucket = cache.kinds_by_partition(*key, kinds, job)
         if frame.height:
             chart(
                 figures.kinds_by_partition(frame, bucket, " / ".join(kinds)),
                 f"evidence_{index}",
             )
             return
-    over_time, bucket = cache.errors_over_time(*key)
+    over_time, bucket = cache.errors_over_time(*key, job)
     if over_time.height:
         chart(figures.errors_over_time(over_time, over_time.clear(), bucket), f"evidence_{index}")
     else:
@@ -134,6 +139,8 @@ def render() -> None:
         return
     sources = ", ".join(report.sources) or "the aggregate tables"
     st.caption(f"From {sources}" + (f" · policy: {report.policy}" if report.policy else ""))
+    for line in report.tolerances:
+        st.caption(f"Tolerances: {line}.")
     if report.recommended is not None:
         r = report.recommended
         st.info(f"**Recommended setting for this capture:** {r.setting} ({r.numbers}).")

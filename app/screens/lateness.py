@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures, lateness
+from diagnostics.appdata import figures, lateness, scope
 from diagnostics.kinds import ErrorKind
 from screens import cache
 from screens.common import chart, table
@@ -43,20 +43,24 @@ def render() -> None:
             key="late_by",
             help="Devices are not in the logs; upload a capture to group by device.",
         )
+        job = cache.scoped()
         kinds = c2.multiselect("Kinds", KINDS, default=list(KINDS), key="late_kinds")
+        given = scope.job_tolerances(agg.path, job)
         tolerance = c3.number_input(
             "Late-arrival tolerance (s)",
             0.0,
             1_814_399.0,
-            5.0,
-            key="late_tol",
-            help="The job's setting; it is not in the logs.",
+            given.late_s,
+            key=f"late_tol_{job}",
+            help=given.words,
         )
-        frame = cache.lateness_aggregate(*key, tuple(kinds))
+        frame = cache.lateness_aggregate(*key, tuple(kinds), job)
         st.caption(
             "The example event of each diagnostic record (arrival − application time), weighted "
             "by the record's event count. Negative values are early events."
+            + (f" Job {job}." if job else "")
         )
+        st.caption(f"Late-arrival tolerance: {given.words}")
     if frame.is_empty():
         st.info("No lateness values in this data (no late, early or out-of-order records).")
         return

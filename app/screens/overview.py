@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import plotly.graph_objects as go
+import polars as pl
 import streamlit as st
 
-from diagnostics.appdata import figures, loaded
+from diagnostics.appdata import figures, loaded, scope, timeline
 from diagnostics.appdata.alerts import alert_markers
 from diagnostics.appdata.overview import watermark_text
 from diagnostics.appdata.watching import WAITING, overview_alerts, waiting
@@ -14,7 +16,7 @@ from diagnostics.errors import OrderdocError
 from diagnostics.kinds import ErrorKind
 from diagnostics.words import partitions
 from screens import cache
-from screens.common import chart, plain, seconds, severity, suggestion
+from screens.common import chart, plain, seconds, severity, suggestion, table
 
 SHORT = {
     ErrorKind.LATE.value: "Late events",
@@ -36,9 +38,11 @@ def render() -> None:
     agg = cache.require()
     if agg is None:
         return
-    k = cache.kpis(*cache.key(agg))
+    job = cache.scoped()
+    k = cache.kpis(*cache.key(agg), job)
+    who = f"Job {job}" if job is not None else cache.job_words(*cache.key(agg))
     st.caption(
-        f"{plain(cache.job_words(*cache.key(agg)))} · "
+        f"{plain(who)} · "
         f"{plain(loaded.shown_path(agg.path, cache.label()))} · "
         f"records {k.time_range_text}"
     )
@@ -53,7 +57,8 @@ def render() -> None:
     top[1].metric(
         "Quarantined records",
         f"{k.records_quarantined:,}",
-        help=f"{k.records_total:,} log records read, {k.records_parsed:,} parsed",
+        help=f"{k.records_total:,} log records read, {k.records_parsed:,} parsed"
+        + (", in the whole folder (a quarantined record names no job)" if job else ""),
     )
     alerts_slot = top[2].empty()
     alerts_slot.metric("Alerts firing", "…", help="evaluating the rules")
@@ -72,12 +77,13 @@ def render() -> None:
             row[i].metric(SHORT.get(name, name), k.events_text(name), help=name)
     else:
         st.success("No data errors and no idle notices in what was loaded.")
-    over_time, bucket = cache.errors_over_time(*cache.key(agg))
+    over_time, bucket = cache.errors_over_time(*cache.key(agg), job)
+    events = cache.job_events(*cache.key(agg), job)
     chart_slot = st.empty()
     if over_time.height:
         # first without alert markers: the rules take longer than the tables
         with chart_slot.container():
-            chart(figures.errors_over_time(over_time, over_time.clear(), bucket), "overview_0")
+            chart(_timeline(over_time, over_time.clear(), bucket, events), "overview_0")
     if k.idle_partitions:
         st.warning(
             f"Idle: {partitions(k.idle_partitions)} "
@@ -91,16 +97,35 @@ def render() -> None:
     except Exception as exc:  # a bug elsewhere must not show a traceback here
         alerts_slot.metric("Alerts firing", "–", help=f"the rules failed: {exc}")
     else:
+        alerts = scope.alerts_of(shown.alerts, job)
+        firing, resolved = (
+            (shown.firing, shown.resolved) if job is None else scope.alert_counts(alerts)
+        )
         alerts_slot.metric(
             "Alerts firing",
-            f"{shown.firing:,}",
-            help=f"{shown.resolved:,} resolved; {shown.note}; see the Alerts page",
+            f"{firing:,}",
+            help=f"{resolved:,} resolved; {shown.note}"
+            + (f"; of job {job} and the folder's own" if job else "")
+            + "; see the Alerts page",
         )
-        if over_time.height and shown.alerts.height:
-            markers = alert_markers(shown.alerts, bucket)
+        if over_time.height and alerts.height:
+            markers = alert_markers(alerts, bucket)
             with chart_slot.container():
-                chart(figures.errors_over_time(over_time, markers, bucket), "overview_1")
+                chart(_timeline(over_time, markers, bucket, events), "overview_1")
+    if events.height:
+        st.caption(
+            "Job events (the Authoring and activity logs: starts, stops, scales, updates), "
+            "dotted on the chart:"
+        )
+        table(events.select("time", "action", "status", "operation", "category"))
     _top_finding()
+
+
+def _timeline(
+    over_time: pl.DataFrame, markers: pl.DataFrame, bucket: str, events: pl.DataFrame
+) -> go.Figure:
+    """The errors-over-time chart with the alert markers and the job events."""
+    return timeline.with_job_events(figures.errors_over_time(over_time, markers, bucket), events)
 
 
 def _top_finding() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from diagnostics.appdata import figures
+from diagnostics.appdata import figures, scope
 from diagnostics.appdata.partitions import MERGE_RULE, METRIC_COLUMNS, METRICS_NOTE
 from screens import cache
 from screens.common import chart, table
@@ -17,20 +17,24 @@ def render() -> None:
         return
     key = cache.key(agg)
     st.info(MERGE_RULE)
-    names = cache.jobs(*key)
-    job = (
-        st.selectbox("Job", names, key="part_job")
-        if len(names) > 1
-        else (names[0] if names else None)
-    )
+    job = cache.scoped()  # the sidebar's job (None: the folder's one job, or all of them)
+    if job is not None:
+        st.caption(f"Job {job} (the sidebar's choice).")
     ctx = cache.capture(*key)
     if ctx is not None:
         late = ctx.settings.policy.late_arrival_ns
         tolerance = None if late is None else late / 1e9
     else:
+        given = scope.job_tolerances(agg.path, job)
         tolerance = st.number_input(
-            "Late-arrival tolerance (s)", 0.0, 1_814_399.0, 5.0, key="part_tol"
+            "Late-arrival tolerance (s)",
+            0.0,
+            1_814_399.0,
+            given.late_s,
+            key=f"part_tol_{job}",
+            help=given.words,
         )
+        st.caption(f"Late-arrival tolerance: {given.words}")
     episodes = cache.idle(*key, job)
     if episodes.height:
         chart(figures.idle_timeline(episodes), "idle_timeline")

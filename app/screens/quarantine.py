@@ -17,6 +17,11 @@ def render() -> None:
         return
     records = cache.quarantine(*cache.key(agg))
     st.metric("Quarantined records", f"{records.height:,}")
+    if cache.scoped() is not None:
+        st.caption(
+            "The whole folder's: a record that could not be read names no job. Job lifecycle "
+            "records (starts, stops) are read as job events, never quarantined."
+        )
     if records.is_empty():
         st.success("Every log record was read: nothing is quarantined.")
         return

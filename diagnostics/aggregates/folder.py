@@ -39,6 +39,7 @@ class Tables:
     partition_idle: pl.DataFrame
     metrics: pl.DataFrame
     quarantine: pl.DataFrame
+    job_events: pl.DataFrame
     summary: dict[str, Any]
 
     def frame(self, table: TableName) -> pl.DataFrame:
@@ -126,11 +127,12 @@ def write_summary(out: Path, summary: Mapping[str, Any]) -> None:
 def write_tables(tables: Tables, out: Path, extra_summary: Mapping[str, Any] | None = None) -> None:
     """Write every table and ``summary.json`` (the summary plus ``extra_summary``) under
     ``out`` (created if needed). An empty ``metrics`` table is not written (and an earlier
-    one removed): no metrics file was read."""
+    one removed): no metrics file was read; nor an empty ``job_events`` (no lifecycle
+    record), as the Spark job writes none."""
     out.mkdir(parents=True, exist_ok=True)
     for table in TableName:
         frame = tables.frame(table)
-        if table is TableName.METRICS and frame.is_empty():
+        if table in (TableName.METRICS, TableName.JOB_EVENTS) and frame.is_empty():
             remove_table(out, table)
         else:
             write_table(frame, out, table)

@@ -72,6 +72,7 @@ class TableName(StrEnum):
     PARTITION_IDLE = "partition_idle"
     METRICS = "metrics"
     QUARANTINE = "quarantine"
+    JOB_EVENTS = "job_events"
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,26 @@ TABLES: Final[MappingProxyType[TableName, TableSpec]] = MappingProxyType(
             None,
             dated=False,
         ),
+        TableName.JOB_EVENTS: _spec(
+            TableName.JOB_EVENTS,
+            {
+                "job": _S,  # as in data_errors (the job a record's id or name joins)
+                "job_id": _S,
+                "record_time": _T,
+                "category": _S,  # Authoring (resource log) or Administrative (activity log)
+                "operation": _S,  # the operation as the record names it
+                "action": _S,  # start, stop, scale, update, delete or other
+                "status": _S,  # as written: Succeeded, Started, Failed, Accept, ...
+                "level": _S,
+                "message": _S,
+                "correlation_id": _S,
+                "source_file": _S,
+                "source_line": _I,
+                "date": _D,  # UTC date of record_time
+            },
+            "record_time",
+            dated=True,
+        ),
     }
 )
 
@@ -233,7 +254,12 @@ def polars_schema(table: TableName) -> pl.Schema:
 
 def parsed_schema() -> pa.Schema:
     """One row per log record, parsed or quarantined: the input columns of ``data_errors``,
-    then those of ``quarantine`` it lacks (``reason`` is null exactly for parsed records)."""
+    then those of ``job_events`` it lacks, then those of ``quarantine`` it lacks. ``reason``
+    is null exactly for parsed records; ``category`` is set exactly for job events."""
     errors = arrow_schema(TableName.DATA_ERRORS, derived=False)
-    rest = [f for f in arrow_schema(TableName.QUARANTINE) if f.name not in errors.names]
-    return pa.schema([*errors, *rest])
+    events = [
+        f for f in arrow_schema(TableName.JOB_EVENTS, derived=False) if f.name not in errors.names
+    ]
+    known = {*errors.names, *(f.name for f in events)}
+    rest = [f for f in arrow_schema(TableName.QUARANTINE) if f.name not in known]
+    return pa.schema([*errors, *events, *rest])

@@ -17,7 +17,8 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.explain import explain as run_explainer
-from diagnostics.explain.model import Report, Suggestion
+from diagnostics.explain.assumed import DEFAULT_LATE_S, HOW_TO_GIVE_APP
+from diagnostics.explain.model import Finding, Report, Suggestion
 from diagnostics.explain.readable import evidence_lines, impact_sentence, suggestion_label
 from diagnostics.kinds import ErrorKind
 from diagnostics.whatif import chart as sweep_chart
@@ -36,6 +37,15 @@ CAUSE_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def late_tolerance_of(finding: Finding) -> float | None:
+    """The late-arrival tolerance a finding from logs was judged with: its evidence's
+    (``None``: unlimited), else ASA's default (assumed, as the finding says)."""
+    if "current_late_tolerance_seconds" not in finding.evidence:
+        return float(DEFAULT_LATE_S)
+    value = finding.evidence["current_late_tolerance_seconds"]
+    return float(value) if isinstance(value, int | float) else None
+
+
 def cause_kinds(cause: str) -> tuple[str, ...]:
     """The diagnostic kinds behind a finding's cause (empty if none apply)."""
     return CAUSE_KINDS.get(cause, ())
@@ -48,19 +58,28 @@ def explain(
     policy: OrderingPolicy | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    job: str | None = None,
+    policy_job: str | None = None,
 ) -> Report:
     """The explainer's report: findings most important first, sources and policy text.
     ``partitions``: the input's partitions the capture was replayed with (those without an
-    event included), as for the replay that measures a fix."""
+    event included), as for the replay that measures a fix; ``job``: one job of the folder;
+    ``policy_job``: the job ``policy`` is the policy of (:func:`diagnostics.explain.explain`)."""
     return run_explainer(
-        agg_dir, events=events, policy=policy, columns=columns, partitions=partitions
+        agg_dir,
+        events=events,
+        policy=policy,
+        columns=columns,
+        partitions=partitions,
+        job=job,
+        policy_job=policy_job,
     )
 
 
 def readable_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:
     """Every evidence value as ``evidence``/``value`` rows in words (tables become short
     sentences), as the text and Markdown reports show them."""
-    rows = evidence_lines(evidence)
+    rows = evidence_lines(evidence, HOW_TO_GIVE_APP)  # an assumed tolerance in the app's words
     return pl.DataFrame(rows, schema={"evidence": pl.String, "value": pl.String}, orient="row")
 
 

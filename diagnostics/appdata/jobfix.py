@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from diagnostics.errors import InputError, OrderdocError, Setting, setting_of
+from diagnostics.explain import assumed
 from diagnostics.explain.model import Finding, Report
 from diagnostics.jobdef import JobPolicy, job_policy, read_job_definition
 from diagnostics.jobdef.fix import query_diff
@@ -188,14 +189,13 @@ def input_name(agg_dir: Path) -> str | None:
 
 #: The explainer's hints at command-line flags, and what the app's Load page offers instead.
 _FLAG_HINT = re.compile(r"\bpass (--[a-z][a-z-]*)((?: or --[a-z][a-z-]*)*)")
-LOAD_PAGE_HINT = (
-    'upload the job\'s definition with the logs on the Load page (the "Job definition" field)'
-)
+LOAD_PAGE_HINT = assumed.HOW_TO_GIVE_APP
 
 
 def _app_words(text: str) -> str:
-    """``... unknown: pass --late-arrival or --job-definition`` as the app says it."""
-    return _FLAG_HINT.sub(LOAD_PAGE_HINT, text)
+    """``... unknown: pass --late-arrival or --job-definition`` as the app says it (and the
+    way of giving an assumed tolerance, :mod:`diagnostics.explain.assumed`)."""
+    return _FLAG_HINT.sub(LOAD_PAGE_HINT, assumed.in_app_words(text))
 
 
 def in_app_words(findings: list[Finding]) -> list[Finding]:
@@ -204,29 +204,60 @@ def in_app_words(findings: list[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         impact = {k: _app_words(v) if isinstance(v, str) else v for k, v in f.impact.items()}
-        out.append(replace(f, explanation=_app_words(f.explanation), impact=impact))  # type: ignore[arg-type]
+        out.append(
+            replace(
+                f,
+                title=_app_words(f.title),
+                explanation=_app_words(f.explanation),
+                impact=impact,  # type: ignore[arg-type]
+            )
+        )
     return out
 
 
-def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
-    """The explainer's report for a folder the app built or opened.
+def report_in_app_words(report: Report) -> Report:
+    """The report's findings (:func:`in_app_words`) and tolerance lines as the app says them."""
+    return replace(
+        report,
+        findings=in_app_words(report.findings),
+        tolerances=tuple(_app_words(line) for line in report.tolerances),
+    )
+
+
+def definition_job(agg_dir: Path, job: JobPolicy) -> str | None:
+    """The folder's job the job definition names (names compared ignoring case, as Azure
+    does), or the folder's one job; ``None`` when the folder has several and none is it."""
+    from diagnostics.explain.evidence import jobs_in
+
+    names = jobs_in(agg_dir)
+    if len(names) == 1:
+        return names[0]
+    return next((n for n in names if assumed.same_job(n, job.definition.name)), None)
+
+
+def explain_folder(
+    agg_dir: Path, events: pl.DataFrame | None = None, job: str | None = None
+) -> Report:
+    """The explainer's report for a folder the app built or opened (of its ``job`` when
+    given: the app's job scope, :mod:`diagnostics.appdata.scope`).
 
     With a capture (``events``), the policy and partitions it was replayed with (those
     :func:`build_fix` measures the fix on); with a saved job definition and no capture, the
-    job's policy (as ``orderdoc explain AGG_DIR --job-definition FILE``), so impacts use its
-    tolerances. With a job, the query
-    suggestions name its input. Hints at command-line flags become Load page words."""
+    job's policy for the job it names (as ``orderdoc explain AGG_DIR --job-definition
+    FILE``: the folder's other jobs are read with ASA's defaults, assumed), so impacts use its
+    tolerances. With a job, the query suggestions name its input. Hints at command-line flags
+    become Load page words."""
     from diagnostics.appdata.build import capture_context
     from diagnostics.appdata.insight import explain
 
     ctx = capture_context(agg_dir)
-    job = None
+    kept_job = None
     kept = saved(agg_dir)
     if kept is not None:
         try:
-            job = kept.policy()
+            kept_job = kept.policy()
         except OrderdocError:
-            job = None  # the Findings page's fix section says why
+            kept_job = None  # the Findings page's fix section says why
     if ctx is not None:
         if events is None:
             events = pl.read_parquet(ctx.events_path)
@@ -237,13 +268,36 @@ def explain_folder(agg_dir: Path, events: pl.DataFrame | None = None) -> Report:
             columns=ctx.settings.columns,
             partitions=ctx.partitions or None,  # as build_fix measures the fix
         )
-    elif job is not None and job.policy.application_time:
-        report = explain(agg_dir, policy=job.policy)
-        report = replace(report, policy=f"{job.policy.describe()} (from {job.describe_source()})")
+        own = True
+    elif kept_job is not None and kept_job.policy.application_time:
+        named = definition_job(agg_dir, kept_job)
+        own = job is None or (named is not None and assumed.same_job(job, named))
+        report = explain(
+            agg_dir,
+            policy=kept_job.policy if named is not None and own else None,
+            job=job,
+            policy_job=named,
+        )
+        if named is None:
+            report = replace(report, tolerances=(*report.tolerances, _not_here(kept_job)))
+        elif own:
+            source = kept_job.describe_source()
+            report = replace(report, policy=f"{kept_job.policy.describe()} (from {source})")
     else:
-        report = explain(agg_dir)
-    findings = report.findings if job is None else name_the_input(report.findings, job.input.name)
-    return replace(report, findings=in_app_words(findings))
+        report = explain(agg_dir, job=job)
+        own = False
+    findings = report.findings
+    if kept_job is not None and own:
+        findings = name_the_input(findings, kept_job.input.name)
+    return report_in_app_words(replace(report, findings=findings))
+
+
+def _not_here(job: JobPolicy) -> str:
+    """The tolerance line of a job definition that names none of the folder's jobs."""
+    return (
+        f"the job definition names job {job.definition.name}, which is none of the jobs in "
+        "these logs: it is not applied"
+    )
 
 
 @dataclass(frozen=True)
@@ -315,7 +369,9 @@ def build_fix(agg_dir: Path) -> FixView | None:
     job = kept.policy()
     ctx = capture_context(agg_dir)
     events = pl.read_parquet(ctx.events_path) if ctx is not None else None
-    report = explain_folder(agg_dir, events)
+    report = explain_folder(
+        agg_dir, events, job=None if ctx is not None else definition_job(agg_dir, job)
+    )
     policy = ctx.settings.policy if ctx is not None else job.policy
     with tempfile.TemporaryDirectory(prefix="orderdoc-fix-") as tmp, kept.named():
         trip = fix_and_verify(

@@ -28,11 +28,16 @@ OTHER = "other"
 SCHEMA = {"group": pl.String, "lateness_seconds": pl.Float64, "weight": pl.Int64}
 
 
-def from_aggregate(agg: Aggregate, kinds: tuple[str, ...] | None = None) -> pl.DataFrame:
-    """Per-record example lateness by partition (``group`` = ``partition N`` or ``unknown``)."""
+def from_aggregate(
+    agg: Aggregate, kinds: tuple[str, ...] | None = None, job: str | None = None
+) -> pl.DataFrame:
+    """Per-record example lateness by partition (``group`` = ``partition N`` or ``unknown``),
+    of ``job``'s records when given."""
     frame = scan(agg, TableName.DATA_ERRORS)
     if frame is None:
         return pl.DataFrame(schema=SCHEMA)
+    if job is not None:
+        frame = frame.filter(pl.col("job") == job)
     if kinds:
         frame = frame.filter(pl.col("kind").is_in(kinds))
     return collect(

@@ -1,4 +1,6 @@
-"""Overview data: the KPI row and errors by kind over time, from an aggregate folder.
+"""Overview data: the KPI row, of the whole folder or of one job (the app's job scope,
+:mod:`diagnostics.appdata.scope`); the charts' data over time is
+:mod:`diagnostics.appdata.over_time`'s (its names are re-exported here).
 
 Everything here reads the tables lazily and returns small frames (a few hundred rows at
 most), so that the page stays fast on millions of aggregate rows.
@@ -8,30 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import polars as pl
 
 from diagnostics.aggregates import TableName
-from diagnostics.appdata.store import Aggregate, collect, scan, utc
+from diagnostics.appdata.over_time import (
+    BUCKETS,
+    choose_bucket,
+    errors_over_time,
+    input_events_by_partition,
+    kind_totals,
+    kinds_by_partition,
+)
+from diagnostics.appdata.store import Aggregate, collect, of_job, scan, utc
 from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.kinds import ErrorKind
 from diagnostics.words import plural
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
-
-#: Bucket widths tried in order for the errors-over-time chart (polars duration strings).
-BUCKETS: tuple[tuple[str, timedelta], ...] = (
-    ("1m", timedelta(minutes=1)),
-    ("5m", timedelta(minutes=5)),
-    ("15m", timedelta(minutes=15)),
-    ("1h", timedelta(hours=1)),
-    ("6h", timedelta(hours=6)),
-    ("1d", timedelta(days=1)),
-    ("7d", timedelta(days=7)),
-    ("1mo", timedelta(days=31)),
-    ("1y", timedelta(days=366)),
-)
+#: The summary's record counts: the folder's whatever the job scope.
+RECORD_COUNTS = ("records_total", "records_parsed", "records_quarantined")
 
 
 @dataclass(frozen=True)
@@ -140,10 +139,11 @@ class WatermarkDelay:
     others: int
 
 
-def _worst_delay(agg: Aggregate) -> WatermarkDelay | None:
+def _worst_delay(agg: Aggregate, job: str | None = None) -> WatermarkDelay | None:
     frame = scan(agg, TableName.METRICS)
     if frame is None:
         return None
+    frame = of_job(frame, job)
     minutes = collect(
         frame.drop_nulls("output_watermark_delay_seconds")
         .group_by("job", utc(pl.col("minute")).alias("minute"))
@@ -193,14 +193,19 @@ def watermark_text(delay: WatermarkDelay | None, seconds: Callable[[float], str]
     )
 
 
-def _from_tables(agg: Aggregate) -> dict:
-    """Summary facts computed from the tables when ``summary.json`` is missing."""
+def _from_tables(agg: Aggregate, job: str | None = None) -> dict:
+    """Summary facts computed from the tables: when ``summary.json`` is missing, or for one
+    ``job`` of a folder of several (its kinds, idle partitions and time range; the record
+    counts stay the folder's: quarantined records name no job)."""
     errors = scan(agg, TableName.DATA_ERRORS)
     quarantine = scan(agg, TableName.QUARANTINE)
     by_kind: dict[str, int] = {}
     without_count: dict[str, int] = {}
+    idle: list[int] = []
+    time_range: dict[str, str | None] = {"from": None, "to": None}
     parsed = 0
     if errors is not None:
+        errors = of_job(errors, job)
         counts = collect(
             errors.group_by("kind").agg(
                 pl.col("event_count").sum(),
@@ -214,6 +219,23 @@ def _from_tables(agg: Aggregate) -> dict:
         unknown = counts.filter(pl.col("unknown") > 0)
         without_count = dict(zip(unknown["kind"], unknown["unknown"], strict=True))
         parsed = int(counts["n"].sum())
+        facts = collect(
+            errors.select(
+                pl.coalesce("from_time", "record_time").min().alias("from"),
+                pl.coalesce("to_time", "record_time").max().alias("to"),
+                pl.col("partition_id")
+                .filter(pl.col("kind") == IDLE_KIND)
+                .drop_nulls()
+                .unique()
+                .sort()
+                .implode()
+                .alias("idle"),
+            ),
+            agg,
+            TableName.DATA_ERRORS,
+        ).row(0, named=True)
+        idle = [int(p) for p in facts["idle"] or ()]
+        time_range = {k: None if facts[k] is None else _iso(facts[k]) for k in ("from", "to")}
     bad = (
         0
         if quarantine is None
@@ -225,15 +247,27 @@ def _from_tables(agg: Aggregate) -> dict:
         "records_quarantined": bad,
         "events_by_kind": by_kind,
         "records_without_count": without_count,
+        "idle_partitions": idle,
+        "time_range": time_range,
     }
 
 
-def kpis(agg: Aggregate) -> Kpis:
-    """The KPI row of ``agg`` (from ``summary.json``, else from the tables)."""
-    summary = (
-        agg.summary if "events_by_kind" in agg.summary else {**agg.summary, **_from_tables(agg)}
-    )
-    delay = _worst_delay(agg)
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def kpis(agg: Aggregate, job: str | None = None) -> Kpis:
+    """The KPI row of ``agg`` (from ``summary.json``, else from the tables); with ``job``,
+    of that job's records (the folder's record counts: quarantined records name no job)."""
+    if job is not None:
+        own = _from_tables(agg, job)
+        folder = {k: agg.summary[k] for k in RECORD_COUNTS if k in agg.summary}
+        summary = {**agg.summary, **own, **folder, "jobs": [job]}
+    elif "events_by_kind" in agg.summary:
+        summary = agg.summary
+    else:
+        summary = {**agg.summary, **_from_tables(agg)}
+    delay = _worst_delay(agg, job)
     time_range = summary.get("time_range") or {}
     return Kpis(
         records_total=int(summary.get("records_total", 0)),
@@ -264,111 +298,16 @@ def _distinct_errors(agg: Aggregate) -> int | None:
     return events_with_data_errors(read_outcomes(ctx.outcomes_path, columns=["status"]))
 
 
-def choose_bucket(start: datetime, end: datetime, max_buckets: int) -> str:
-    """The narrowest bucket in :data:`BUCKETS` giving at most ``max_buckets`` over the span."""
-    span = end - start
-    for name, width in BUCKETS:
-        if span / width <= max_buckets:
-            return name
-    return BUCKETS[-1][0]
-
-
-def errors_over_time(agg: Aggregate, max_buckets: int = 300) -> tuple[pl.DataFrame, str]:
-    """Events per kind and time bucket from ``error_rollup``, and the bucket width used.
-
-    Columns: ``time`` (bucket start, UTC), ``kind``, ``event_count``, ``records``; sorted by
-    time then kind. Idle notices are left out (they are not events; see the Partitions page).
-    """
-    empty = pl.DataFrame(
-        schema={
-            "time": pl.Datetime("us", "UTC"),
-            "kind": pl.String,
-            "event_count": pl.Int64,
-            "records": pl.Int64,
-        }
-    )
-    frame = scan(agg, TableName.ERROR_ROLLUP)
-    if frame is None:
-        return empty, "1m"
-    base = frame.select(
-        utc(pl.col("minute")).alias("time"), "kind", "event_count", "records"
-    ).filter(pl.col("kind") != IDLE_KIND)
-    table, bucket = _rollup_per_bucket(agg, base, "kind", ("event_count", "records"), max_buckets)
-    return (empty, bucket) if table is None else (table, bucket)
-
-
-def _rollup_per_bucket(
-    agg: Aggregate, base: pl.LazyFrame, key: str, sums: tuple[str, ...], max_buckets: int
-) -> tuple[pl.DataFrame | None, str]:
-    """Sums of ``sums`` per time bucket and ``key`` of an ``error_rollup`` selection with a
-    ``time`` column, sorted by time then key, and the bucket width chosen for its span
-    (``None`` and ``"1m"`` when the selection is empty)."""
-    bounds = collect(
-        base.select(pl.col("time").min().alias("lo"), pl.col("time").max().alias("hi")),
-        agg,
-        TableName.ERROR_ROLLUP,
-    )
-    lo, hi = bounds.row(0)
-    if lo is None:
-        return None, "1m"
-    bucket = choose_bucket(lo, hi, max_buckets)
-    table = collect(
-        base.group_by(pl.col("time").dt.truncate(bucket), key).agg(
-            pl.col(name).sum().cast(pl.Int64) for name in sums
-        ),
-        agg,
-        TableName.ERROR_ROLLUP,
-    )
-    return table.sort("time", key), bucket
-
-
-def kind_totals(over_time: pl.DataFrame) -> pl.DataFrame:
-    """Total events per kind of an :func:`errors_over_time` frame, largest first."""
-    return (
-        over_time.group_by("kind")
-        .agg(pl.col("event_count").sum())
-        .sort(["event_count", "kind"], descending=[True, False])
-    )
-
-
-def kinds_by_partition(
-    agg: Aggregate, kinds: tuple[str, ...], max_buckets: int = 300
-) -> tuple[pl.DataFrame, str]:
-    """Events of ``kinds`` per time bucket and partition from ``error_rollup``: ``time``,
-    ``partition`` (``partition N`` or ``unknown``), ``event_count``; by time then partition."""
-    empty = pl.DataFrame(
-        schema={"time": pl.Datetime("us", "UTC"), "partition": pl.String, "event_count": pl.Int64}
-    )
-    frame = scan(agg, TableName.ERROR_ROLLUP)
-    if frame is None or not kinds:
-        return empty, "1m"
-    base = frame.filter(pl.col("kind").is_in(kinds)).select(
-        utc(pl.col("minute")).alias("time"),
-        pl.when(pl.col("partition_id").is_null())
-        .then(pl.lit("unknown"))
-        .otherwise(pl.lit("partition ") + pl.col("partition_id").cast(pl.String))
-        .alias("partition"),
-        "event_count",
-    )
-    table, bucket = _rollup_per_bucket(agg, base, "partition", ("event_count",), max_buckets)
-    return (empty, bucket) if table is None else (table, bucket)
-
-
-def input_events_by_partition(agg: Aggregate) -> pl.DataFrame:
-    """``partition_id`` and ``input_events`` (sum over the metrics), with ``share`` of the
-    total; empty without a metrics table; by partition."""
-    frame = scan(agg, TableName.METRICS)
-    schema = {"partition_id": pl.Int64, "input_events": pl.Int64, "share": pl.Float64}
-    if frame is None:
-        return pl.DataFrame(schema=schema)
-    table = collect(
-        frame.filter(pl.col("partition_id").is_not_null())
-        .group_by(pl.col("partition_id").cast(pl.Int64))
-        .agg(pl.col("input_events").sum().cast(pl.Int64)),
-        agg,
-        TableName.METRICS,
-    )
-    total = table["input_events"].sum()
-    return table.with_columns(
-        (pl.col("input_events") / total if total else pl.lit(0.0)).cast(pl.Float64).alias("share")
-    ).sort("partition_id")
+__all__ = [
+    "BUCKETS",
+    "IDLE_KIND",
+    "Kpis",
+    "WatermarkDelay",
+    "choose_bucket",
+    "errors_over_time",
+    "input_events_by_partition",
+    "kind_totals",
+    "kinds_by_partition",
+    "kpis",
+    "watermark_text",
+]

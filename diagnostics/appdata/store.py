@@ -84,3 +84,8 @@ def collect(frame: pl.LazyFrame, agg: Aggregate, table: TableName) -> pl.DataFra
 def utc(expr: pl.Expr) -> pl.Expr:
     """A timestamp column as ``Datetime('us', 'UTC')`` whatever unit or zone it was written in."""
     return expr.cast(pl.Datetime("us", "UTC"))
+
+
+def of_job(frame: pl.LazyFrame, job: str | None) -> pl.LazyFrame:
+    """``frame``'s rows of ``job`` (every row when ``None``): the app's job scope."""
+    return frame if job is None else frame.filter(pl.col("job") == job)

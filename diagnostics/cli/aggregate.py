@@ -74,7 +74,13 @@ def format_summary(summary: dict, out: Path) -> str:
     """The human-readable summary printed at the end of a run."""
     lines = [
         f"records: {summary['records_total']} total, {summary['records_parsed']} parsed, "
-        f"{summary['records_quarantined']} quarantined",
+        f"{summary['records_quarantined']} quarantined"
+        + (
+            f" ({plural(summary['job_events'], 'job lifecycle record')} among the parsed: "
+            "table job_events)"
+            if summary.get("job_events")
+            else ""
+        ),
         f"jobs: {', '.join(summary['jobs']) or '-'}",
         f"time range: {_time_range(summary)}",
         "events by kind:",

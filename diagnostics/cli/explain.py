@@ -22,7 +22,7 @@ from diagnostics.cli.policy_args import (
 from diagnostics.cli.spark_args import check_spark_flags
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.errors import UsageError
+from diagnostics.errors import Setting, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -96,6 +96,25 @@ def logs_policy(args: argparse.Namespace, resolved: Resolved) -> OrderingPolicy 
     return resolved.policy
 
 
+def definition_job(args: argparse.Namespace, resolved: Resolved) -> str | None:
+    """The job the ``--job-definition`` is the definition of: the job it names, else the
+    ``--job`` given; a definition naming no job with a folder of several jobs and no
+    ``--job`` is a :class:`UsageError` (a definition is one job's)."""
+    if resolved.job is None:
+        return None
+    name = resolved.job.definition.name or args.job
+    if name is None and args.agg_dir is not None and Path(args.agg_dir).is_dir():
+        from diagnostics.explain.evidence import jobs_in
+
+        if len(jobs_in(Path(args.agg_dir))) > 1:
+            msg = (
+                f"{resolved.job.describe_source()} names no job and the aggregate folder "
+                "holds several: name the job it is the definition of"
+            )
+            raise UsageError(msg, Setting.JOB)
+    return name
+
+
 def run(args: argparse.Namespace) -> int:
     """Gather the evidence, diagnose, print (and write) the report."""
     from diagnostics.cli.capture_args import capture_from_args
@@ -151,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     if args.agg_dir is not None:  # the flags are checked; an empty folder is not "healthy"
         require_aggregate(args.agg_dir)
+    policy_job = definition_job(args, resolved)  # before the capture is read
     policy = resolved.policy if args.events is not None else logs_policy(args, resolved)
     if args.events is not None:
         check_over_before_reading(args, resolved.policy, resolved.partitions)
@@ -172,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
                 job=args.job,
                 replayed=replayed,
                 evaluator=evaluator,
+                policy_job=policy_job,
             )
     except InputError as exc:
         where = args.events if args.events else args.agg_dir

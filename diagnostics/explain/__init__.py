@@ -19,6 +19,7 @@ from diagnostics.durations import format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import Setting, UsageError
+from diagnostics.explain.assumed import policy_for, same_job, tolerance_lines
 from diagnostics.explain.capture import Replayed, from_capture
 from diagnostics.explain.evidence import Evidence, from_agg_dir, jobs_in, merge
 from diagnostics.explain.model import (
@@ -59,13 +60,17 @@ def explain(
     job: str | None = None,
     replayed: Replayed | None = None,
     evaluator: Evaluator | None = None,
+    policy_job: str | None = None,
 ) -> Report:
     """Findings from an aggregate folder and/or a capture, most important first.
 
     With ``events`` the capture is replayed under ``policy`` (which needs ``timestamp_by``)
     and its exact facts replace the logs' estimates; idle notices and CTI records still come
     from the logs. At least one source is needed. ``job`` restricts the aggregate tables to
-    one job (an aggregate folder may hold several). ``replayed``: the capture's replay made
+    one job (an aggregate folder may hold several). ``policy_job``: the job ``policy`` is
+    the policy of (the job a job definition names): the logs of that job are read with it,
+    the folder's other jobs with ASA's defaults, assumed (``None``: ``policy`` is every
+    job's; see :mod:`diagnostics.explain.assumed`). ``replayed``: the capture's replay made
     elsewhere (``explain --events --spark``); ``evaluator``: who runs the engine on the
     recommender's settings (default: here).
     """
@@ -75,12 +80,19 @@ def explain(
     evidence: Evidence | None = None
     if agg_dir is not None and job is not None:
         _check_job(Path(agg_dir), job)
-    if agg_dir is not None and job is None and events is None:
-        names = jobs_in(Path(agg_dir))
-        if len(names) > 1:  # findings per job (records naming no job form their own group)
-            return _per_job(Path(agg_dir), names, policy)
-        job_name = names[0] if names else None
-        evidence = replace(from_agg_dir(Path(agg_dir), policy), job=job_name)
+    if agg_dir is not None and job is None:
+        names = jobs_in(Path(agg_dir)) if Path(agg_dir).is_dir() else []
+        if len(names) > 1 and events is None:  # findings per job (and records naming none)
+            return _per_job(Path(agg_dir), names, policy, policy_job)
+        if len(names) > 1:  # a capture is one job's input: the logs of that job go with it
+            job = _capture_job(Path(agg_dir), names, policy_job)
+    read_with = policy
+    if agg_dir is not None and events is None:
+        name = job if job is not None else _only_job(Path(agg_dir))
+        read_with = _checked_policy(Path(agg_dir), name, policy, policy_job, asked=job is not None)
+        evidence = from_agg_dir(Path(agg_dir), read_with, job)
+        if job is None:
+            evidence = replace(evidence, job=name)
     elif agg_dir is not None:
         evidence = from_agg_dir(Path(agg_dir), policy, job)
     if events is not None:
@@ -106,7 +118,65 @@ def explain(
         sources=evidence.sources,
         policy=describe(policy),
         recommended=recommended,
+        tolerances=() if events is not None else _single_lines(evidence.job, read_with, policy_job),
     )
+
+
+def _single_lines(
+    job: str | None, policy: OrderingPolicy | None, policy_job: str | None
+) -> tuple[str, ...]:
+    """:func:`tolerance_lines` for one job, and a note when its job definition names it
+    otherwise (a folder of one job is read with the definition it is given)."""
+    lines = tolerance_lines([job], policy, None)
+    if policy is not None and policy_job is not None and job and not same_job(job, policy_job):
+        lines += (
+            f"the job definition names job {policy_job}, the logs job {job}: read with the "
+            "definition's policy all the same",
+        )
+    return lines
+
+
+def _only_job(agg_dir: Path) -> str | None:
+    """The one job of a folder (``None``: its records name none)."""
+    names = jobs_in(agg_dir) if agg_dir.is_dir() else []
+    return names[0] if len(names) == 1 else None
+
+
+def _checked_policy(
+    agg_dir: Path,
+    job: str | None,
+    policy: OrderingPolicy | None,
+    policy_job: str | None,
+    *,
+    asked: bool,
+) -> OrderingPolicy | None:
+    """The policy to read ``job``'s logs with. The job a definition names, a folder of one
+    job (a renamed or copied job) and a job ``asked`` for by name (``--job``) are read with
+    it (the report notes a name that differs); otherwise :func:`policy_for`."""
+    if policy is None or policy_job is None or job is None or same_job(job, policy_job):
+        return policy
+    names = jobs_in(agg_dir) if agg_dir.is_dir() else []
+    if asked or len(names) <= 1:
+        return policy
+    return policy_for(job, policy, policy_job)
+
+
+def _capture_job(agg_dir: Path, names: list[str], policy_job: str | None) -> str:
+    """The job of a folder of several whose logs go with a capture: the one the job
+    definition names; without one, a :class:`UsageError` asking for ``--job``."""
+    for name in names:
+        if same_job(name, policy_job):
+            return name
+    listed = ", ".join(names[:MAX_LISTED])
+    named = (
+        f"the job definition names {policy_job!r}, which is not one of them" if policy_job else ""
+    )
+    msg = (
+        f"the aggregate folder {agg_dir} holds several jobs ({listed}) and a capture is one "
+        f"job's input{'; ' + named if named else ''}: name the job whose logs go with the "
+        "capture"
+    )
+    raise UsageError(msg, Setting.JOB)
 
 
 def describe(policy: OrderingPolicy | None) -> str | None:
@@ -150,14 +220,30 @@ def _check_job(agg_dir: Path, job: str) -> None:
 NO_JOB = "Records that name no job (e.g. portal notifications)"
 
 
-def _per_job(agg_dir: Path, names: list[str], policy: OrderingPolicy | None) -> Report:
-    """One diagnosis per job of a shared aggregate folder, ranked together."""
+def _per_job(
+    agg_dir: Path, names: list[str], policy: OrderingPolicy | None, policy_job: str | None
+) -> Report:
+    """One diagnosis per job of a shared aggregate folder, ranked together; each job read
+    with its own policy (a job definition applies to the job it names only)."""
+    if policy_job is not None and not any(same_job(n, policy_job) for n in names):
+        listed = ", ".join(names[:MAX_LISTED])
+        msg = (
+            f"the job definition names job {policy_job!r}, which is not in the aggregate "
+            f"folder {agg_dir} (its jobs: {listed}); give the definition of one of them, or "
+            "name the job to read with it"
+        )
+        raise UsageError(msg, Setting.JOB)
     findings = []
     sources: dict[str, None] = {}
+    jobs: list[str | None] = []
     for name in [*names, ""]:  # "": the records that name no job
-        evidence = from_agg_dir(agg_dir, policy, name)
+        own = policy_for(name or None, policy, policy_job)
+        if not name and policy_job is not None:
+            own = None  # the records that name no job are not the named job's (assumed.py)
+        evidence = from_agg_dir(agg_dir, own, name)
         if not name and not (evidence.kinds or evidence.idle or evidence.total_events):
             continue
+        jobs.append(name or None)
         sources.update(dict.fromkeys(evidence.sources))
         found = diagnose(replace(evidence, job=name or None))
         if not name:  # say so, beside the findings that name their job
@@ -167,4 +253,5 @@ def _per_job(agg_dir: Path, names: list[str], policy: OrderingPolicy | None) -> 
         findings=rank(findings),
         sources=tuple(sources),
         policy=describe(policy),
+        tolerances=tolerance_lines(jobs, policy, policy_job),
     )

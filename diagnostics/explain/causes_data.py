@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from diagnostics.durations import SECOND
 from diagnostics.explain import snippets
+from diagnostics.explain.assumed import seconds_assumed
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
@@ -238,9 +239,9 @@ def _delay_cause(
             "every partition send, or use PARTITION BY PartitionId",
         )
     return (
-        f"the delay exceeds ASA's default late-arrival tolerance ({late_s:g} s) without "
+        f"the delay exceeds the late-arrival tolerance, {seconds_assumed(late_s)}, without "
         "backlog: either the job's tolerance is longer or an input partition stopped "
-        "sending; which is unknown: pass --late-arrival or --job-definition",
+        "sending",
         Severity.WARNING,
         SuggestionKind.LATE_ARRIVAL_TOLERANCE,
         "Compare the delay with Event ordering > Events that arrive late; if it is longer, "

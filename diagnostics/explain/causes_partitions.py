@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from diagnostics.explain import snippets
+from diagnostics.explain.assumed import DEFAULT_LATE_S, seconds_assumed
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
 from diagnostics.explain.sources import EVENT_ORDER, EVENT_ORDERING, RULES, TIME_HANDLING
@@ -29,8 +30,9 @@ def idle_partition(evidence: Evidence) -> Finding | None:
         ).values()
     )
     policy = evidence.policy
-    if policy is None:  # the text's delay is the job's late tolerance, which is not known
-        delay_seconds, delay = 0.0, "unknown: pass --late-arrival or --job-definition"
+    if policy is None:  # the text's delay is the job's late tolerance: ASA's default, assumed
+        delay_seconds = float(DEFAULT_LATE_S)
+        delay = f"the late-arrival tolerance: {seconds_assumed(DEFAULT_LATE_S)}"
     elif policy.late_arrival_ns is None:
         delay_seconds = float(minutes * 60)
         delay = "unlimited: output waits until the partition sends again"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from diagnostics.explain import snippets
+from diagnostics.explain.assumed import ASSUMED_SUFFIX
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.kind_stats import KindStats
 from diagnostics.explain.model import Cause, Finding, Impact, Suggestion
@@ -141,7 +142,11 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
         cause=Cause.LATE_ARRIVALS,
         severity=severity_for(stats.events, evidence.total_events, dropped=dropping(evidence)),
         title=f"{counted(stats)} arrived later than the late-arrival tolerance"
-        + (f" ({current} s)" if current is not None else ""),
+        + (
+            f" ({current} s{ASSUMED_SUFFIX if evidence.policy is None else ''})"
+            if current is not None
+            else ""
+        ),
         explanation=(
             "An event whose application time is earlier than arrival time − late arrival "
             "tolerance is a LateInputEvent: Adjust moves its System.Timestamp to arrival − "

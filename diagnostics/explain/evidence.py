@@ -210,7 +210,8 @@ def jobs_in(agg_dir: Path) -> list[str]:
     """The job names of an aggregate folder's tables, as the aggregation shows them (one
     spelling per job, names compared ignoring case), sorted ignoring case."""
     names: dict[str, str] = {}
-    for table in (TableName.DATA_ERRORS, TableName.PARTITION_IDLE, TableName.METRICS):
+    tables = (TableName.DATA_ERRORS, TableName.PARTITION_IDLE, TableName.METRICS)
+    for table in (*tables, TableName.JOB_EVENTS):  # a job known by its lifecycle records too
         frame = _scan(agg_dir, table)
         if frame is not None and "job" in frame.columns:
             for name in sorted(str(j) for j in frame["job"].drop_nulls().unique().to_list()):

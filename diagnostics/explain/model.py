@@ -259,13 +259,19 @@ class Report:
     sources: tuple[str, ...] = ()
     policy: str | None = None
     recommended: Recommended | None = None
+    #: which tolerances each job was read with, where that needs saying: the job a job
+    #: definition applies to, and the jobs read with ASA's defaults (assumed)
+    #: (:mod:`diagnostics.explain.assumed`)
+    tolerances: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"findings": [...], "sources": [...], "policy": ..., "recommended": ...}``."""
+        """``{"findings": [...], "sources": [...], "policy": ..., "tolerances": [...],
+        "recommended": ...}``."""
         return {
             "findings": [f.to_dict() for f in self.findings],
             "sources": list(self.sources),
             "policy": self.policy,
+            "tolerances": list(self.tolerances),
             "recommended": None if self.recommended is None else self.recommended.to_dict(),
         }
 

@@ -3,7 +3,7 @@
 Order: severity (critical first), then impact score (events adjusted or dropped plus seconds
 of release delay added), events, delay, confidence, cause name and finally the finding's JSON
 (a total, deterministic order). A finding that is a consequence of another present finding
-(``impact["consequence_of"]``) is placed right after it.
+of the same job (``impact["consequence_of"]``) is placed right after it, once.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from diagnostics.explain import causes_data as data
 from diagnostics.explain import causes_order as order
 from diagnostics.explain import causes_partitions as parts
 from diagnostics.explain import causes_time as times
+from diagnostics.explain.assumed import ASSUMED_KEY, TOLERANCE_KEYS
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.model import Cause, Finding
 
@@ -49,16 +50,21 @@ def _order(findings: list[Finding]) -> list[Finding]:
 
 def rank(findings: list[Finding]) -> list[Finding]:
     """``findings`` most important first; a finding whose ``impact["consequence_of"]`` names
-    another present finding's cause comes right after that finding."""
-    present = {f.cause.value for f in findings}
-    follows = [f for f in findings if f.impact.get("consequence_of") in present]
-    roots = _order([f for f in findings if f not in follows])
+    the cause of another present finding of the same job comes right after that finding
+    (each finding exactly once: a folder of several jobs has several late-arrival findings,
+    and each out-of-order finding follows its own job's)."""
+    present = {(f.job, f.cause.value) for f in findings}
+
+    def root_of(f: Finding) -> tuple[str | None, object] | None:
+        key = (f.job, f.impact.get("consequence_of"))
+        return key if key in present else None
+
+    follows = [f for f in findings if root_of(f) is not None]
+    roots = _order([f for f in findings if root_of(f) is None])
     ordered: list[Finding] = []
     for root in roots:
         ordered.append(root)
-        ordered += _order(
-            [f for f in follows if f.impact.get("consequence_of") == root.cause.value]
-        )
+        ordered += _order([f for f in follows if root_of(f) == (root.job, root.cause.value)])
     placed = {id(f) for f in ordered}
     return ordered + _order([f for f in follows if id(f) not in placed])
 
@@ -87,4 +93,14 @@ def diagnose(evidence: Evidence) -> list[Finding]:
     found = _idle_follows_skew([f for f in (detect(evidence) for detect in DETECTORS) if f])
     verdict = parts.healthy(evidence, found)
     findings = [*found, *([verdict] if verdict else [])]
+    if evidence.policy is None:  # the tolerances shown are ASA's defaults: say so
+        findings = [_assumed(f) for f in findings]
     return rank([replace(f, job=evidence.job) for f in findings])
+
+
+def _assumed(finding: Finding) -> Finding:
+    """``finding`` with its tolerances marked as assumed (:mod:`diagnostics.explain.assumed`)
+    when its evidence shows one."""
+    if not TOLERANCE_KEYS & set(finding.evidence):
+        return finding
+    return replace(finding, evidence={**finding.evidence, ASSUMED_KEY: True})

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from diagnostics.explain.assumed import ASSUMED_KEY, HOW_TO_GIVE, TOLERANCE_KEYS, seconds_assumed
 from diagnostics.words import number, partitions, plural
 
 #: Labels of the evidence and impact values findings carry (others: the key in words).
@@ -233,12 +234,20 @@ def _value(key: str, value: Any) -> str:
     return number(value)
 
 
-def evidence_lines(evidence: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(label, value)`` per evidence value worth showing."""
+def evidence_lines(evidence: Mapping[str, Any], how: str = HOW_TO_GIVE) -> list[tuple[str, str]]:
+    """``(label, value)`` per evidence value worth showing; the job's tolerances marked as
+    ASA's defaults, assumed, when the evidence says so (``how``: how to give the real ones,
+    the command line's words or the app's)."""
+    assumed = bool(evidence.get(ASSUMED_KEY))
     return [
-        (words(str(k)), _value(str(k), v))
+        (
+            words(str(k)),
+            seconds_assumed(v, how)
+            if assumed and k in TOLERANCE_KEYS and isinstance(v, int | float)
+            else _value(str(k), v),
+        )
         for k, v in evidence.items()
-        if v not in (None, {}, [], ())
+        if v not in (None, {}, [], ()) and k != ASSUMED_KEY
     ]
 
 

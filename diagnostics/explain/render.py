@@ -79,6 +79,10 @@ def to_text(report: Report) -> str:
     )
     if report.policy:
         head += f"\npolicy: {report.policy}"
+    for line in report.tolerances:
+        head += "\n" + "\n".join(
+            textwrap.wrap(line, 96, initial_indent="tolerances: ", subsequent_indent="  ")
+        )
     body: list[str] = [head, ""]
     if report.recommended is not None:
         body += [*recommended_lines(report.recommended), ""]
@@ -93,6 +97,7 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
     out = [f"{h} Findings", "", f"Sources: {', '.join(report.sources)}."]
     if report.policy:
         out.append(f"Policy: `{report.policy}`.")
+    out += [f"Tolerances: {line}." for line in report.tolerances]
     out.append("")
     if report.recommended is not None:
         r = report.recommended

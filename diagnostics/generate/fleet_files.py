@@ -255,19 +255,39 @@ def resource_id(job: str) -> str:
 
 
 def authoring_record(job: str, at: dt.datetime) -> dict[str, Any]:
-    """The Authoring record the portal's "Start Job" writes (a job lifecycle record)."""
+    """The Authoring resource-log record of the portal's "Start Job" (a job lifecycle
+    record), in the shape ASA documents for its resource logs (ASA docs, "Troubleshoot Azure
+    Stream Analytics by using resource logs"): the common envelope (``time``, upper-case
+    ``resourceId``, ``category: Authoring``, ``operationName``, ``status``, ``level``) and
+    ``properties`` serialized as a JSON string in the generic-event schema (``Error``,
+    ``Message``, ``Type``, ``Correlation ID``). The documentation names no operation or type
+    of Authoring records: the operation is the start action's display name in the resource
+    provider's operation list ("Start Stream Analytics Job"), the message and type are
+    illustrative; orderdoc reads such a record by its category, whatever they say
+    (:mod:`diagnostics.logs.lifecycle`)."""
+    correlation = hashlib.sha256(f"{job}{at.isoformat()}".encode()).hexdigest()
+    properties = {
+        "Error": None,
+        "Message": f"Streaming job '{job}' start requested with output start mode 'JobStartTime'.",
+        "Type": "JobStart",
+        "Correlation ID": "-".join(
+            (
+                correlation[:8],
+                correlation[8:12],
+                correlation[12:16],
+                correlation[16:20],
+                correlation[20:32],
+            )
+        ),
+    }
     return {
         "time": at.strftime("%Y-%m-%dT%H:%M:%S.%f0Z"),
         "resourceId": resource_id(job),
         "category": "Authoring",
-        "operationName": "Start Job",
+        "operationName": "Start Stream Analytics Job",
         "status": "Succeeded",
         "level": "Informational",
-        "properties": {
-            "Message": f"Streaming job '{job}' started with output start mode JobStartTime.",
-            "Type": "JobLifecycle",
-            "JobName": job,
-        },
+        "properties": json.dumps(properties),
     }
 
 

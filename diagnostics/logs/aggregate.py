@@ -16,7 +16,10 @@ columns are those of :mod:`diagnostics.aggregates.schema`, written by
   opens a new episode when it is the first, when its minutes drop below the previous notice's,
   or when it comes more than (its minutes + 1) minutes after the previous one. ``start`` = the
   first notice's time minus its minutes, ``end`` = the last notice's time;
-* ``quarantine``: ``source_file``, ``source_line``, ``reason``, ``raw``, ``raw_bytes``.
+* ``quarantine``: ``source_file``, ``source_line``, ``reason``, ``raw``, ``raw_bytes``;
+* ``job_events``: the job lifecycle records (:mod:`diagnostics.logs.lifecycle`) plus
+  ``date``, each joined to its job by id, else by name (:func:`~diagnostics.logs.jobs.join_jobs`:
+  they change no job's name).
 """
 
 from __future__ import annotations
@@ -30,9 +33,14 @@ import pyarrow as pa
 from diagnostics.aggregates import Tables, files_summary
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import parse_file
-from diagnostics.logs.jobs import resolve_jobs
+from diagnostics.logs.jobs import join_jobs, resolve_jobs
 from diagnostics.logs.metrics import METRICS_SCHEMA, read_metrics
-from diagnostics.logs.records import DATA_ERROR_COLUMNS, PARSED_SCHEMA, QUARANTINE_COLUMNS
+from diagnostics.logs.records import (
+    DATA_ERROR_COLUMNS,
+    JOB_EVENT_COLUMNS,
+    PARSED_SCHEMA,
+    QUARANTINE_COLUMNS,
+)
 
 IDLE_KIND = ErrorKind.PARTITION_NOT_PROGRESSING.value
 
@@ -64,12 +72,35 @@ JOB_MAPPING = pl.Schema(
 )
 
 
+def _pairs(*frames: pl.DataFrame) -> set[tuple[str | None, str | None]]:
+    return {pair for frame in frames for pair in frame.select("job_id", "job").unique().rows()}
+
+
+def _mapping_frame(mapping: dict) -> pl.DataFrame:
+    rows = [(*pair, *resolved) for pair, resolved in mapping.items()]
+    return pl.DataFrame(rows, schema=JOB_MAPPING, orient="row")
+
+
 def job_mapping(*frames: pl.DataFrame) -> pl.DataFrame:
     """:func:`~diagnostics.logs.jobs.resolve_jobs` over the jobs of ``frames`` (each with
     ``job_id`` and ``job``), as a frame with :data:`JOB_MAPPING`."""
-    pairs = {pair for frame in frames for pair in frame.select("job_id", "job").unique().rows()}
-    rows = [(*pair, *resolved) for pair, resolved in resolve_jobs(pairs).items()]
-    return pl.DataFrame(rows, schema=JOB_MAPPING, orient="row")
+    return _mapping_frame(resolve_jobs(_pairs(*frames)))
+
+
+def event_mapping(events: pl.DataFrame, jobs: pl.DataFrame) -> pl.DataFrame:
+    """:func:`~diagnostics.logs.jobs.join_jobs`: the job each pair of the job events joins,
+    among the jobs ``jobs`` (a :func:`job_mapping`) resolved, as a :data:`JOB_MAPPING` frame."""
+    resolved = {(r[0], r[1]): (r[2], r[3]) for r in jobs.rows()}
+    return _mapping_frame(join_jobs(_pairs(events), resolved))
+
+
+def job_events(parsed: pl.DataFrame) -> pl.DataFrame:
+    """The job lifecycle records of ``parsed`` (``category`` set), with ``date``."""
+    return (
+        parsed.filter(pl.col("category").is_not_null())
+        .select(JOB_EVENT_COLUMNS)
+        .with_columns(pl.col("record_time").dt.date().alias("date"))
+    )
 
 
 def with_jobs(frame: pl.DataFrame, mapping: pl.DataFrame) -> pl.DataFrame:
@@ -140,10 +171,14 @@ def _iso(value: object) -> str | None:
 
 
 def summarise(
-    parsed: pl.DataFrame, data_errors: pl.DataFrame, metrics: pl.DataFrame | None = None
+    parsed: pl.DataFrame,
+    data_errors: pl.DataFrame,
+    metrics: pl.DataFrame | None = None,
+    events: pl.DataFrame | None = None,
 ) -> dict:
     """``summary.json`` content (without the file lists); ``jobs`` includes the jobs known
-    only by their ``metrics`` rows."""
+    only by their ``metrics`` rows or their job ``events``; ``job_events`` counts the job
+    lifecycle records (parsed records, as the data errors are)."""
     by_kind = (
         data_errors.group_by("kind")
         .agg(pl.col("event_count").sum(), (~pl.col("count_known")).sum().alias("unknown"))
@@ -161,9 +196,11 @@ def summarise(
         "events_by_kind": dict(zip(by_kind["kind"], by_kind["event_count"], strict=True)),
         "records_without_count": dict(zip(unknown["kind"], unknown["unknown"], strict=True)),
         "idle_partitions": sorted(set(idle.to_list())),
+        "job_events": 0 if events is None else events.height,
         "jobs": sorted(
             set(data_errors["job"].drop_nulls().to_list())
             | set(() if metrics is None else metrics["job"].drop_nulls().to_list())
+            | set(() if events is None else events["job"].drop_nulls().to_list())
         ),
         "time_range": {"from": _iso(start), "to": _iso(end)},
     }
@@ -187,7 +224,7 @@ def aggregate_files(
         metric_tables.append(read_metrics(Path(path).read_bytes(), str(path)))
     progress(0.85, "rolling up per minute, finding idle episodes")
     data_errors = (
-        parsed.filter(pl.col("reason").is_null())
+        parsed.filter(pl.col("reason").is_null() & pl.col("category").is_null())
         .select(DATA_ERROR_COLUMNS)
         .with_columns(pl.col("record_time").dt.date().alias("date"))
     )
@@ -197,6 +234,8 @@ def aggregate_files(
     jobs = job_mapping(data_errors, metric_frame)
     data_errors = with_jobs(data_errors, jobs)
     metric_frame = with_jobs(metric_frame, jobs)
+    events = job_events(parsed)
+    events = with_jobs(events, event_mapping(events, jobs))
     return Tables(
         data_errors=data_errors,
         error_rollup=rollup(data_errors),
@@ -205,6 +244,7 @@ def aggregate_files(
             pl.col("minute").dt.date().alias("date")
         ),
         quarantine=parsed.filter(pl.col("reason").is_not_null()).select(QUARANTINE_COLUMNS),
-        summary=summarise(parsed, data_errors, metric_frame)
+        job_events=events.sort("record_time", "source_file", "source_line"),
+        summary=summarise(parsed, data_errors, metric_frame, events)
         | files_summary(len(logs) + len(metrics), skipped),
     )

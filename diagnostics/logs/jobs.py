@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 _JOB = re.compile(r"/STREAMINGJOBS/([^/\s]+)", re.IGNORECASE)
@@ -121,3 +121,31 @@ def resolve_jobs(
     for pair, (kind, value) in key_of.items():
         resolved[pair] = (value if kind == "id" else None, shown[(kind, value)])
     return resolved
+
+
+def join_jobs(
+    pairs: Iterable[tuple[str | None, str | None]],
+    resolved: Mapping[tuple[str | None, str | None], tuple[str | None, str | None]],
+) -> dict[tuple[str | None, str | None], tuple[str | None, str | None]]:
+    """For each (job_id, name) pair of a record that joins the jobs without naming them
+    (a job lifecycle record, :mod:`diagnostics.logs.lifecycle`), the pair of its job among
+    the ``resolved`` ones (:func:`resolve_jobs` of the data errors and metrics): the job with
+    its id; without an id, the one job of that name (ignoring case). A pair that joins none
+    is resolved among the others that join none, so such a record changes no job's name."""
+    targets = set(resolved.values())
+    by_id = {target[0]: target for target in targets if target[0] is not None}
+    by_name: dict[str, set[tuple[str | None, str | None]]] = defaultdict(set)
+    for job_id, name in targets:
+        key = job_id.rsplit("/", 1)[-1] if job_id is not None else (name or "").lower()
+        by_name[key].add((job_id, name))
+    joined: dict[tuple[str | None, str | None], tuple[str | None, str | None]] = {}
+    alone = []
+    for pair in set(pairs):
+        job_id, name = pair
+        if job_id is not None and job_id in by_id:
+            joined[pair] = by_id[job_id]
+        elif job_id is None and name is not None and len(by_name.get(name.lower(), ())) == 1:
+            joined[pair] = next(iter(by_name[name.lower()]))
+        else:
+            alone.append(pair)
+    return joined | resolve_jobs(alone)

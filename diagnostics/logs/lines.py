@@ -16,10 +16,11 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from diagnostics.logs import messages
+from diagnostics.logs.lifecycle import JobEvent
 from diagnostics.logs.normalise import normalise
 from diagnostics.logs.records import DataError, Quarantined, quarantine
 
-Outcome = DataError | Quarantined
+Outcome = DataError | JobEvent | Quarantined
 #: :func:`~diagnostics.logs.normalise.normalise` (or a function of the same signature).
 Normaliser = Callable[..., Outcome]
 

@@ -29,17 +29,19 @@ naming the field, its value and why.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
 import re
-from collections.abc import Mapping
 
 from diagnostics.kinds import ErrorKind, normalise_kind
-from diagnostics.logs import messages
+from diagnostics.logs import lifecycle, messages
+from diagnostics.logs.fields import Fields as _Fields
+from diagnostics.logs.fields import Reject as _Reject
+from diagnostics.logs.fields import key_of, type_name
 from diagnostics.logs.jobs import JobRef, job_ref
 from diagnostics.logs.records import DATA_ERROR_COLUMNS, DataError, Quarantined, quarantine
-from diagnostics.logs.times import parse_log_time
 from diagnostics.timestamps import TIME_RANGE, in_time_range
 
 #: The times of a data-error record that place it (its example times only describe it).
@@ -52,7 +54,6 @@ RECORD_TIMES = {
 
 _IDLE = ErrorKind.PARTITION_NOT_PROGRESSING.value
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
-_NOT_KEY = re.compile(r"[^0-9a-z]")
 _INT64_MAX = 2**63 - 1
 #: Record times, most specific first (``TimeGenerated [UTC]`` is the CSV export's column).
 _TIME_KEYS = ("time", "timegeneratedutc", "timegenerated", "eventtimestamp", "messagetime")
@@ -68,85 +69,11 @@ _LEVELS = {
 }
 
 
-class _Reject(Exception):
-    """Internal: the record is quarantined for ``reason``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@functools.lru_cache(maxsize=1024)
-def key_of(name: str) -> str:
-    """The matching form of a key: lower case, without spaces, underscores or punctuation."""
-    return _NOT_KEY.sub("", name.lower())
-
-
-class _Fields:
-    """A record's keys matched case- and spacing-insensitively; ``where`` prefixes reasons."""
-
-    __slots__ = ("names", "values", "where")
-
-    def __init__(self, obj: Mapping[object, object], where: str = "") -> None:
-        self.values: dict[str, object] = {}
-        self.names: dict[str, str] = {}
-        self.where = where
-        for name, value in obj.items():
-            key = key_of(str(name))
-            if key not in self.values or self.values[key] in (None, ""):
-                self.values[key] = value
-                self.names[key] = str(name)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.values
-
-    def label(self, key: str) -> str:
-        """The key as the record spells it, with the prefix, for reasons."""
-        return f"{self.where}{self.names.get(key, key)}"
-
-    def raw(self, *keys: str) -> object:
-        """The first present, non-empty value among ``keys``."""
-        for key in keys:
-            value = self.values.get(key)
-            if value is not None and value != "":
-                return value
-        return None
-
-    def text(self, *keys: str) -> str | None:
-        """The first present, non-empty value among ``keys``, which must be a string."""
-        for key in keys:
-            value = self.values.get(key)
-            if value is None or value == "":
-                continue
-            if isinstance(value, str):
-                return value
-            msg = f"{self.label(key)}: expected a string, got {_type_name(value)} {str(value)[:40]}"
-            raise _Reject(msg)
-        return None
-
-    def time(self, *keys: str) -> dt.datetime | None:
-        """The first present time among ``keys``; a value that is not a time is rejected."""
-        for key in keys:
-            value = self.values.get(key)
-            if value is None or value == "":
-                continue
-            parsed = parse_log_time(value)
-            if parsed is None:
-                msg = f"{self.label(key)}: {str(value)[:40]!r} is not a time stamp"
-                raise _Reject(msg)
-            return parsed
-        return None
-
-
-def _type_name(value: object) -> str:
-    return "null" if value is None else type(value).__name__
-
-
 def _count(value: object, field: str) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool) or not isinstance(value, int | str):
-        msg = f"{field}: expected a non-negative integer, got {_type_name(value)}"
+        msg = f"{field}: expected a non-negative integer, got {type_name(value)}"
         raise _Reject(msg)
     if isinstance(value, str):
         if not _DIGITS.fullmatch(value) or len(value) > 40:
@@ -178,13 +105,18 @@ def _partition(value: object, field: str) -> int | None:
     raise _Reject(msg)
 
 
-def _storable(row: DataError) -> DataError:
+def _check_storable(row: DataError | lifecycle.JobEvent) -> None:
     """Quarantine what no table can store instead of failing when the tables are written:
     text that is not valid UTF-8 (a lone surrogate from a JSON escape such as ``\\ud800``)
     and numbers beyond a 64-bit integer (e.g. parsed from a message text). A record time
     before 1900 or after 2150 (a clock or an export error) is quarantined too: the tables and
     the rules' windows would otherwise span centuries (``diagnostics.timestamps``)."""
-    for name, value in zip(DATA_ERROR_COLUMNS, row, strict=True):
+    items = (
+        zip(DATA_ERROR_COLUMNS, row, strict=True)
+        if isinstance(row, DataError)
+        else ((f.name, getattr(row, f.name)) for f in dataclasses.fields(row))
+    )
+    for name, value in items:
         if name in RECORD_TIMES and isinstance(value, dt.datetime) and not in_time_range(value):
             msg = (
                 f"{RECORD_TIMES[name]}, {value.isoformat()}, is outside {TIME_RANGE}, the "
@@ -199,7 +131,17 @@ def _storable(row: DataError) -> DataError:
                 raise _Reject(msg) from exc
         elif isinstance(value, int) and not isinstance(value, bool):
             _in_range(value, name)
+
+
+def _storable(row: DataError) -> DataError:
+    """``row``, checked by :func:`_check_storable`."""
+    _check_storable(row)
     return row
+
+
+class _NoKind(_Reject):
+    """Internal: the record carries no data error and no idle notice (it may be a job
+    lifecycle record, :mod:`diagnostics.logs.lifecycle`)."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -224,7 +166,7 @@ def _properties(envelope: _Fields) -> _Fields:
             msg = f"{envelope.label(key)}: a string that is not JSON ({exc})"
             raise _Reject(msg) from exc
     if not isinstance(props, dict):
-        msg = f"{envelope.label(key)}: expected an object or a JSON string, got {_type_name(props)}"
+        msg = f"{envelope.label(key)}: expected an object or a JSON string, got {type_name(props)}"
         raise _Reject(msg)
     return _Fields(props, "properties.")
 
@@ -248,9 +190,9 @@ def _kind(props: _Fields, text: str, aggregate: messages.AggregateText | None) -
         raise _Reject(msg)
     if props.raw("message") is None and props.raw("briefmessage") is None:
         msg = f"{props.label('type')}: {record_type!r} record without a message"
-        raise _Reject(msg)
+        raise _NoKind(msg)
     msg = f"{props.label('message')}: record of type {record_type!r} names no data-error kind"
-    raise _Reject(msg)
+    raise _NoKind(msg)
 
 
 def _record(
@@ -262,7 +204,7 @@ def _record(
     from its ``First Occurred:``."""
     extras_value = envelope.raw("orderdoc")
     if extras_value is not None and not isinstance(extras_value, dict):
-        msg = f"{envelope.label('orderdoc')}: expected an object, got {_type_name(extras_value)}"
+        msg = f"{envelope.label('orderdoc')}: expected an object, got {type_name(extras_value)}"
         raise _Reject(msg)
     extras = _Fields(extras_value or {}, "orderdoc.")
     message = props.text("message") or ""
@@ -335,7 +277,54 @@ def _record(
     )
 
 
-def _normalise(value: object, source_file: str, source_line: int) -> DataError:
+def _job_event(
+    envelope: _Fields, props: _Fields | None, source_file: str, source_line: int
+) -> lifecycle.JobEvent:
+    """A job lifecycle record (:mod:`diagnostics.logs.lifecycle`) from its envelope and its
+    properties (if any); quarantined when it is about another resource than a job, has no
+    time, or holds what no table can store."""
+    category = lifecycle.category_of(envelope, props)
+    assert category is not None
+    resource = envelope.text("resourceid") or envelope.text("resource")
+    operation = lifecycle.operation_of(envelope)
+    if resource is not None and not lifecycle.is_job_resource(resource):
+        msg = (
+            f"{envelope.label('resourceid')}: {resource[:120]!r} is not a Stream Analytics job "
+            f"(a {category} record of another resource)"
+        )
+        raise _Reject(msg)
+    record_time = envelope.time(*_TIME_KEYS) or (props.time("messagetime") if props else None)
+    if record_time is None:
+        raise _Reject(f"{envelope.label('time')}: missing")
+    message = (props.text("message") if props else None) or envelope.text(
+        "resultdescription", "description"
+    )
+    named = (props.raw("jobname") if props else None) or envelope.raw("jobname")
+    job = job_of(
+        resource,
+        named if isinstance(named, str) else messages.parse_resource_name(message or ""),
+    )
+    status = lifecycle.text_value(envelope.raw("status")) or envelope.text("resulttype")
+    correlation = envelope.text("correlationid") or (props.text("correlationid") if props else None)
+    event = lifecycle.JobEvent(
+        job=job.name,
+        job_id=job.job_id,
+        record_time=record_time,
+        category=category.value,
+        operation=operation,
+        action=lifecycle.action_of(operation, message).value,
+        status=status,
+        level=_level(envelope.text("level") or (props.text("level") if props else None)),
+        message=message,
+        correlation_id=correlation,
+        source_file=source_file,
+        source_line=source_line,
+    )
+    _check_storable(event)
+    return event
+
+
+def _normalise(value: object, source_file: str, source_line: int) -> DataError | lifecycle.JobEvent:
     if isinstance(value, str):
         message = messages.message_text(value)
         if message is None:
@@ -343,22 +332,32 @@ def _normalise(value: object, source_file: str, source_line: int) -> DataError:
         text = _Fields({"message": message})
         return _record(text, text, source_file, source_line, text=True)
     if not isinstance(value, dict):
-        msg = f"not a diagnostic record: a JSON {_type_name(value)}, not an object"
+        msg = f"not a diagnostic record: a JSON {type_name(value)}, not an object"
         raise _Reject(msg)
     envelope = _Fields(value)
-    if "properties" in envelope or "propertiess" in envelope:
-        props = _properties(envelope)
-        return _record(envelope, props, source_file, source_line)
-    if "message" in envelope and ("messagetime" in envelope or "type" in envelope):
-        return _record(envelope, envelope, source_file, source_line)
+    props: _Fields | None = None
+    try:
+        if "properties" in envelope or "propertiess" in envelope:
+            props = _properties(envelope)
+            return _record(envelope, props, source_file, source_line)
+        if "message" in envelope and ("messagetime" in envelope or "type" in envelope):
+            props = envelope
+            return _record(envelope, envelope, source_file, source_line)
+    except _NoKind:  # no data error in it: a job lifecycle record, or nothing orderdoc reads
+        if lifecycle.category_of(envelope, props) is None:
+            raise
+        return _job_event(envelope, props, source_file, source_line)
+    if lifecycle.category_of(envelope, None) is not None:
+        return _job_event(envelope, None, source_file, source_line)
     keys = ", ".join(sorted(str(key) for key in value)[:5])
     raise _Reject(f"not a diagnostic record: no properties or message (keys: {keys})")
 
 
 def normalise(
     value: object, source_file: str, source_line: int, raw: bytes | str, *, csv_row: bool = False
-) -> DataError | Quarantined:
-    """Normalise one decoded record, or quarantine it with a reason (never raises).
+) -> DataError | lifecycle.JobEvent | Quarantined:
+    """Normalise one decoded record: a data error (or idle notice), a job lifecycle record
+    (:mod:`diagnostics.logs.lifecycle`), or a quarantined record with a reason (never raises).
 
     ``value`` is the decoded JSON value, a CSV row as a dict of column → text (``csv_row``:
     empty cells are missing values) or a text line; ``raw`` is the record's original text,

@@ -1,10 +1,13 @@
-"""The two outcomes of reading one log record: a normalised data error or a quarantined record.
+"""The outcomes of reading one log record: a normalised data error, a job lifecycle record
+(:class:`~diagnostics.logs.lifecycle.JobEvent`) or a quarantined record.
 
 Every record a reader meets (a line, a document's element, a CSV row) becomes one of these,
 and every part it cannot read (a broken element, the bad elements of an array line together)
 one quarantined record (the counting rules: :mod:`diagnostics.logs.reader`), so
-``records_total == records_parsed + records_quarantined`` holds by construction. :func:`to_arrow` turns a sequence of outcomes into one Arrow batch with
-:data:`PARSED_SCHEMA` (``reason`` is null exactly for the parsed rows).
+``records_total == records_parsed + records_quarantined`` holds by construction (a job event
+is a parsed record). :func:`to_arrow` turns a sequence of outcomes into one Arrow batch with
+:data:`PARSED_SCHEMA` (``reason`` is null exactly for the quarantined rows' complement, the
+parsed ones; ``category`` is set exactly for the job events).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import NamedTuple
 import pyarrow as pa
 
 from diagnostics.aggregates.schema import TABLES, TableName, parsed_schema
+from diagnostics.logs.lifecycle import JobEvent
 
 #: Raw text kept for a quarantined record, in UTF-8 bytes (the full length is in raw_bytes).
 RAW_LIMIT_BYTES = 64 * 1024
@@ -29,12 +33,14 @@ PARSED_SCHEMA = parsed_schema()
 #: Columns of a parsed data error, in table order (``date`` is derived from record_time).
 DATA_ERROR_COLUMNS: tuple[str, ...] = TABLES[TableName.DATA_ERRORS].input_columns
 QUARANTINE_COLUMNS: tuple[str, ...] = TABLES[TableName.QUARANTINE].input_columns
+JOB_EVENT_COLUMNS: tuple[str, ...] = TABLES[TableName.JOB_EVENTS].input_columns
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
-_QUARANTINE_FIELDS = operator.attrgetter(*QUARANTINE_COLUMNS)
-_PARSED_TAIL = (None, None, None)  # reason, raw, raw_bytes of a parsed record
-_QUARANTINE_HEAD = (None,) * (len(DATA_ERROR_COLUMNS) - 2)  # up to source_file
+_NAMES = PARSED_SCHEMA.names
+_PARSED_TAIL = (None,) * (len(_NAMES) - len(DATA_ERROR_COLUMNS))  # a data error's other columns
+_EVENT_ROW = operator.attrgetter(*JOB_EVENT_COLUMNS)
+_QUARANTINE_ROW = operator.attrgetter(*QUARANTINE_COLUMNS)
 
 
 class DataError(NamedTuple):
@@ -88,14 +94,20 @@ def quarantine(source_file: str, source_line: int, reason: str, raw: bytes | str
     return Quarantined(source_file, source_line, reason, kept, len(data))
 
 
-def to_arrow(outcomes: Sequence[DataError | Quarantined]) -> pa.RecordBatch:
+def _row(item: DataError | JobEvent | Quarantined) -> tuple[object, ...]:
+    """``item`` as a row of :data:`PARSED_SCHEMA` (the columns it does not fill null)."""
+    if isinstance(item, DataError):
+        return (*item, *_PARSED_TAIL)
+    if isinstance(item, JobEvent):
+        values = dict(zip(JOB_EVENT_COLUMNS, _EVENT_ROW(item), strict=True))
+    else:
+        values = dict(zip(QUARANTINE_COLUMNS, _QUARANTINE_ROW(item), strict=True))
+    return tuple(values.get(name) for name in _NAMES)
+
+
+def to_arrow(outcomes: Sequence[DataError | JobEvent | Quarantined]) -> pa.RecordBatch:
     """One Arrow batch with :data:`PARSED_SCHEMA`, a row per outcome, in the given order."""
-    rows: list[tuple[object, ...]] = []
-    for item in outcomes:
-        if isinstance(item, DataError):
-            rows.append((*item, *_PARSED_TAIL))
-        else:
-            rows.append(_QUARANTINE_HEAD + _QUARANTINE_FIELDS(item))
+    rows = [_row(item) for item in outcomes]
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(PARSED_SCHEMA)
     arrays = []
     for field, values in zip(PARSED_SCHEMA, columns, strict=True):

@@ -8,7 +8,8 @@ them for what is plainly simple, and hands everything else to the Python reader:
 * **a whole file** goes to the Python reader unless it is plain JSON Lines (no gzip error,
   shape ``lines``), every non-blank line looks like one object (``{`` ... ``}``), no JSON
   escape of a UTF-16 surrogate occurs, the bytes are valid UTF-8, and Arrow's reader, given :data:`SCHEMA` (the keys
-  of ASA's resource-log data errors, spelled as ASA writes them; any other key, a duplicated
+  of ASA's resource-log data errors, spelled as ASA writes them, and the common ``status``;
+  any other key, a duplicated
   key, a value of another JSON type or invalid JSON is an error), reads it with
   exactly one row per non-blank line;
 * **a line** goes to the Python reader (``read_line``) unless it is a data error in its plain
@@ -36,6 +37,7 @@ import pyarrow.json as pa_json
 from diagnostics.kinds import ErrorKind, normalise_kind
 from diagnostics.logs import messages, normalise
 from diagnostics.logs.batches import BATCH_ROWS, parse_file
+from diagnostics.logs.lifecycle import JobEvent
 from diagnostics.logs.normalise import _level as level_rule
 from diagnostics.logs.reader import Outcome, prepare, read_line, read_records
 from diagnostics.logs.records import PARSED_SCHEMA, DataError, Quarantined, to_arrow
@@ -51,8 +53,8 @@ PROPERTIES = pa.struct(
 )  # fmt: skip
 #: The envelope; any key not listed here makes the file go to the Python reader.
 SCHEMA = pa.schema(
-    [(name, _S) for name in ("time", "resourceId", "category", "operationName", "level",
-                             "correlationId")]
+    [(name, _S) for name in ("time", "resourceId", "category", "operationName", "status",
+                             "level", "correlationId")]
     + [("properties", PROPERTIES)]
 )  # fmt: skip
 _PARSE = pa_json.ParseOptions(explicit_schema=SCHEMA, unexpected_field_behavior="error")
@@ -209,7 +211,7 @@ def read_records_fast(data: bytes, name: str) -> Iterator[Outcome]:
         yield from read_records(data, name)
         return
     for item in outcomes:
-        if isinstance(item, DataError | Quarantined):
+        if isinstance(item, DataError | JobEvent | Quarantined):
             yield item
         else:
             yield DataError._make(
@@ -241,7 +243,7 @@ def parse_file_fast(data: bytes, name: str) -> Iterator[pa.RecordBatch]:
     simple: list[tuple] = []
     other: list[Outcome] = []
     for item in outcomes:
-        if isinstance(item, DataError | Quarantined):
+        if isinstance(item, DataError | JobEvent | Quarantined):
             other.append(item)
         else:
             simple.append(item)

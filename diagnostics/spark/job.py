@@ -7,14 +7,16 @@ Data flow (nothing of the data is collected to the driver; only the summary's ag
     parsed --data_errors--> data_errors --with_jobs(jobs)--> --rollup--> error_rollup
                                         --idle_episodes--> partition_idle
                                         --summarise--> summary.json (kinds, jobs, partitions)
-    parsed --quarantined--> quarantine
+    parsed --(reason or category set: the few other rows, kept)--> --quarantined--> quarantine
+                                                                  --lifecycle_events--> job_events
     binaryFile(metrics.parquet) --mapInArrow--> metrics
 
 The summary's counts and time range are observed while data_errors and quarantine are
 written (``DataFrame.observe``), not computed by extra passes over the records. The distinct
 (job_id, job) pairs of the records and the metrics (a handful) are collected to settle each
 job's key and shown name (:func:`diagnostics.logs.jobs.resolve_jobs`, as the polars
-reference does), and joined back as a broadcast table.
+reference does; the job events join those jobs, :func:`diagnostics.logs.jobs.join_jobs`),
+in one pass (:func:`settled_jobs`), and joined back as broadcast tables.
 
 The tables are defined in :mod:`diagnostics.aggregates.schema` and written by
 :func:`diagnostics.aggregates.spark.write_frame`; what they hold is computed as in
@@ -38,10 +40,10 @@ from diagnostics.aggregates.spark import write_frame
 from diagnostics.kinds import ErrorKind
 from diagnostics.logs.batches import metrics_file_batches
 from diagnostics.logs.inputs import InputFiles
-from diagnostics.logs.jobs import resolve_jobs
+from diagnostics.logs.jobs import join_jobs, resolve_jobs
 from diagnostics.logs.metrics import read_metrics
 from diagnostics.logs.reader import PARQUET_MAGIC
-from diagnostics.logs.records import DATA_ERROR_COLUMNS, QUARANTINE_COLUMNS
+from diagnostics.logs.records import DATA_ERROR_COLUMNS, JOB_EVENT_COLUMNS, QUARANTINE_COLUMNS
 from diagnostics.logs.vectorised import parse_path_batches_fast
 from diagnostics.spark import schemas
 
@@ -107,10 +109,19 @@ def with_date(column: str) -> Callable[[DataFrame], DataFrame]:
 
 
 def data_errors(parsed: DataFrame) -> DataFrame:
-    """The parsed records with the data_errors columns and ``date``."""
+    """The parsed data errors (and idle notices) with the data_errors columns and ``date``."""
     return (
-        parsed.filter(F.col("reason").isNull())
+        parsed.filter(F.col("reason").isNull() & F.col("category").isNull())
         .select(*DATA_ERROR_COLUMNS)
+        .transform(with_date("record_time"))
+    )
+
+
+def lifecycle_events(parsed: DataFrame) -> DataFrame:
+    """The job lifecycle records (``category`` set) with the job_events columns and ``date``."""
+    return (
+        parsed.filter(F.col("category").isNotNull())
+        .select(*JOB_EVENT_COLUMNS)
         .transform(with_date("record_time"))
     )
 
@@ -146,6 +157,27 @@ def job_mapping(spark: SparkSession, *frames: DataFrame) -> DataFrame:
     :data:`schemas.JOB_MAPPING`), settled on the driver by
     :func:`~diagnostics.logs.jobs.resolve_jobs` from the distinct pairs."""
     return mapping_frame(spark, resolve_jobs(distinct_pairs(*frames)))
+
+
+def settled_jobs(
+    spark: SparkSession, parsed: DataFrame, metrics: DataFrame | None
+) -> tuple[DataFrame, DataFrame]:
+    """The :func:`job_mapping` of the data errors and ``metrics``, and the
+    :func:`event_mapping` of the job events, from one pass over ``parsed`` (the distinct
+    (job_id, job) pairs of its parsed rows, a handful, collected)."""
+    rows = (
+        parsed.filter(F.col("reason").isNull())
+        .select(F.col("category").isNotNull().alias("_event"), "job_id", "job")
+        .distinct()
+        .collect()
+    )
+    pairs = {(r["job_id"], r["job"]) for r in rows if not r["_event"]}
+    resolved = resolve_jobs(pairs | (distinct_pairs(metrics) if metrics is not None else set()))
+    events = {(r["job_id"], r["job"]) for r in rows if r["_event"]}
+    return (
+        mapping_frame(spark, resolved),
+        mapping_frame(spark, join_jobs(events, resolved)),
+    )
 
 
 def with_jobs(mapping: DataFrame) -> Callable[[DataFrame], DataFrame]:
@@ -242,11 +274,17 @@ def error_metrics() -> dict[str, Column]:
 
 
 def summarise(
-    errors: DataFrame, errors_seen: dict, quarantined: int, metrics: DataFrame | None = None
+    errors: DataFrame,
+    errors_seen: dict,
+    quarantined: int,
+    metrics: DataFrame | None = None,
+    events: DataFrame | None = None,
+    lifecycle: int = 0,
 ) -> dict:
     """``summary.json`` from one small aggregate of ``errors`` (a row per kind, job and idle
     partition), the metrics observed while data_errors was written and the quarantined count;
-    ``jobs`` includes the jobs known only by their ``metrics`` rows."""
+    ``jobs`` includes the jobs known only by their ``metrics`` rows or job ``events``;
+    ``job_events`` is ``lifecycle``, their count (parsed records, as the data errors are)."""
     idle_partition = F.when(F.col("kind") == IDLE_KIND, F.col("partition_id")).alias("idle")
     groups = (
         errors.groupBy("kind", "job", idle_partition)
@@ -262,7 +300,8 @@ def summarise(
         by_kind[row["kind"]] = by_kind.get(row["kind"], 0) + int(row["n"])
         if row["unknown"]:
             unknown[row["kind"]] = unknown.get(row["kind"], 0) + int(row["unknown"])
-    parsed = int(errors_seen["records"])
+    event_jobs = _jobs(events) if lifecycle else set()
+    parsed = int(errors_seen["records"]) + lifecycle
     return {
         "records_total": parsed + quarantined,
         "records_parsed": parsed,
@@ -270,15 +309,18 @@ def summarise(
         "events_by_kind": dict(sorted(by_kind.items())),
         "records_without_count": dict(sorted(unknown.items())),
         "idle_partitions": sorted({int(r["idle"]) for r in groups if r["idle"] is not None}),
-        "jobs": sorted({r["job"] for r in groups if r["job"] is not None} | _jobs(metrics)),
+        "job_events": lifecycle,
+        "jobs": sorted(
+            {r["job"] for r in groups if r["job"] is not None} | _jobs(metrics) | event_jobs
+        ),
         "time_range": {"from": errors_seen["from"], "to": errors_seen["to"]},
     }
 
 
-def _jobs(metrics: DataFrame | None) -> set[str]:
-    if metrics is None:
+def _jobs(frame: DataFrame | None) -> set[str]:
+    if frame is None:
         return set()
-    return {r["job"] for r in metrics.select("job").distinct().collect() if r["job"] is not None}
+    return {r["job"] for r in frame.select("job").distinct().collect() if r["job"] is not None}
 
 
 def run_aggregate(
@@ -304,12 +346,16 @@ def run_aggregate(
     if files.metrics:
         check_metrics_exports(files.metrics)
         metrics = read_files(spark, files.metrics).transform(parse_metrics)
-    jobs = job_mapping(spark, errors, *([] if metrics is None else [metrics]))
+    jobs, event_jobs = settled_jobs(spark, parsed, metrics)
     errors = errors.transform(with_jobs(jobs))
+    # the few rows that are not data errors (quarantined, job events): one pass, kept
+    rare = parsed.filter(F.col("reason").isNotNull() | F.col("category").isNotNull())
+    rare = rare.persist(StorageLevel.MEMORY_AND_DISK)
+    events = rare.transform(lifecycle_events).transform(with_jobs(event_jobs))
     errors_seen, quarantine_seen = Observation("data_errors"), Observation("quarantine")
     steps: list[tuple[TableName, DataFrame]] = [
         (TableName.DATA_ERRORS, errors.transform(observed(errors_seen, **error_metrics()))),
-        (TableName.QUARANTINE, parsed.transform(quarantined).transform(
+        (TableName.QUARANTINE, rare.transform(quarantined).transform(
             observed(quarantine_seen, records=F.count(F.lit(1))))),
         (TableName.ERROR_ROLLUP, errors.transform(rollup)),
         (TableName.PARTITION_IDLE, errors.transform(idle_episodes)),
@@ -325,10 +371,18 @@ def run_aggregate(
             write_frame(frame, out, name)
         progress("summarising")
         quarantined_count = int(quarantine_seen.get["records"])
-        summary = summarise(errors, errors_seen.get, quarantined_count, metrics)
+        lifecycle = events.count()  # of the kept rows: no pass over the records
+        if lifecycle:
+            progress(f"writing {TableName.JOB_EVENTS}")
+            write_frame(events, out, TableName.JOB_EVENTS)
+        else:  # no lifecycle record: no table (nor an earlier run's), as in-process
+            remove_table(out, TableName.JOB_EVENTS)
+        summary = summarise(errors, errors_seen.get, quarantined_count, metrics, events, lifecycle)
     finally:
+        rare.unpersist()
         parsed.unpersist()
     summary |= files_summary(len(files.logs) + len(files.metrics), files.skipped)
     write_summary(out, summary)
-    written = tuple(name for name in TableName if name in {step[0] for step in steps})
+    done = {step[0] for step in steps} | ({TableName.JOB_EVENTS} if lifecycle else set())
+    written = tuple(name for name in TableName if name in done)
     return AggregateResult(out=out, tables=written, summary=summary)

@@ -2,7 +2,7 @@
 
 Layout of ``STATE/agg`` (the tables of ``orderdoc aggregate``, same schemas):
 
-* ``data_errors`` and ``quarantine`` grow by pass: pass ``N`` writes its new rows to
+* ``data_errors``, ``quarantine`` and ``job_events`` grow by pass: pass ``N`` writes its new rows to
   ``STATE/staging/N`` and then moves the Parquet files into the table folders under names
   starting with ``pNNNNNNNN-``. Redoing pass ``N`` after a crash first deletes every file of
   that prefix, so a pass adds its rows exactly once however often it is interrupted. A file
@@ -12,6 +12,8 @@ Layout of ``STATE/agg`` (the tables of ``orderdoc aggregate``, same schemas):
   metrics (:mod:`diagnostics.watch.jobs`): a pass writes its rows resolved over what is known
   then, and the files of earlier passes are rewritten only when a later pass changes how
   their jobs are shown (a better casing, a second resource group with the same job name).
+* ``job_events`` rows are stored as read and joined to the settled jobs after every pass
+  (:func:`settle_events`, :func:`diagnostics.logs.jobs.join_jobs`, as the one-shot job joins them);
 * ``error_rollup``, ``partition_idle``, ``metrics`` and ``summary.json`` are derived from the
   stored rows after every pass by the functions of the one-shot job
   (:mod:`diagnostics.spark.job`), written beside the table and swapped in by renames.
@@ -43,7 +45,7 @@ from diagnostics.aggregates import TableName, files_summary, table_files
 from diagnostics.aggregates.folder import remove_table
 from diagnostics.aggregates.spark import spark_schema, write_frame
 from diagnostics.logs.batches import BATCH_ROWS, parse_file
-from diagnostics.logs.jobs import resolve_jobs
+from diagnostics.logs.jobs import join_jobs, resolve_jobs
 from diagnostics.logs.normalise import normalise
 from diagnostics.logs.reader import read_line
 from diagnostics.logs.records import to_arrow
@@ -63,7 +65,7 @@ from diagnostics.watch.jobs import (
 )
 from diagnostics.watch.manifest import Manifest, Plan, Read, ReadMode
 
-APPENDED = (TableName.DATA_ERRORS, TableName.QUARANTINE)
+APPENDED = (TableName.DATA_ERRORS, TableName.QUARANTINE, TableName.JOB_EVENTS)
 #: The file in a metrics cache folder that tells which file, of what size and time, it holds.
 SOURCE = "_source.json"
 _BOM = b"\xef\xbb\xbf"
@@ -211,6 +213,8 @@ def write_reads(
             write_frame(by_name, staging / "named", TableName.DATA_ERRORS)
         bad = parsed.transform(job.quarantined).transform(observed)
         write_frame(bad, staging, TableName.QUARANTINE)
+        events = parsed.transform(job.lifecycle_events).transform(observed)
+        write_frame(events, staging, TableName.JOB_EVENTS)
     finally:
         parsed.unpersist()
     jobs.save(PassJobs(plan.number, sources, {pair: mapping[pair] for pair in pairs}))
@@ -297,6 +301,31 @@ def metrics_pairs(rows: DataFrame | None) -> set[Pair]:
     return set() if rows is None else job.distinct_pairs(rows)
 
 
+def settle_events(agg: Path, mapping: dict[Pair, Pair]) -> int:
+    """Rewrite the job_events files (atomically) so that each row is under the job its pair
+    joins among the settled ``mapping`` (:func:`~diagnostics.logs.jobs.join_jobs`); the
+    number of job events stored."""
+    files = table_files(agg, TableName.JOB_EVENTS)
+    tables = {path: pq.read_table(path) for path in files}
+    pairs = {
+        pair
+        for table in tables.values()
+        for pair in zip(table["job_id"].to_pylist(), table["job"].to_pylist(), strict=True)
+    }
+    joined = join_jobs(pairs, mapping)
+    for path, table in tables.items():
+        rows = list(zip(table["job_id"].to_pylist(), table["job"].to_pylist(), strict=True))
+        wanted = [joined[row] for row in rows]
+        if wanted == rows:
+            continue
+        for position, column in enumerate(("job_id", "job")):
+            at = table.schema.get_field_index(column)
+            values = pa.array([pair[position] for pair in wanted], pa.string())
+            table = table.set_column(at, table.schema.field(at), values)
+        write_parquet_atomic(path, table)
+    return sum(table.num_rows for table in tables.values())
+
+
 def derive(
     spark: SparkSession, agg: Path, manifest: Manifest, metrics_cache: Path | None = None
 ) -> dict:
@@ -320,7 +349,9 @@ def derive(
     quarantined = sum(  # from the Parquet footers: no Spark job
         pq.read_metadata(path).num_rows for path in table_files(agg, TableName.QUARANTINE)
     )
-    summary = job.summarise(errors, seen.asDict(), quarantined, metrics)
+    lifecycle = settle_events(agg, mapping)
+    events = read_table(spark, agg, TableName.JOB_EVENTS) if lifecycle else None
+    summary = job.summarise(errors, seen.asDict(), quarantined, metrics, events, lifecycle)
     summary.update(files_summary(len(manifest.files) + len(manifest.metrics), manifest.skipped))
     text = json.dumps(summary, indent=2, default=str) + "\n"
     write_atomic(agg / "summary.json", text.encode())

@@ -24,10 +24,14 @@ ROOT = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
 def sample_inputs() -> InputFiles:
-    """Every log shape and malformed records (asa/), late events, idle notices and metrics."""
+    """Every log shape and malformed records (asa/), late events, idle notices, metrics and
+    job lifecycle records (asa-real/'s Authoring and activity-log exports)."""
     return expand_inputs(
         [
             str(ROOT / "asa"),
+            str(ROOT / "asa-real" / "authoring-PT1H.json"),
+            str(ROOT / "asa-real" / "activity-log-storage.json"),
+            str(ROOT / "asa-real" / "activity-log-portal.json"),
             str(ROOT / "scenarios/late_senders/diagnostics.jsonl"),
             str(ROOT / "scenarios/late_senders/metrics.parquet"),
             str(ROOT / "scenarios/idle_partition/diagnostics.jsonl"),

@@ -129,6 +129,9 @@ def test_writing_replaces_a_table_and_drops_an_empty_metrics_table(
     assert aggregates.present_tables(agg) == tuple(
         t for t in TableName if t is not TableName.METRICS
     )
+    no_events = reference.job_events.clear()
+    write_tables(Tables(**{**reference.__dict__, "job_events": no_events}), agg)
+    assert table_files(agg, TableName.JOB_EVENTS) == []  # no lifecycle record, no table
 
 
 def test_a_frame_that_differs_from_the_definition_is_not_written(
@@ -149,7 +152,16 @@ def test_every_view_of_a_table_comes_from_its_one_definition(reference: Tables) 
         assert arrow.names == list(spec.columns)
         assert dict(reference.frame(table).schema) == dict(aggregates.polars_schema(table))
     data_errors = TABLES[TableName.DATA_ERRORS]
-    assert PARSED_SCHEMA.names == [*data_errors.input_columns, "reason", "raw", "raw_bytes"]
+    events = TABLES[TableName.JOB_EVENTS]
+    only_events = [c for c in events.input_columns if c not in data_errors.input_columns]
+    assert only_events == ["category", "operation", "action", "status", "message"]
+    assert PARSED_SCHEMA.names == [
+        *data_errors.input_columns,
+        *only_events,
+        "reason",
+        "raw",
+        "raw_bytes",
+    ]
     assert data_errors.input_columns == tuple(c for c in data_errors.columns if c != "date")
     metrics = aggregates.arrow_schema(TableName.METRICS, derived=False)
     assert METRICS_SCHEMA.names == [*metrics.names, "source_file"]

@@ -43,8 +43,15 @@ def _texts(report) -> list[str]:
 
 def test_logs_without_a_job_say_what_to_fill_in_on_the_load_page(idle_logs):
     report = jobfix.explain_folder(idle_logs)
-    assert _idle(report).impact["delay"] == f"unknown: {jobfix.LOAD_PAGE_HINT}"
+    assert _idle(report).impact["delay"] == (
+        "the late-arrival tolerance: 5 s (ASA's default, assumed; the job's own was not given: "
+        f"{jobfix.LOAD_PAGE_HINT})"
+    )
     assert not any("--" in t for t in _texts(report))  # no command-line flag in the app
+    assert not any("--" in line for line in report.tolerances)
+    assert report.tolerances[0].endswith(
+        f"assumed (late arrival 5 s, out of order 0 s, Adjust); {jobfix.LOAD_PAGE_HINT}"
+    )
     assert jobfix.build_fix(idle_logs) is None  # no job: no corrected job
 
 
@@ -92,7 +99,11 @@ def test_logs_with_a_job_use_its_policy_and_get_the_corrected_job(idle_logs):
 def test_an_unreadable_saved_job_leaves_the_findings_and_fails_the_fix(idle_logs):
     jobfix.save(idle_logs, "job.json", b"{oops")
     report = jobfix.explain_folder(idle_logs)
-    assert _idle(report).impact["delay"].startswith("unknown: ")
+    assert (
+        _idle(report)
+        .impact["delay"]
+        .startswith("the late-arrival tolerance: 5 s (ASA's default, assumed")
+    )
     with pytest.raises(jobfix.InputError, match=r"^job.json: not JSON"):
         jobfix.build_fix(idle_logs)
 

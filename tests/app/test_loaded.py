@@ -214,6 +214,8 @@ def test_a_folder_opened_from_disk_is_named_in_the_url_and_reopened(open_app, ag
     again.run()
     assert not again.exception, [e.value for e in again.exception]
     assert again.session_state["agg_dir"] == str(agg_asa)
-    # a folder the user opened is named by its path (it is theirs, not the app's)
-    assert again.caption[0].value.startswith("Jobs ")
+    # a folder the user opened is named by its path (it is theirs, not the app's); the
+    # Overview shows the job the sidebar chose (the folder holds several)
+    scoped = again.sidebar.selectbox(key="job_scope").value
+    assert again.caption[0].value.startswith(f"Job {scoped} · ")
     assert str(agg_asa) in again.caption[0].value

@@ -60,8 +60,15 @@ def test_load_a_bundled_sample_then_overview_shows_it(open_app, app_env):
     assert shown["Events with data errors"] == f"{errors:,}"
 
 
+def all_jobs(at):
+    """The sidebar's job scope set to the whole folder (sample_logs/asa holds several jobs)."""
+    at.sidebar.selectbox(key="job_scope").set_value("All jobs").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_overview_numbers_and_chart_for_the_asa_logs(open_app, agg_asa):
-    at = open_app("Overview", agg_asa)
+    at = all_jobs(open_app("Overview", agg_asa))
     shown = metrics(at)
     # sample_logs/asa/README.md: 28 records, 5 quarantined; Late 82, Early 5, OutOfOrder 18,
     # InvalidInputTimeStamp 5, 8 idle notices (not events)
@@ -155,7 +162,7 @@ def test_lateness_page_counts_events_beyond_the_tolerance(open_app, agg_late, la
 
 
 def test_lateness_page_from_logs_uses_the_example_events(open_app, agg_asa):
-    at = open_app("Lateness", agg_asa)
+    at = all_jobs(open_app("Lateness", agg_asa))
     at.multiselect(key="late_kinds").set_value(["LateInputEvent"]).run()
     table = at.dataframe[0].value
     # the documented activity-log example (292.704 s late, 24 events) is among the values
@@ -245,7 +252,7 @@ def test_whatif_needs_a_capture(open_app, agg_asa):
 
 def test_alerts_page_lists_alerts_and_rule_problems(open_app, agg_asa, monkeypatch):
     monkeypatch.setenv("ORDERDOC_RULES", f"{RULES_GOOD}:{RULES_BAD}")
-    at = open_app("Alerts", agg_asa)
+    at = all_jobs(open_app("Alerts", agg_asa))
     shown = metrics(at)
     assert (shown["Firing"], shown["Pending"], shown["Resolved"]) == ("1", "0", "8")
     alerts = at.dataframe[0].value

@@ -130,6 +130,7 @@ def test_overview_follows_a_pass_that_lands(app_env, monkeypatch, state, agg_idl
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["page"] == "Overview"
+    at.sidebar.selectbox(key="job_scope").set_value("All jobs").run()  # every job's alerts
     before = metrics(at)
     # alerts firing: the watcher's store (early-events), as on the Alerts page
     firing = next(m for m in at.metric if m.label == "Alerts firing")

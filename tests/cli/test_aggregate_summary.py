@@ -22,6 +22,10 @@ def test_summary_shows_records_without_a_count_as_at_least() -> None:
     ]  # fmt: skip
     assert lines["LateInputEvent"].split() == ["LateInputEvent", "33"]
     assert "jobs: myStreamingJob" in text
+    assert text.splitlines()[0] == (
+        "records: 24 total, 24 parsed, 0 quarantined (7 job lifecycle records among the "
+        "parsed: table job_events)"
+    )
 
 
 def test_silent_partitions_are_named_per_job(tmp_path: Path) -> None:

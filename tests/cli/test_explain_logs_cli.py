@@ -58,8 +58,20 @@ def test_the_late_arrival_flag_applies_to_logs_without_timestamp_by(
 ) -> None:
     default = _json(capsys, ["explain", str(agg)])
     assert default["policy"] is None
+    assert default["tolerances"] == [
+        "job JOBX: tolerances not given, ASA's defaults assumed (late arrival 5 s, out of "
+        "order 0 s, Adjust); pass --job-definition, or --late-arrival and --out-of-order"
+    ]
     idle = _finding(default, "idle_partition")
-    assert idle["impact"]["delay"] == "unknown: pass --late-arrival or --job-definition"
+    assert idle["impact"]["delay"] == (
+        "the late-arrival tolerance: 5 s (ASA's default, assumed; the job's own was not given: "
+        "pass --job-definition, or --late-arrival and --out-of-order)"
+    )
+    late = _finding(default, "late_arrivals")
+    assert late["title"] == (
+        "2 events arrived later than the late-arrival tolerance (5 s, ASA's default, assumed)"
+    )
+    assert late["evidence"]["tolerances_assumed"] is True
     given = _json(capsys, ["explain", str(agg), "--late-arrival", "10s"])
     assert given["policy"] == (
         "late 10s, out-of-order 0s, adjust (as given, to read the logs; TIMESTAMP BY column "
@@ -73,6 +85,8 @@ def test_the_late_arrival_flag_applies_to_logs_without_timestamp_by(
     late = _finding(given, "late_arrivals")
     assert late["title"] == "2 events arrived later than the late-arrival tolerance (10 s)"
     assert late["evidence"]["current_late_tolerance_seconds"] == 10
+    assert "tolerances_assumed" not in late["evidence"]
+    assert given["tolerances"] == []
 
 
 def test_the_other_tolerance_flags_apply_too(agg: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,8 +39,9 @@ def test_the_impact_capitalises_its_first_letter_only() -> None:
 
 
 def test_the_apps_load_page_hint_keeps_its_field_name(tmp_path: Path) -> None:
-    """An idle partition read from logs without the job's tolerance: the app's words for
-    the unknown delay name the Load page field as the page shows it."""
+    """An idle partition read from logs without the job's tolerance: the delay is ASA's
+    default, marked as assumed with how to give the real one; the app's words name the Load
+    page field as the page shows it."""
     rid = "/SUBSCRIPTIONS/S/RESOURCEGROUPS/RG/PROVIDERS/MICROSOFT.STREAMANALYTICS/STREAMINGJOBS/"
     message = "Input Partition [1] does not have additional data for more than [5] minute(s)."
     record = {
@@ -52,13 +53,16 @@ def test_the_apps_load_page_hint_keeps_its_field_name(tmp_path: Path) -> None:
     write_agg_dir([log], [], tmp_path / "agg")
     (idle,) = [f for f in explain(tmp_path / "agg").findings if f.cause is Cause.IDLE_PARTITION]
     assert impact_sentence(idle.impact).startswith(
-        "No event adjusted or dropped; output held back by the job's late-arrival tolerance, "
-        "unknown: pass --late-arrival or --job-definition."
+        "No event adjusted or dropped; output held back by the late-arrival tolerance: 5 s "
+        "(ASA's default, assumed; the job's own was not given: pass --job-definition, or "
+        "--late-arrival and --out-of-order)."
     )
+    assert idle.impact["delay_seconds"] == 5.0
     (in_app,) = in_app_words([idle])
     text = impact_sentence(in_app.impact)
-    assert f"unknown: {LOAD_PAGE_HINT}." in text
+    assert f"5 s (ASA's default, assumed; the job's own was not given: {LOAD_PAGE_HINT})" in text
     assert 'Load page (the "Job definition" field)' in text
+    assert "--" not in text
 
 
 @pytest.fixture(scope="module")

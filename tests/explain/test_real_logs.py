@@ -67,7 +67,10 @@ def test_metrics_alone_give_findings(tmp_path: Path) -> None:
     delay = found[Cause.WATERMARK_DELAY]
     assert delay.severity is Severity.WARNING
     assert delay.impact["delay_seconds"] == 615.0
-    assert "pass --late-arrival or --job-definition" in delay.explanation
+    assert (
+        "exceeds the late-arrival tolerance, 5 s (ASA's default, assumed; the job's own was not "
+        "given: pass --job-definition, or --late-arrival and --out-of-order), without backlog"
+    ) in delay.explanation
     # with the job's tolerance known (600 s), 615 s is the configured wait: no finding
     tolerant = OrderingPolicy(timestamp_by="t", late_arrival_ns=600 * SECOND)
     assert Cause.WATERMARK_DELAY not in by_cause(explain(tmp_path / "agg", policy=tolerant))
@@ -103,7 +106,11 @@ def test_findings_per_job_and_the_idle_delay_they_state(tmp_path: Path) -> None:
     idle_findings = {f.job: f for f in report.findings if f.cause is Cause.IDLE_PARTITION}
     assert sorted(idle_findings) == ["ORDERS", "PAYMENTS"]
     assert idle_findings["PAYMENTS"].evidence["idle_partitions"] == [2]
-    assert idle_findings["ORDERS"].impact["delay"] == "unknown: pass --late-arrival or --job-definition"  # fmt: skip
+    assert idle_findings["ORDERS"].impact["delay"] == (
+        "the late-arrival tolerance: 5 s (ASA's default, assumed; the job's own was not given: "
+        "pass --job-definition, or --late-arrival and --out-of-order)"
+    )
+    assert any(line.startswith("job ORDERS: tolerances not given") for line in report.tolerances)
     policy = OrderingPolicy(timestamp_by="t", late_arrival_ns=30 * SECOND)
     one = explain(tmp_path / "agg", policy=policy, job="orders")
     finding = next(f for f in one.findings if f.cause is Cause.IDLE_PARTITION)

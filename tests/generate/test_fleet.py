@@ -123,8 +123,12 @@ def test_fleet_folder(tmp_path: Path, capsys):
     records = [json.loads(line) for p in logs for line in p.read_text().splitlines()]
     jobs = {r["resourceId"].rsplit("/", 1)[1] for r in records}
     assert jobs == {TELEMETRY_JOB.upper(), BILLING_JOB.upper()}
-    assert [r["operationName"] for r in records if r["category"] == "Authoring"] == ["Start Job"]
-    kinds = pl.Series([r["properties"].get("DataErrorType") for r in records]).value_counts()
+    [start] = [r for r in records if r["category"] == "Authoring"]
+    assert start["operationName"] == "Start Stream Analytics Job"
+    assert set(json.loads(start["properties"])) == {"Error", "Message", "Type", "Correlation ID"}
+    kinds = pl.Series(
+        [r["properties"].get("DataErrorType") for r in records if r["category"] == "Execution"]
+    ).value_counts()
     assert {"LateInputEvent", "EarlyInputEvent", "InvalidInputTimeStamp"} <= set(
         kinds.to_series(0).drop_nulls().to_list()
     )

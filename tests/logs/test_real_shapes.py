@@ -244,7 +244,14 @@ def test_real_folder_aggregates_with_nothing_quarantined() -> None:
     assert [Path(p).name for p in files.metrics] == ["az-monitor-metrics.json", "azuremetrics.csv"]
     tables = aggregate_files(files.logs, files.metrics)
     summary = tables.summary
-    assert (summary["records_total"], summary["records_parsed"], summary["records_quarantined"]) == (17, 17, 0)  # fmt: skip
+    assert (summary["records_total"], summary["records_parsed"], summary["records_quarantined"]) == (24, 24, 0)  # fmt: skip
+    # 17 data errors and idle notices, 7 job lifecycle records (Authoring, activity log)
+    assert (tables.data_errors.height, tables.job_events.height, summary["job_events"]) == (
+        17,
+        7,
+        7,
+    )
+    assert set(tables.job_events["job"]) == {"myStreamingJob"}
     # one job, shown as the activity log's "Resource Name: myStreamingJob" spells it
     assert summary["jobs"] == ["myStreamingJob"]
     # one job in every table: the rollups of upper- and lower-case resource ids merge

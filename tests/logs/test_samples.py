@@ -72,6 +72,7 @@ def test_whole_folder_summary(samples: Path) -> None:
         },
         "records_without_count": {},
         "idle_partitions": [0, 1, 2, 3],
+        "job_events": 0,
         "jobs": ["ASAjob", "ORDERS-JOB", "PAYMENTS-JOB", "REPLAY"],
         "time_range": {"from": "2019-02-03T20:54:16.000000Z", "to": "2024-03-07T00:07:00.000000Z"},
         "files_read": 9,

@@ -314,3 +314,27 @@ def test_once_says_which_files_end_in_an_unfinished_line(spark, tmp_path: Path, 
         "reads them once the line is complete"
     ) in said
     assert read_table(tmp_path / "state" / "agg" / "data_errors").height == 1
+
+
+def test_job_lifecycle_records_are_job_events_as_in_one_shot(spark, tmp_path: Path) -> None:
+    """Authoring and activity-log lifecycle records read over passes: job events joined to
+    the job of the data errors, counted as parsed, nothing quarantined, as one aggregate."""
+    real = Path(__file__).resolve().parents[2] / "sample_logs" / "asa-real"
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    (logs / "h17").mkdir(parents=True)
+    authoring = (real / "authoring-PT1H.json").read_bytes().splitlines(keepends=True)
+    live = logs / "h17" / "authoring.json"
+    live.write_bytes(authoring[0])
+    shutil.copy(real / "PT1H.json", logs / "h17" / "PT1H.json")
+    w = watcher(spark, logs, state)
+    assert w.tick().problems == ()
+    assert_equals_one_shot(spark, logs, state / "agg", tmp_path)
+
+    live.write_bytes(b"".join(authoring))  # appended lines, and the portal's export
+    shutil.copy(real / "activity-log-portal.json", logs / "activity.json")
+    assert w.tick().problems == ()
+    assert_equals_one_shot(spark, logs, state / "agg", tmp_path)
+    summary = json.loads((state / "agg" / "summary.json").read_text())
+    assert (summary["job_events"], summary["records_quarantined"]) == (5, 0)
+    events = read_table(state / "agg" / "job_events")
+    assert set(events["job"]) == {"MYSTREAMINGJOB"}
