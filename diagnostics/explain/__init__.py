@@ -26,6 +26,7 @@ from diagnostics.explain.model import (
     Finding,
     Impact,
     Report,
+    Senders,
     Suggestion,
     SuggestionKind,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "Impact",
     "Replayed",
     "Report",
+    "Senders",
     "Suggestion",
     "SuggestionKind",
     "diagnose",
@@ -101,11 +103,13 @@ def explain(
         findings, recommended = with_recommendation(
             findings, events, policy, columns=columns, partitions=partitions, evaluator=evaluator
         )
+    chosen = evidence.senders
     return Report(
         findings=findings,
         sources=evidence.sources,
         policy=describe(policy),
         recommended=recommended,
+        senders=None if chosen is None else Senders(chosen.column, chosen.reason),
     )
 
 

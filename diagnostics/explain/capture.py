@@ -18,10 +18,12 @@ from diagnostics.engine.replay import ReplayResult, replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError, Setting
 from diagnostics.explain.evidence import Evidence
-from diagnostics.explain.keys import analyse_keys, candidate_columns
+from diagnostics.explain.keys import analyse_keys
 from diagnostics.explain.kind_stats import KindStats, minute_rates
+from diagnostics.explain.sender_groups import grouped_senders, sender_groups
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_int
+from diagnostics.whatif.senders import choose_senders, lateness_seconds
 
 #: A partition without events for this long counts as idle (ASA's notice interval; docs/semantics.md, "Diagnostics ASA writes").
 IDLE_NS = 5 * MINUTE
@@ -125,14 +127,15 @@ def from_capture(
     out = replayed.outcomes
     arrival_ns = out["arrival"].dt.epoch("ns")
     app_ns = out["application_time"].dt.epoch("ns")
-    lateness = ((arrival_ns - app_ns) / 1e9).alias("lateness")
+    lateness = lateness_seconds(out["arrival"], out["application_time"])
     exclude = {
         policy.timestamp_by,
         columns.arrival,
         columns.partition or "",
         *(c for c in out.columns if c not in events.columns),
     }
-    candidates = candidate_columns(events, exclude)
+    senders = choose_senders(events, lateness, exclude)
+    candidates = list(senders.over_columns)
     valid = ~(out["early"] | out["invalid_timestamp"] | out["invalid_key"])
     # rule 4 compares the late-adjusted time (docs/semantics.md, "The rules, as implemented"): max(application, arrival − late)
     late_ns = policy.late_arrival_ns
@@ -147,15 +150,19 @@ def from_capture(
     ooo_s = policy.effective_ooo_ns / 1e9
     across, keys = analyse_keys(work, candidates, ooo_s)
     disorder = pl.DataFrame({"event_id": work["event_id"], "d": across}).sort("event_id")["d"]
-    key = (
-        keys[0]["column"]
-        if keys and keys[0]["good"]
-        else (max(candidates, key=lambda c: events[c].n_unique()) if candidates else None)
-    )
+    key = senders.column
     kinds = {
         kind.value: _stats(out, flag, disorder if kind is ErrorKind.OUT_OF_ORDER else lateness, key)
         for kind, flag in _FLAGS.items()
     }
+    groups = () if key is None else sender_groups(out, key, lateness, exclude)
+    ungrouped = {}
+    if groups and key is not None:  # the late and early events of the senders no group names
+        rest = ~out[key].cast(pl.String).is_in(grouped_senders(groups)).fill_null(False)
+        ungrouped = {
+            kind.value: _stats(out.filter(rest), _FLAGS[kind], lateness.filter(rest), key)
+            for kind in (ErrorKind.LATE, ErrorKind.EARLY)
+        }
     counts = out.group_by("partition").len()
     per_part = {int(p): 0 for p in replayed.partitions}
     per_part.update(
@@ -175,6 +182,9 @@ def from_capture(
         disorder=across.drop_nulls().to_numpy(),
         key_analysis=keys,
         key_column=key,
+        senders=senders,
+        sender_groups=groups,
+        ungrouped=ungrouped,
         late_ooo_overlap=int((out["late"] & out["out_of_order"]).sum()),
         time_range={"from": summary["arrival_from"], "to": summary["arrival_to"]},
     )

@@ -79,6 +79,8 @@ def to_text(report: Report) -> str:
     )
     if report.policy:
         head += f"\npolicy: {report.policy}"
+    if report.senders is not None:
+        head += f"\n{report.senders.line}"
     body: list[str] = [head, ""]
     if report.recommended is not None:
         body += [*recommended_lines(report.recommended), ""]
@@ -93,6 +95,8 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
     out = [f"{h} Findings", "", f"Sources: {', '.join(report.sources)}."]
     if report.policy:
         out.append(f"Policy: `{report.policy}`.")
+    if report.senders is not None:
+        out.append(f"Sender column: `{report.senders.column or 'none'}` ({report.senders.reason}).")
     out.append("")
     if report.recommended is not None:
         r = report.recommended
