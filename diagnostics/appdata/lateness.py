@@ -57,7 +57,8 @@ def device_column(outcomes: pl.DataFrame, over: tuple[str, ...] = ()) -> str | N
     if {"arrival", "application_time"} <= set(outcomes.columns):
         lateness = lateness_seconds(outcomes["arrival"], outcomes["application_time"])
     engine = (*OUTCOME_COLUMNS, EventColumns().arrival, EventColumns().partition or "")
-    chosen = choose_senders(outcomes, lateness, engine).column
+    part = outcomes["partition"] if "partition" in outcomes.columns else None
+    chosen = choose_senders(outcomes, lateness, engine, part).column
     if chosen is not None:
         return chosen
     found = sender_names(outcomes.columns, engine)

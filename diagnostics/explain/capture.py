@@ -134,7 +134,7 @@ def from_capture(
         columns.partition or "",
         *(c for c in out.columns if c not in events.columns),
     }
-    senders = choose_senders(events, lateness, exclude)
+    senders = choose_senders(events, lateness, exclude, out["partition"])
     candidates = list(senders.over_columns)
     valid = ~(out["early"] | out["invalid_timestamp"] | out["invalid_key"])
     # rule 4 compares the late-adjusted time (docs/semantics.md, "The rules, as implemented"): max(application, arrival − late)

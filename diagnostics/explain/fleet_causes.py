@@ -166,7 +166,13 @@ def slow_clocks(group: SenderGroup, evidence: Evidence) -> Finding:
 def fast_clocks(group: SenderGroup, evidence: Evidence) -> Finding:
     """Senders whose clocks run ahead by a constant beyond the 5-minute early window."""
     ahead = -group.offset_s
-    clocks = snippets.fix_clocks([f"{group.column} {compact(group.senders)}"], group.offset_s)
+    clocks = Suggestion(
+        SuggestionKind.FIX_SENDER_CLOCKS,
+        None,
+        f"Synchronise the clocks of {who(group)} with NTP: they run about {ahead:.0f} s "
+        "ahead; ASA's 5-minute early-arrival window is fixed, so no tolerance setting keeps "
+        "these events",
+    )
     return Finding(
         cause=Cause.FAST_CLOCKS,
         severity=severity_for(group.early, evidence.total_events, dropped=True),

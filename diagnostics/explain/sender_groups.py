@@ -329,4 +329,4 @@ def compact(names: Sequence[str]) -> str:
         else:
             runs.append([name])
         last = here
-    return ", ".join(r[0] if len(r) < 3 else f"{r[0]}..{r[-1]}" for r in runs)
+    return ", ".join(", ".join(r) if len(r) < 3 else f"{r[0]}..{r[-1]}" for r in runs)

@@ -68,22 +68,17 @@ def sender_choice(
         return choose_senders(events, None, exclude)
     if prepared is None:
         prepared = prepare(events, policy.timestamp_by, (), columns=known)
-    frame = prepared.frame
-    lateness = (
-        frame.select(
-            pl.col(known.row),
-            (
-                (
-                    pl.col(known.parsed_arrival).dt.epoch("ns")
-                    - pl.col(policy.timestamp_by).dt.epoch("ns")
-                )
-                / 1e9
-            ).alias("lateness"),
-        )
-        .sort(known.row)
-        .get_column("lateness")
+    late_ns = pl.col(known.parsed_arrival).dt.epoch("ns") - pl.col(policy.timestamp_by).dt.epoch(
+        "ns"
     )
-    return choose_senders(events, lateness, exclude)
+    part = known.partition
+    has_part = part is not None and part in prepared.frame.columns
+    frame = prepared.frame.select(
+        pl.col(known.row),
+        (late_ns / 1e9).alias("lateness"),
+        (pl.col(part) if has_part and part else pl.lit(0)).alias("partition"),
+    ).sort(known.row)
+    return choose_senders(events, frame["lateness"], exclude, frame["partition"])
 
 
 def default_over_sets(

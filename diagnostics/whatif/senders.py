@@ -10,9 +10,11 @@ the sender column is chosen").
 2. **Values repeat**: at least 2 values and on average at least :data:`MIN_EVENTS_PER_SENDER`
    events per value. A column with about one value per event (an event id) is not a sender.
 3. **Each sender's lateness is consistent within itself**: of the spread of the events'
-   lateness (arrival − application time, taken as ranks so that a far-off time weighs like
-   any other), the share that lies between the column's values, less what as many groups of
-   random events would explain by chance, is at least :data:`MIN_CONSISTENCY`. A message
+   lateness within their partitions (arrival − application time, taken as ranks so that a
+   far-off time weighs like any other; a partition's own network delay is shared by all its
+   senders, so it is no sender's), the share that lies between the column's values, less
+   what as many groups of random events would explain by chance, is at least
+   :data:`MIN_CONSISTENCY`. A message
    counter (``msgSeq``) or a measurement repeats, but its values mix every sender's lateness.
 4. Of the columns that qualify, the most consistent is the sender column; a column within
    :data:`NEAR` of it whose name says it names senders, then one with more values, is preferred:
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from diagnostics.words import listed, number
@@ -196,28 +199,37 @@ def _ranks(lateness: pl.Series | None, height: int) -> pl.Series | None:
     tell senders apart (no values, or all equal)."""
     if lateness is None or lateness.len() != height:
         return None
-    known = lateness.drop_nulls().drop_nans() if lateness.dtype.is_float() else lateness
-    if known.n_unique() < 2:
+    values = lateness.cast(pl.Float64).fill_nan(None)
+    if values.drop_nulls().n_unique() < 2:
         return None
-    return lateness.fill_nan(None).rank("average") if lateness.dtype.is_float() else lateness.rank()
+    return values.rank("average")
 
 
-def consistency(keys: pl.Series, ranks: pl.Series) -> float | None:
-    """Rule 3's measure: the share of the variance of ``ranks`` between the values of ``keys``,
-    adjusted for the share as many random groups would have (1 − within mean square / total
-    mean square); ``None`` when it cannot be measured (fewer than 2 values or no spread)."""
-    frame = pl.DataFrame({"k": keys, "r": ranks}).drop_nulls()
+def _within(frame: pl.DataFrame, by: list[str]) -> tuple[float, int]:
+    """(sum of squares of ``r`` around its group means, number of groups) by ``by``."""
+    sums = frame.group_by(by).agg(
+        ((pl.col("r") - pl.col("r").mean()) ** 2).sum().alias("ss"), pl.len().alias("n")
+    )
+    return float(sums["ss"].sum()), sums.height
+
+
+def consistency(
+    keys: pl.Series, ranks: pl.Series, partition: pl.Series | None = None
+) -> float | None:
+    """Rule 3's measure: the share of the variance of ``ranks`` within partitions that lies
+    between the values of ``keys`` (in each partition), adjusted for the share as many random
+    groups would have (1 − within mean square / the partitions' within mean square);
+    ``None`` when it cannot be measured (fewer than 2 values or no spread)."""
+    part = pl.Series(np.zeros(keys.len(), dtype=np.int64)) if partition is None else partition
+    frame = pl.DataFrame({"k": keys, "r": ranks, "p": part}).drop_nulls()
     n = frame.height
-    per = frame.group_by("k").agg(pl.len().alias("n"), pl.col("r").mean().alias("m"))
-    k = per.height
-    if k < 2 or n - k < 1:
+    base, parts = _within(frame, ["p"])
+    inner, groups = _within(frame, ["p", "k"])
+    if n - groups < 1 or base <= 0:
         return None
-    mean = float(frame["r"].mean() or 0.0)  # type: ignore[arg-type]
-    total = float(((frame["r"] - mean) ** 2).sum())
-    if total <= 0:
-        return None
-    between = float((per["n"] * (per["m"] - mean) ** 2).sum())
-    return 1.0 - ((total - between) / (n - k)) / (total / (n - 1))
+    if groups == parts:  # one value per partition: nothing beyond the partition's own
+        return 0.0
+    return 1.0 - (inner / (n - groups)) / (base / (n - parts))
 
 
 def spreads(keys: pl.Series, lateness: pl.Series) -> tuple[float | None, float | None]:
@@ -247,11 +259,15 @@ class LeftOut(StrEnum):
 
 
 def choose_senders(
-    frame: pl.DataFrame, lateness: pl.Series | None = None, exclude: Iterable[str] = ()
+    frame: pl.DataFrame,
+    lateness: pl.Series | None = None,
+    exclude: Iterable[str] = (),
+    partition: pl.Series | None = None,
 ) -> SenderChoice:
     """The sender column of ``frame`` by the module's rule. ``lateness``: each row's arrival −
     application time in seconds (null where the time is not valid), aligned with ``frame``;
-    ``exclude``: the time, arrival and partition columns."""
+    ``exclude``: the time, arrival and partition columns; ``partition``: each row's
+    partition (the lateness is compared within partitions)."""
     skip = {_squashed(c) for c in exclude if c}
     n = frame.height
     ranks = _ranks(lateness, n)
@@ -271,7 +287,7 @@ def choose_senders(
         if per_value < MIN_EVENTS_PER_SENDER:
             ids.append(name)
             continue
-        score = None if ranks is None else consistency(frame[name], ranks)
+        score = None if ranks is None else consistency(frame[name], ranks, partition)
         measured.append(SenderColumn(name, values, per_value, score, named=names_a_sender(name)))
     qualified = [
         c for c in measured if c.consistency is not None and c.consistency >= MIN_CONSISTENCY
@@ -287,7 +303,7 @@ def choose_senders(
     )
     if qualified:
         return _by_evidence(frame, lateness, qualified, left)
-    return _by_name(measured, left, measured_any=ranks is not None)
+    return _by_name(measured, left, measured_any=any(c.consistency is not None for c in measured))
 
 
 def _left_words(left: Sequence[tuple[str, LeftOut, float | None]], chosen: str | None) -> str:
