@@ -157,12 +157,13 @@ def from_capture(
     }
     groups = () if key is None else sender_groups(out, key, lateness, exclude)
     ungrouped = {}
-    if groups and key is not None:  # the late and early events of the senders no group names
-        rest = ~out[key].cast(pl.String).is_in(grouped_senders(groups)).fill_null(False)
-        ungrouped = {
-            kind.value: _stats(out.filter(rest), _FLAGS[kind], lateness.filter(rest), key)
-            for kind in (ErrorKind.LATE, ErrorKind.EARLY)
-        }
+    if groups and key is not None:  # the late (early) events no late (early) group names
+        for kind in (ErrorKind.LATE, ErrorKind.EARLY):
+            named = grouped_senders(groups, early=kind is ErrorKind.EARLY)
+            rest = ~out[key].cast(pl.String).is_in(named).fill_null(False)
+            ungrouped[kind.value] = _stats(
+                out.filter(rest), _FLAGS[kind], lateness.filter(rest), key
+            )
     counts = out.group_by("partition").len()
     per_part = {int(p): 0 for p in replayed.partitions}
     per_part.update(

@@ -227,9 +227,8 @@ def sender_groups(
         pairs = list(zip((rows["mid"] - typical).to_list(), rows["s"].to_list(), strict=True))
         found += [(kind, g, None, None) for g in _split(pairs, OFFSET_APART, 0.1)]
     found += _batching(frame, wide["s"].to_list())
-    cols = set(exclude) | {"s"}
     return tuple(
-        _group(frame, out, key, kind, senders, typical, period, bursts, cols)
+        _group(frame, out, key, kind, senders, typical, period, bursts, exclude)
         for kind, senders, period, bursts in found
     )
 
@@ -302,9 +301,12 @@ def _group(
     )
 
 
-def grouped_senders(groups: tuple[SenderGroup, ...]) -> list[str]:
-    """Every sender of ``groups``."""
-    return sorted({s for g in groups for s in g.senders})
+def grouped_senders(groups: tuple[SenderGroup, ...], *, early: bool) -> list[str]:
+    """The senders of the groups whose findings count their early events (fast clocks,
+    ``early``) or their late events (the others)."""
+    return sorted(
+        {s for g in groups if (g.kind is GroupKind.FAST_CLOCKS) is early for s in g.senders}
+    )
 
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
