@@ -19,7 +19,8 @@ import polars as pl
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
 from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
-from diagnostics.whatif.senders import choose_senders, lateness_seconds, sender_names
+from diagnostics.whatif.sender_names import sender_names
+from diagnostics.whatif.senders import choose_senders, lateness_seconds
 
 OTHER = "other"
 SCHEMA = {"group": pl.String, "lateness_seconds": pl.Float64, "weight": pl.Int64}

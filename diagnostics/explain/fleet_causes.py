@@ -18,13 +18,6 @@ from diagnostics.explain.sources import EVENT_ORDERING, TIME_HANDLING, TIMESTAMP
 from diagnostics.explain.time_evidence import dropping, late_s, severity_for, share
 from diagnostics.words import listed, plural, verb
 
-#: The cause of each kind of group.
-CAUSES = {
-    GroupKind.BATCHING: Cause.BATCHING_SENDERS,
-    GroupKind.SLOW_CLOCKS: Cause.SLOW_CLOCKS,
-    GroupKind.FAST_CLOCKS: Cause.FAST_CLOCKS,
-}
-
 
 def who(group: SenderGroup) -> str:
     """``20 senders (deviceId dev-040..dev-059)``."""
@@ -32,7 +25,8 @@ def who(group: SenderGroup) -> str:
 
 
 def _gateway_words(group: SenderGroup) -> str:
-    """`` behind gatewayId gw-02`` (every sender of those values), or nothing."""
+    """``, all those of gatewayId gw-02,`` (the group is every sender of those values), or
+    nothing."""
     if group.gateway is None:
         return ""
     column, values = group.gateway

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from diagnostics.whatif.senders import eligible_columns, names_a_sender
+from diagnostics.whatif.sender_names import eligible_columns, names_a_sender
 
 #: Lateness beyond this (either way) is not a sender's pattern (far-off or historical times).
 FAR_S = 86_400.0
@@ -290,7 +290,6 @@ def _group(
             "p50_seconds": _round(values.quantile(0.5, "higher")),
             "p99_9_seconds": _round(values.quantile(0.999, "higher")),
             "max_seconds": _round(values.max()),
-            "min_seconds": _round(values.min()),
         }
         if values.len()
         else {},

@@ -45,40 +45,12 @@ from diagnostics.whatif.evaluate import (
 )
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
-from diagnostics.whatif.senders import SenderChoice, choose_senders
+from diagnostics.whatif.senders import SenderChoice, sender_choice
 from diagnostics.whatif.staircase import Timelines, late_candidates_s, staircase, timelines_of
 from diagnostics.whatif.sweep import SCHEMA, SweepResult, pareto_mask, row_of
 
 #: Where each measured row came from (the ``tried_as`` column).
 SEARCH, CURRENT, PROPOSED = "search", "job as it is", "proposed"
-
-
-def sender_choice(
-    events: pl.DataFrame,
-    policy: OrderingPolicy,
-    columns: EventColumns | None,
-    prepared: Prepared | None = None,
-) -> SenderChoice:
-    """The capture's sender column by the one rule (:func:`~diagnostics.whatif.senders.
-    choose_senders`), on each event's lateness; ``prepared``: the capture already prepared
-    (any OVER key set), to read its parsed times."""
-    known = columns or EventColumns()
-    exclude = (policy.timestamp_by or "", known.arrival, known.partition or "")
-    if policy.timestamp_by is None:
-        return choose_senders(events, None, exclude)
-    if prepared is None:
-        prepared = prepare(events, policy.timestamp_by, (), columns=known)
-    late_ns = pl.col(known.parsed_arrival).dt.epoch("ns") - pl.col(policy.timestamp_by).dt.epoch(
-        "ns"
-    )
-    part = known.partition
-    has_part = part is not None and part in prepared.frame.columns
-    frame = prepared.frame.select(
-        pl.col(known.row),
-        (late_ns / 1e9).alias("lateness"),
-        (pl.col(part) if has_part and part else pl.lit(0)).alias("partition"),
-    ).sort(known.row)
-    return choose_senders(events, frame["lateness"], exclude, frame["partition"])
 
 
 def default_over_sets(

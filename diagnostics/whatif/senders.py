@@ -3,7 +3,7 @@ one rule behind explain's sender column (the devices its findings name, its OVER
 the recommender's default OVER candidates and the app's device views (docs/explain.md, "How
 the sender column is chosen").
 
-1. **Never a sender**: Capture's and ASA's system columns (``SequenceNumber``, ``Offset``,
+1. **Never a sender** (:mod:`diagnostics.whatif.sender_names`): Capture's and ASA's system columns (``SequenceNumber``, ``Offset``,
    ``EnqueuedTimeUtc``, ``EventEnqueuedUtcTime``, ``PartitionId``, ``SystemProperties``,
    ``Properties``, ``Body``, ...), the time, arrival and partition columns, and columns that
    are not text or whole numbers.
@@ -31,7 +31,6 @@ The OVER candidates are the qualifying columns, best first (rule 5's when none q
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -40,91 +39,24 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.whatif.evaluate import Prepared, prepare
+from diagnostics.whatif.sender_names import (
+    exact,
+    is_system,
+    kind_ok,
+    names_a_sender,
+    squashed,
+)
 from diagnostics.words import listed, number
 
-#: Name parts that say a column names a sender.
-SENDER_WORDS = (
-    "device",
-    "sender",
-    "sensor",
-    "source",
-    "client",
-    "machine",
-    "meter",
-    "asset",
-    "gateway",
-    "station",
-    "vehicle",
-    "host",
-    "node",
-    "producer",
-    "publisher",
-)
-#: Columns Event Hubs Capture, IoT Hub, blob inputs and ASA add to every event: never senders.
-SYSTEM_COLUMNS = (
-    "SequenceNumber",
-    "Offset",
-    "EnqueuedTimeUtc",
-    "EventEnqueuedUtcTime",
-    "EventProcessedUtcTime",
-    "PartitionId",
-    "PartitionKey",
-    "SystemProperties",
-    "Properties",
-    "Body",
-    "BlobName",
-    "BlobLastModifiedUtcTime",
-    "IoTHub",
-    "IoTHub.EnqueuedTime",
-    "IoTHub.MessageId",
-    "IoTHub.CorrelationId",
-    "IoTHub.StreamId",
-)
 #: Rule 2: the fewest events per value, on average, of a sender column.
 MIN_EVENTS_PER_SENDER = 2.0
 #: Rule 3: the least share of the lateness's spread that lies between a sender column's values.
 MIN_CONSISTENCY = 0.5
 #: Rule 4: columns this close to the most consistent one count as explaining as much.
 NEAR = 0.05
-_SQUASH = re.compile(r"[\s_.\-]+")
-#: The words of a column name: runs of letters in one case (``Device``, ``ID``, ``device``)
-#: or of digits.
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_SENDER_TOKENS = frozenset(
-    f"{word}{tail}" for word in SENDER_WORDS for tail in ("", "s", "id", "name", "key")
-)
-_SYSTEM = frozenset(_SQUASH.sub("", c).lower() for c in SYSTEM_COLUMNS)
-
-
-def _squashed(name: str) -> str:
-    return _SQUASH.sub("", name).lower()
-
-
-def names_a_sender(name: str) -> bool:
-    """Whether ``name`` says its column names senders (a sender word, not letters in one)."""
-    return any(word.lower() in _SENDER_TOKENS for word in _WORDS.findall(name))
-
-
-def _exact(name: str) -> bool:
-    squashed = _squashed(name)
-    return any(squashed in (f"{w}id", f"{w}name", w) for w in SENDER_WORDS)
-
-
-def is_system(name: str) -> bool:
-    """A column Capture, IoT Hub, a blob input or ASA adds (never a sender)."""
-    return _squashed(name) in _SYSTEM or name.startswith("__")
-
-
-def sender_names(names: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:
-    """The names among ``names`` that say they name senders, best first (exactly
-    ``<word>id``, ``<word>name`` or ``<word>`` first), whatever their values."""
-    skip = {_squashed(c) for c in exclude if c}
-    found = [
-        (0 if _exact(name) else 1, name)
-        for name in names
-        if not is_system(name) and _squashed(name) not in skip and names_a_sender(name)
-    ]
-    return [name for _, name in sorted(found)]
 
 
 @dataclass(frozen=True)
@@ -177,21 +109,6 @@ class SenderChoice:
             "candidates": [c.to_dict() for c in self.candidates],
             "left_out": [{"column": c, "why": why} for c, why in self.left_out],
         }
-
-
-def _kind_ok(dtype: pl.DataType) -> bool:
-    return dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()
-
-
-def eligible_columns(frame: pl.DataFrame, exclude: Iterable[str] = ()) -> list[str]:
-    """The columns that could name senders or groups of them (rule 1): text or whole
-    numbers, not a system column, not in ``exclude``."""
-    skip = {_squashed(c) for c in exclude if c}
-    return [
-        name
-        for name, dtype in frame.schema.items()
-        if _kind_ok(dtype) and not is_system(name) and _squashed(name) not in skip
-    ]
 
 
 def _ranks(lateness: pl.Series | None, height: int) -> pl.Series | None:
@@ -268,14 +185,14 @@ def choose_senders(
     application time in seconds (null where the time is not valid), aligned with ``frame``;
     ``exclude``: the time, arrival and partition columns; ``partition``: each row's
     partition (the lateness is compared within partitions)."""
-    skip = {_squashed(c) for c in exclude if c}
+    skip = {squashed(c) for c in exclude if c}
     n = frame.height
     ranks = _ranks(lateness, n)
     system: list[str] = []
     ids: list[str] = []
     measured: list[SenderColumn] = []
     for name, dtype in frame.schema.items():
-        if _squashed(name) in skip or not _kind_ok(dtype):
+        if squashed(name) in skip or not kind_ok(dtype):
             continue
         if is_system(name):
             system.append(name)
@@ -367,7 +284,7 @@ def _by_name(
 ) -> SenderChoice:
     named = sorted(
         (c for c in measured if c.named),
-        key=lambda c: (not _exact(c.column), c.values, c.column),
+        key=lambda c: (not exact(c.column), c.values, c.column),
     )
     if not named:
         why = (
@@ -397,3 +314,31 @@ def _pairs(left: Sequence[tuple[str, LeftOut, float | None]]) -> tuple[tuple[str
 def lateness_seconds(arrival: pl.Series, application: pl.Series) -> pl.Series:
     """Arrival − application time in seconds (null where either is null): what rule 3 reads."""
     return ((arrival.dt.epoch("ns") - application.dt.epoch("ns")) / 1e9).alias("lateness")
+
+
+def sender_choice(
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    columns: EventColumns | None,
+    prepared: Prepared | None = None,
+) -> SenderChoice:
+    """The capture's sender column by the one rule (:func:`~diagnostics.whatif.senders.
+    choose_senders`), on each event's lateness; ``prepared``: the capture already prepared
+    (any OVER key set), to read its parsed times."""
+    known = columns or EventColumns()
+    exclude = (policy.timestamp_by or "", known.arrival, known.partition or "")
+    if policy.timestamp_by is None:
+        return choose_senders(events, None, exclude)
+    if prepared is None:
+        prepared = prepare(events, policy.timestamp_by, (), columns=known)
+    late_ns = pl.col(known.parsed_arrival).dt.epoch("ns") - pl.col(policy.timestamp_by).dt.epoch(
+        "ns"
+    )
+    part = known.partition
+    has_part = part is not None and part in prepared.frame.columns
+    frame = prepared.frame.select(
+        pl.col(known.row),
+        (late_ns / 1e9).alias("lateness"),
+        (pl.col(part) if has_part and part else pl.lit(0)).alias("partition"),
+    ).sort(known.row)
+    return choose_senders(events, frame["lateness"], exclude, frame["partition"])

@@ -13,13 +13,14 @@ import pytest
 
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.generate.fleet import FleetConfig
-from diagnostics.whatif.recommend import default_over_sets, sender_choice
+from diagnostics.whatif.recommend import default_over_sets
 from diagnostics.whatif.senders import (
     MIN_CONSISTENCY,
     LeftOut,
     choose_senders,
     consistency,
     lateness_seconds,
+    sender_choice,
 )
 from tests.fleet_tables import COLUMNS, TIMESTAMP_BY, fleet_table
 
