@@ -89,20 +89,23 @@ def batching(group: SenderGroup, evidence: Evidence) -> Finding:
         if group.gateway
         else "the gateway or client of these senders"
     )
+    flush = Suggestion(
+        SuggestionKind.FLUSH_MORE_OFTEN,
+        None,
+        f"Make {gateway} upload more often: each reading waits up to {period:g} s for the "
+        "next upload, and that wait is its lateness (a shorter period needs a smaller "
+        "late-arrival tolerance)",
+    )
+    # the settings first (a tolerance of at least the period, OVER the device key), then
+    # the change at the senders
     suggestions: tuple[Suggestion, ...] = (
-        Suggestion(
-            SuggestionKind.FLUSH_MORE_OFTEN,
-            None,
-            f"Make {gateway} upload more often: each reading waits up to {period:g} s for the "
-            "next upload, and that wait is its lateness (a shorter period needs a smaller "
-            "late-arrival tolerance)",
-        ),
+        snippets.late_tolerance(value),
         snippets.timestamp_by_over(
             policy.timestamp_by if policy else None,
             (group.column,),
             multi_partition=len(evidence.partition_events) > 1,
         ),
-        snippets.late_tolerance(value),
+        flush,
     )
     return Finding(
         cause=Cause.BATCHING_SENDERS,
