@@ -73,6 +73,40 @@ def _impact(group: SenderGroup, evidence: Evidence, value: int | None) -> Impact
     return impact
 
 
+#: The cause of each kind of group.
+_CAUSES = {
+    GroupKind.BATCHING: Cause.BATCHING_SENDERS,
+    GroupKind.SLOW_CLOCKS: Cause.SLOW_CLOCKS,
+    GroupKind.FAST_CLOCKS: Cause.FAST_CLOCKS,
+}
+
+
+def _finding(
+    group: SenderGroup,
+    evidence: Evidence,
+    value: int | None,
+    suggestions: tuple[Suggestion, ...],
+    *,
+    title: str,
+    explanation: str,
+) -> Finding:
+    """A group's finding: its severity, evidence and impact from the group, ``value``: the
+    late tolerance it suggests (``None``: none)."""
+    fast = group.kind is GroupKind.FAST_CLOCKS
+    return Finding(
+        cause=_CAUSES[group.kind],
+        severity=severity_for(
+            group.affected, evidence.total_events, dropped=fast or dropping(evidence)
+        ),
+        title=title,
+        explanation=explanation,
+        evidence=_evidence(group, evidence),
+        impact=_impact(group, evidence, value),
+        suggestions=suggestions,
+        confidence=0.9 if fast else 0.85,
+    )
+
+
 def _late_words(evidence: Evidence) -> str:
     current = late_s(evidence)
     return "the late-arrival tolerance" + ("" if current is None else f" ({current} s)")
@@ -107,9 +141,11 @@ def batching(group: SenderGroup, evidence: Evidence) -> Finding:
         ),
         flush,
     )
-    return Finding(
-        cause=Cause.BATCHING_SENDERS,
-        severity=severity_for(group.late, evidence.total_events, dropped=dropping(evidence)),
+    return _finding(
+        group,
+        evidence,
+        value,
+        suggestions,
         title=f"{who(group)}{_gateway_words(group)} upload in batches every {period:g} s: "
         f"{plural(group.late, 'event')} arrived later than {_late_words(evidence)}",
         explanation=(
@@ -122,10 +158,6 @@ def batching(group: SenderGroup, evidence: Evidence) -> Finding:
             f"sender its own timeline with OVER {group.column} ({TIMESTAMP_BY}) and a "
             f"late-arrival tolerance of at least the period ({value} s), or upload more often."
         ),
-        evidence=_evidence(group, evidence),
-        impact=_impact(group, evidence, value),
-        suggestions=suggestions,
-        confidence=0.85,
     )
 
 
@@ -140,9 +172,11 @@ def slow_clocks(group: SenderGroup, evidence: Evidence) -> Finding:
         f"Synchronise the clocks of {who(group)} with NTP: they run about {offset:.0f} s "
         "behind, so every event of theirs arrives that much late",
     )
-    return Finding(
-        cause=Cause.SLOW_CLOCKS,
-        severity=severity_for(group.late, evidence.total_events, dropped=dropping(evidence)),
+    return _finding(
+        group,
+        evidence,
+        value,
+        (clocks, snippets.late_tolerance(value)),
         title=f"The clocks of {who(group)}{_gateway_words(group)} run about {offset:.0f} s "
         f"behind: {plural(group.late, 'event')} arrived later than {_late_words(evidence)}",
         explanation=(
@@ -153,10 +187,6 @@ def slow_clocks(group: SenderGroup, evidence: Evidence) -> Finding:
             f"a LateInputEvent, adjusted or dropped ({EVENT_ORDERING}). The fix: synchronise "
             f"their clocks (NTP), or a late-arrival tolerance that covers them ({value} s)."
         ),
-        evidence=_evidence(group, evidence),
-        impact=_impact(group, evidence, value),
-        suggestions=(clocks, snippets.late_tolerance(value)),
-        confidence=0.85,
     )
 
 
@@ -170,9 +200,11 @@ def fast_clocks(group: SenderGroup, evidence: Evidence) -> Finding:
         "ahead; ASA's 5-minute early-arrival window is fixed, so no tolerance setting keeps "
         "these events",
     )
-    return Finding(
-        cause=Cause.FAST_CLOCKS,
-        severity=severity_for(group.early, evidence.total_events, dropped=True),
+    return _finding(
+        group,
+        evidence,
+        None,
+        (clocks,),
         title=f"The clocks of {who(group)}{_gateway_words(group)} run about {ahead:.0f} s "
         f"ahead: {plural(group.early, 'event')} {verb(group.early, 'was', 'were')} dropped "
         "as early",
@@ -184,10 +216,6 @@ def fast_clocks(group: SenderGroup, evidence: Evidence) -> Finding:
             f"ASA ({TIME_HANDLING}), so no tolerance keeps them. The fix: synchronise their "
             "clocks (NTP)."
         ),
-        evidence=_evidence(group, evidence),
-        impact=_impact(group, evidence, None),
-        suggestions=(clocks,),
-        confidence=0.9,
     )
 
 
