@@ -12,7 +12,15 @@ from diagnostics.explain.model import Finding
 from screens import cache, engine_view
 from screens.common import chart, severity, suggestion
 
-LATE_CAUSES = ("late_arrivals", "historical_replay", "tolerance_too_loose", "early_arrivals")
+LATE_CAUSES = (
+    "late_arrivals",
+    "historical_replay",
+    "tolerance_too_loose",
+    "early_arrivals",
+    "batching_senders",
+    "slow_clocks",
+    "fast_clocks",
+)
 
 
 def _tolerance(agg: Aggregate, finding: Finding) -> float | None:
@@ -141,6 +149,9 @@ def render() -> None:
     st.caption(f"From {sources}" + (f" · policy: {report.policy}" if report.policy else ""))
     for line in report.tolerances:
         st.caption(f"Tolerances: {line}.")
+    senders = insight.senders_line(report)
+    if senders:
+        st.caption(senders)
     if report.recommended is not None:
         r = report.recommended
         st.info(f"**Recommended setting for this capture:** {r.setting} ({r.numbers}).")

@@ -30,6 +30,9 @@ CAUSE_KINDS: dict[str, tuple[str, ...]] = {
     "historical_replay": (ErrorKind.LATE.value,),
     "tolerance_too_loose": (ErrorKind.LATE.value, ErrorKind.OUT_OF_ORDER.value),
     "early_arrivals": (ErrorKind.EARLY.value,),
+    "batching_senders": (ErrorKind.LATE.value, ErrorKind.OUT_OF_ORDER.value),
+    "slow_clocks": (ErrorKind.LATE.value,),
+    "fast_clocks": (ErrorKind.EARLY.value,),
     "out_of_order": (ErrorKind.OUT_OF_ORDER.value,),
     "invalid_timestamps": (ErrorKind.INVALID_TIMESTAMP.value, ErrorKind.INVALID_KEY.value),
     "cti_violations": (ErrorKind.CTI_VIOLATION.value,),
@@ -74,6 +77,15 @@ def explain(
         job=job,
         policy_job=policy_job,
     )
+
+
+def senders_line(report: Report) -> str | None:
+    """With a capture: which column the findings name senders by, and why (as the command
+    line's report says it); ``None`` without one."""
+    if report.senders is None:
+        return None
+    line = report.senders.line
+    return line[:1].upper() + line[1:]
 
 
 def readable_evidence(evidence: Mapping[str, Any]) -> pl.DataFrame:
@@ -190,11 +202,14 @@ def recommendation(
 
     rec = recommend(events, policy, columns=columns, partitions=partitions)
     count = len(partitions) if partitions else len(partitions_in(events, columns or EventColumns()))
+    notes = tuple(clauses(rec, count))
+    if rec.senders is not None and rec.senders.column:
+        notes = (f"sender column: {rec.senders.column} ({rec.senders.reason})", *notes)
     return RecommendView(
         setting=setting_words(rec.row),
         row=rec.row,
         rule=rec.rule.text,
-        notes=tuple(clauses(rec, count)),
+        notes=notes,
         close=tuple(close_lines(rec)),
         table=rec.table,
     )

@@ -21,7 +21,9 @@ import polars as pl
 from diagnostics.aggregates import TableName
 from diagnostics.appdata.store import Aggregate, collect, scan
 from diagnostics.captures.far_off import far_off_mask
-from diagnostics.whatif.senders import sender_columns, sender_names
+from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
+from diagnostics.whatif.sender_names import sender_names
+from diagnostics.whatif.senders import choose_senders, lateness_seconds
 from diagnostics.words import plural
 
 OTHER = "other"
@@ -55,14 +57,21 @@ def from_aggregate(
 
 
 def device_column(outcomes: pl.DataFrame, over: tuple[str, ...] = ()) -> str | None:
-    """The column naming devices: the first OVER key, else the first column that names
-    senders (``deviceId``, ``DeviceName``, ``device_id``, ...), found as the recommender
-    finds the OVER keys it tries (:func:`diagnostics.whatif.senders.sender_columns`)."""
+    """The column naming devices: the first OVER key, else the sender column the explainer
+    and the recommender choose (:func:`diagnostics.whatif.senders.choose_senders`, on the
+    replay's lateness), else the first column named like a sender."""
     for name in over:
         if name in outcomes.columns:
             return name
-    found = sender_columns(outcomes, ("partition", "timeline"))
-    found = found or sender_names(outcomes.columns, ("partition", "timeline"))
+    lateness = None
+    if {"arrival", "application_time"} <= set(outcomes.columns):
+        lateness = lateness_seconds(outcomes["arrival"], outcomes["application_time"])
+    engine = (*OUTCOME_COLUMNS, EventColumns().arrival, EventColumns().partition or "")
+    part = outcomes["partition"] if "partition" in outcomes.columns else None
+    chosen = choose_senders(outcomes, lateness, engine, part).column
+    if chosen is not None:
+        return chosen
+    found = sender_names(outcomes.columns, engine)
     return found[0] if found else None
 
 

@@ -19,6 +19,7 @@ lateness figures and charts, whose scale it would otherwise set.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,11 +189,15 @@ class FarOffTimes:
 
 
 def far_off_times(
-    frame: pl.DataFrame, column: str, parsed: pl.Series, device_column: str | None = None
+    frame: pl.DataFrame,
+    column: str,
+    parsed: pl.Series,
+    device_column: str | Callable[[], str | None] | None = None,
 ) -> tuple[np.ndarray, FarOffTimes | None]:
     """Which rows of ``frame`` have an application time far off the others (``parsed``: the
     times of ``column``, null where invalid), and what to say of them (``None``: none);
-    ``device_column`` names the senders."""
+    ``device_column`` names the senders (a function giving it: called only when some time is
+    far off)."""
     ns = parsed.dt.epoch("ns")
     valid = ns.is_not_null().to_numpy()
     mask = np.zeros(frame.height, dtype=bool)
@@ -206,7 +211,8 @@ def far_off_times(
     rows = np.flatnonzero(mask)
     shown = rows[:SHOWN]
     raw = frame[column] if column in frame.columns else parsed
-    device = device_column if device_column in frame.columns else None
+    named_by = device_column() if callable(device_column) else device_column
+    device = named_by if named_by in frame.columns else None
     senders: list[str] = [""] * shown.size
     devices: tuple[str, ...] = ()
     if device is not None:

@@ -108,8 +108,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="COL[,COL]",
-        help="an OVER key set to try besides none (repeatable); default: every column that "
-        "names senders (deviceId, DeviceName, device_id, ...)",
+        help="an OVER key set to try besides none (repeatable); default: the sender columns, "
+        "chosen as explain chooses them (repeated values, each one's lateness consistent; "
+        "never Capture's system columns; docs/explain.md)",
     )
     add_job_arguments(parser)
     add_query_argument(parser)
@@ -168,7 +169,7 @@ def _searched(args, events, base, over_values, columns, partitions, results, eva
 
 def _grid(args, events, base, over_values, columns, partitions, results, evaluator):  # type: ignore[no-untyped-def]
     """The user's grid (the job's own setting added), every combination replayed. Without
-    --over the OVER key sets are every column that names senders, as the search tries them
+    --over the OVER key sets are the sender columns, as the search tries them
     (--help: the default); with any OVER key set, PARTITION BY is tried off and on."""
     from dataclasses import replace
 

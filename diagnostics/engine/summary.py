@@ -136,18 +136,16 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
 
 def sender_column(out: pl.DataFrame, policy: OrderingPolicy) -> str | None:
     """The column naming the events' senders, to name the senders of a few events: the first
-    OVER key, else of the columns that name senders
-    (:func:`diagnostics.whatif.senders.sender_columns`) the one with the most distinct values
-    (a device rather than the gateway it sends through)."""
-    from diagnostics.whatif.senders import sender_columns
+    OVER key, else the capture's sender column by the one rule
+    (:func:`diagnostics.whatif.senders.choose_senders`, on the replay's lateness)."""
+    from diagnostics.whatif.senders import choose_senders, lateness_seconds
 
     if policy.over and policy.over[0] in out.columns:
         return policy.over[0]
     inputs = [c for c in out.columns if c not in OUTCOME_COLUMNS]
-    found = sender_columns(out.select(inputs), (policy.timestamp_by or "", "partition"))
-    if not found:
-        return None
-    return max(found, key=lambda c: (out.get_column(c).n_unique(), -found.index(c)))
+    lateness = lateness_seconds(out["arrival"], out["application_time"])
+    exclude = (policy.timestamp_by or "", "partition")
+    return choose_senders(out.select(inputs), lateness, exclude, out["partition"]).column
 
 
 def far_off_of(out: pl.DataFrame, policy: OrderingPolicy) -> tuple[FarOffTimes | None, str]:
@@ -164,12 +162,11 @@ def far_off_events(
     column = policy.timestamp_by
     if column is None or out.is_empty():
         return np.zeros(out.height, dtype=bool), None, ""
-    sender = sender_column(out, policy)
     mask, far = far_off_times(
         out,
         column if column in out.columns else "application_time",
         out.get_column("application_time"),
-        sender,
+        lambda: sender_column(out, policy),
     )
     if far is None:
         return mask, None, ""

@@ -27,7 +27,7 @@ from diagnostics.engine.columns import EventColumns
 from diagnostics.engines.policy import EngineRules, FlinkRules
 from diagnostics.engines.replay import replay_rules
 from diagnostics.scalars import as_datetime
-from diagnostics.whatif.senders import sender_columns
+from diagnostics.whatif.senders import choose_senders, lateness_seconds
 
 #: An event counts as ahead when its time is past its arrival by more than the engine's
 #: bound plus this (clock jitter of a few milliseconds moves nothing that matters).
@@ -191,11 +191,15 @@ def _replay_with_times(out: pl.DataFrame, rules: EngineRules, times: np.ndarray)
 
 
 def _sender_column(out: pl.DataFrame, rules: EngineRules) -> str | None:
+    """The capture's sender column by the one rule
+    (:func:`diagnostics.whatif.senders.choose_senders`, on the events' lateness)."""
     from diagnostics.engine.columns import OUTCOME_COLUMNS
 
     events = out.drop([c for c in OUTCOME_COLUMNS if c in out.columns])
-    found = sender_columns(events, exclude=[rules.event_time, "arrival_time", "partition_id"])
-    return found[0] if found else None
+    lateness = lateness_seconds(out["arrival"], out["application_time"])
+    exclude = (rules.event_time, "arrival_time", "partition_id")
+    partition = out["partition"] if "partition" in out.columns else None
+    return choose_senders(events, lateness, exclude, partition).column
 
 
 def _senders(

@@ -27,6 +27,7 @@ from diagnostics.explain.model import (
     Finding,
     Impact,
     Report,
+    Senders,
     Suggestion,
     SuggestionKind,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Impact",
     "Replayed",
     "Report",
+    "Senders",
     "Suggestion",
     "SuggestionKind",
     "diagnose",
@@ -113,12 +115,14 @@ def explain(
         findings, recommended = with_recommendation(
             findings, events, policy, columns=columns, partitions=partitions, evaluator=evaluator
         )
+    chosen = evidence.senders
     return Report(
         findings=findings,
         sources=evidence.sources,
         policy=describe(policy),
         recommended=recommended,
         tolerances=() if events is not None else _single_lines(evidence.job, read_with, policy_job),
+        senders=None if chosen is None else Senders(chosen.column, chosen.reason),
     )
 
 

@@ -16,14 +16,16 @@ from diagnostics.durations import MINUTE
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, replay
-from diagnostics.engine.summary import far_off_events, sender_column, summarize
+from diagnostics.engine.summary import far_off_events, summarize
 from diagnostics.errors import InputError, Setting
 from diagnostics.explain.evidence import Evidence
 from diagnostics.explain.invalid_times import INVALID_DATA, invalid_breakdown, unreadable_bodies
-from diagnostics.explain.keys import analyse_keys, candidate_columns
+from diagnostics.explain.keys import analyse_keys
 from diagnostics.explain.kind_stats import KindStats, minute_rates
+from diagnostics.explain.sender_groups import grouped_senders, sender_groups
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_int
+from diagnostics.whatif.senders import choose_senders, lateness_seconds
 
 #: A partition without events for this long counts as idle (ASA's notice interval; docs/semantics.md, "Diagnostics ASA writes").
 IDLE_NS = 5 * MINUTE
@@ -140,14 +142,15 @@ def from_capture(
     out = replayed.outcomes
     arrival_ns = out["arrival"].dt.epoch("ns")
     app_ns = out["application_time"].dt.epoch("ns")
-    lateness = ((arrival_ns - app_ns) / 1e9).alias("lateness")
+    lateness = lateness_seconds(out["arrival"], out["application_time"])
     exclude = {
         policy.timestamp_by,
         columns.arrival,
         columns.partition or "",
         *(c for c in out.columns if c not in events.columns),
     }
-    candidates = candidate_columns(events, exclude)
+    senders = choose_senders(events, lateness, exclude, out["partition"])
+    candidates = list(senders.over_columns)
     valid = ~(out["early"] | out["invalid_timestamp"] | out["invalid_key"])
     # rule 4 compares the late-adjusted time (docs/semantics.md, "The rules, as implemented"): max(application, arrival − late)
     late_ns = policy.late_arrival_ns
@@ -162,17 +165,27 @@ def from_capture(
     ooo_s = policy.effective_ooo_ns / 1e9
     across, keys = analyse_keys(work, candidates, ooo_s)
     disorder = pl.DataFrame({"event_id": work["event_id"], "d": across}).sort("event_id")["d"]
-    key = (
-        keys[0]["column"]
-        if keys and keys[0]["good"]
-        else (max(candidates, key=lambda c: events[c].n_unique()) if candidates else None)
-    )
+    key = senders.column
     mask, far, _ = far_off_events(out, policy)
     apart = None if far is None else (mask, far)
     # bodies the input cannot read are InputDeserializerError.InvalidData, never invalid times
     unreadable = unreadable_bodies(out, policy.timestamp_by)
     flags = {kind: out[flag] for kind, flag in _FLAGS.items()}
     flags[ErrorKind.INVALID_TIMESTAMP] = flags[ErrorKind.INVALID_TIMESTAMP] & ~unreadable
+    groups = () if key is None else sender_groups(out, key, lateness, exclude)
+    ungrouped = {}
+    if groups and key is not None:  # the late (early) events no late (early) group names
+        for kind in (ErrorKind.LATE, ErrorKind.EARLY):
+            named = grouped_senders(groups, early=kind is ErrorKind.EARLY)
+            rest = ~out[key].cast(pl.String).is_in(named).fill_null(False)
+            kept = rest.to_numpy()
+            ungrouped[kind.value] = _stats(
+                out.filter(rest),
+                flags[kind].filter(rest),
+                lateness.filter(rest),
+                key,
+                None if far is None else (mask[kept], far),
+            )
     kinds = {
         kind.value: _stats(
             out,
@@ -187,7 +200,7 @@ def from_capture(
     kinds[invalid] = replace(
         kinds[invalid],
         breakdown=invalid_breakdown(
-            out, flags[ErrorKind.INVALID_TIMESTAMP], policy.timestamp_by, sender_column(out, policy)
+            out, flags[ErrorKind.INVALID_TIMESTAMP], policy.timestamp_by, key
         ),
     )
     if unreadable.any():
@@ -211,6 +224,9 @@ def from_capture(
         disorder=across.drop_nulls().to_numpy(),
         key_analysis=keys,
         key_column=key,
+        senders=senders,
+        sender_groups=groups,
+        ungrouped=ungrouped,
         late_ooo_overlap=int((out["late"] & out["out_of_order"]).sum()),
         time_range={"from": summary["arrival_from"], "to": summary["arrival_to"]},
     )

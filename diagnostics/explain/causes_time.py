@@ -101,15 +101,16 @@ def _sized(stats: KindStats) -> int | None:
 def suggested_late_s(evidence: Evidence) -> int | None:
     """The late tolerance :func:`late_arrivals` suggests (``None``: it suggests none), so
     that a finding sized from the late tolerance says the same value."""
-    stats = evidence.stats(ErrorKind.LATE)
+    stats = evidence.rest(ErrorKind.LATE)
     if stats is None or _historical_share(stats) >= 0.5:
         return None
     return _sized(stats)
 
 
 def late_arrivals(evidence: Evidence) -> Finding | None:
-    """Events later than the late tolerance, when most of them are not historical."""
-    stats = evidence.stats(ErrorKind.LATE)
+    """Events later than the late tolerance, when most of them are not historical (those of
+    the senders in no group, when the capture shows groups)."""
+    stats = evidence.rest(ErrorKind.LATE)
     if stats is None or _historical_share(stats) >= 0.5:
         return None
     current = late_s(evidence)
@@ -182,8 +183,9 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
 
 
 def early_arrivals(evidence: Evidence) -> Finding | None:
-    """Events more than 5 minutes ahead of their arrival: sender clocks run fast."""
-    stats = evidence.stats(ErrorKind.EARLY)
+    """Events more than 5 minutes ahead of their arrival: sender clocks run fast (those of
+    the senders in no group, when the capture shows groups)."""
+    stats = evidence.rest(ErrorKind.EARLY)
     if stats is None:
         return None
     offset = stats.quantile(0.5)

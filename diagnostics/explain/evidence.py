@@ -23,8 +23,10 @@ from diagnostics.aggregates import SUMMARY_FILE, TableName, read_summary, scan
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
 from diagnostics.explain.kind_stats import KindStats, kind_stats
+from diagnostics.explain.sender_groups import SenderGroup
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_float, as_int
+from diagnostics.whatif.senders import SenderChoice
 from diagnostics.words import noun
 
 
@@ -59,6 +61,12 @@ class Evidence:
     #: (quarantined), as its summary.json counts them
     records_total: int = 0
     records_quarantined: int = 0
+    #: with a capture: the sender column and why (:mod:`diagnostics.whatif.senders`)
+    senders: SenderChoice | None = None
+    #: groups of senders with a cause of their own (:mod:`diagnostics.explain.sender_groups`)
+    sender_groups: tuple[SenderGroup, ...] = ()
+    #: the late and early events of the senders in no group
+    ungrouped: dict[str, KindStats] = field(default_factory=dict)
 
     def count(self, kind: ErrorKind) -> int:
         """Events of ``kind`` (0 when absent)."""
@@ -69,6 +77,14 @@ class Evidence:
         """The stats of ``kind``, if any event of it was seen."""
         stats = self.kinds.get(kind.value)
         return stats if stats and stats.events else None
+
+    def rest(self, kind: ErrorKind) -> KindStats | None:
+        """The events of ``kind`` no sender group's finding names (all of them without
+        groups), if any: what the late and early arrivals' findings report."""
+        if not self.sender_groups or kind.value not in self.ungrouped:
+            return self.stats(kind)
+        stats = self.ungrouped[kind.value]
+        return stats if stats.events else None
 
 
 def _scan(agg_dir: Path, table: TableName, job: str | None = None) -> pl.DataFrame | None:

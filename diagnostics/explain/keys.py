@@ -1,5 +1,6 @@
 """Which column would make a good ``TIMESTAMP BY ... OVER`` key.
 
+The candidates are the sender columns (:func:`diagnostics.whatif.senders.choose_senders`).
 For each candidate column, in arrival order per partition, an event's *disorder* is how far
 its time (late-adjusted, as rule 4 checks it) is behind the largest one seen before it: on
 the partition (across keys, what ASA checks today) and within its (partition, key) substream
@@ -19,21 +20,6 @@ from diagnostics.scalars import as_float
 
 #: A key leaving at most this share of the out-of-order events is a good OVER key.
 GOOD_SHARE = 0.10
-
-
-def candidate_columns(frame: pl.DataFrame, exclude: set[str]) -> list[str]:
-    """String or integer columns with 2 .. n/2 distinct values, not in ``exclude``."""
-    out = []
-    n = frame.height
-    for name, dtype in frame.schema.items():
-        if name in exclude or name.startswith("__"):
-            continue
-        if not (dtype == pl.String or dtype.is_integer()):
-            continue
-        distinct = frame[name].n_unique()
-        if 2 <= distinct <= max(2, n // 2):
-            out.append(name)
-    return out
 
 
 def disorder(work: pl.DataFrame, by: list[str]) -> pl.Series:

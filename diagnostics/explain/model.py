@@ -23,6 +23,9 @@ class Cause(StrEnum):
     IDLE_PARTITION = "idle_partition"
     LATE_ARRIVALS = "late_arrivals"
     EARLY_ARRIVALS = "early_arrivals"
+    BATCHING_SENDERS = "batching_senders"
+    SLOW_CLOCKS = "slow_clocks"
+    FAST_CLOCKS = "fast_clocks"
     OUT_OF_ORDER = "out_of_order"
     HISTORICAL_REPLAY = "historical_replay"
     TOLERANCE_TOO_LOOSE = "tolerance_too_loose"
@@ -45,6 +48,7 @@ class SuggestionKind(StrEnum):
     TIMESTAMP_BY_OVER = "timestamp_by_over"
     FEED_ALL_PARTITIONS = "feed_all_partitions"
     FIX_SENDER_CLOCKS = "fix_sender_clocks"
+    FLUSH_MORE_OFTEN = "flush_more_often"
     FIX_PAYLOAD = "fix_payload"
     SEPARATE_REPLAY_JOB = "separate_replay_job"
     SCALE_OUT = "scale_out"
@@ -251,9 +255,27 @@ class Recommended:
 
 
 @dataclass(frozen=True, slots=True)
+class Senders:
+    """With a capture: the column whose values the findings name as senders (``None``: none
+    found) and why it was chosen (docs/explain.md, "How the sender column is chosen")."""
+
+    column: str | None
+    reason: str
+
+    @property
+    def line(self) -> str:
+        """``sender column: deviceId (its 200 values repeat ...)``."""
+        return f"sender column: {self.column or 'none'} ({self.reason})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"column": self.column, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Findings, most important first, and where the evidence came from; with a capture,
-    the one recommended setting."""
+    the one recommended setting and the sender column."""
 
     findings: list[Finding]
     sources: tuple[str, ...] = ()
@@ -263,16 +285,18 @@ class Report:
     #: definition applies to, and the jobs read with ASA's defaults (assumed)
     #: (:mod:`diagnostics.explain.assumed`)
     tolerances: tuple[str, ...] = ()
+    senders: Senders | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``{"findings": [...], "sources": [...], "policy": ..., "tolerances": [...],
-        "recommended": ...}``."""
+        "recommended": ..., "senders": ...}``."""
         return {
             "findings": [f.to_dict() for f in self.findings],
             "sources": list(self.sources),
             "policy": self.policy,
             "tolerances": list(self.tolerances),
             "recommended": None if self.recommended is None else self.recommended.to_dict(),
+            "senders": None if self.senders is None else self.senders.to_dict(),
         }
 
     @property

@@ -17,6 +17,7 @@ from diagnostics.explain import causes_partitions as parts
 from diagnostics.explain import causes_time as times
 from diagnostics.explain.assumed import ASSUMED_KEY, TOLERANCE_KEYS
 from diagnostics.explain.evidence import Evidence
+from diagnostics.explain.fleet_causes import fleet_findings
 from diagnostics.explain.model import Cause, Finding
 
 DETECTORS = (
@@ -88,9 +89,31 @@ def _idle_follows_skew(found: list[Finding]) -> list[Finding]:
     return out
 
 
+#: The sender groups' causes whose late events put others out of order.
+_LATE_GROUPS = (Cause.BATCHING_SENDERS, Cause.SLOW_CLOCKS)
+
+
+def _follows_groups(found: list[Finding]) -> list[Finding]:
+    """Out-of-order events that follow late events follow the sender group with the most late
+    events when no late-arrivals finding is left (every late sender is in a group)."""
+    causes = {f.cause for f in found}
+    groups = [f for f in found if f.cause in _LATE_GROUPS]
+    if Cause.LATE_ARRIVALS in causes or not groups:
+        return found
+    root = max(groups, key=lambda f: f.impact.get("events_affected", 0)).cause.value
+    late = Cause.LATE_ARRIVALS.value
+    return [
+        replace(f, impact={**f.impact, "consequence_of": root})
+        if f.impact.get("consequence_of") == late
+        else f
+        for f in found
+    ]
+
+
 def diagnose(evidence: Evidence) -> list[Finding]:
     """Every finding the evidence supports, ranked; a healthy job gets one info finding."""
-    found = _idle_follows_skew([f for f in (detect(evidence) for detect in DETECTORS) if f])
+    found = [f for f in (detect(evidence) for detect in DETECTORS) if f]
+    found = _idle_follows_skew(_follows_groups(found + fleet_findings(evidence)))
     verdict = parts.healthy(evidence, found)
     findings = [*found, *([verdict] if verdict else [])]
     if evidence.policy is None:  # the tolerances shown are ASA's defaults: say so

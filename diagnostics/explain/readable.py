@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from diagnostics.explain.assumed import ASSUMED_KEY, HOW_TO_GIVE, TOLERANCE_KEYS, seconds_assumed
+from diagnostics.explain.sender_groups import compact
 from diagnostics.words import number, partitions, plural
 
 #: Labels of the evidence and impact values findings carry (others: the key in words).
@@ -20,6 +21,9 @@ LABELS = {
     "events_per_partition": "events per partition",
     "events_per_minute": "events per minute",
     "top_keys": "top senders",
+    "senders": "senders",
+    "gateway": "all the senders of",
+    "upload_period_seconds": "uploads every",
     "lateness": "lateness",
     "disorder": "out of order by",
     "current_late_tolerance_seconds": "late-arrival tolerance now",
@@ -188,6 +192,7 @@ SUGGESTION_LABELS = {
     "timestamp_by_over": "query: TIMESTAMP BY ... OVER",
     "feed_all_partitions": "senders",
     "fix_sender_clocks": "sender clocks",
+    "flush_more_often": "gateway uploads",
     "fix_payload": "event payload",
     "separate_replay_job": "separate job",
     "scale_out": "scale out",
@@ -221,10 +226,14 @@ def _value(key: str, value: Any) -> str:
         return "unlimited" if "tolerance" in key else "none"
     if key in _PERCENT and isinstance(value, int | float):
         return f"{float(value):.1%}"
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping) and key != "gateway":
         return _mapping(value, key)
     if key == "idle_partitions" and isinstance(value, Sequence):
         return partitions(value)
+    if key == "senders" and isinstance(value, Sequence) and not isinstance(value, str):
+        return f"{compact([str(v) for v in value])} ({number(len(value))})"
+    if key == "gateway" and isinstance(value, Mapping):
+        return "; ".join(f"{k} {', '.join(str(v) for v in vs)}" for k, vs in value.items())
     if key.endswith("_seconds") or key == "early_by":
         return _seconds(value) if isinstance(value, int | float) else str(value)
     if isinstance(value, Sequence) and not isinstance(value, str):

@@ -83,6 +83,8 @@ def to_text(report: Report) -> str:
         head += "\n" + "\n".join(
             textwrap.wrap(line, 96, initial_indent="tolerances: ", subsequent_indent="  ")
         )
+    if report.senders is not None:
+        head += f"\n{report.senders.line}"
     body: list[str] = [head, ""]
     if report.recommended is not None:
         body += [*recommended_lines(report.recommended), ""]
@@ -98,6 +100,8 @@ def to_markdown(report: Report, *, level: int = 2) -> str:
     if report.policy:
         out.append(f"Policy: `{report.policy}`.")
     out += [f"Tolerances: {line}." for line in report.tolerances]
+    if report.senders is not None:
+        out.append(f"Sender column: `{report.senders.column or 'none'}` ({report.senders.reason}).")
     out.append("")
     if report.recommended is not None:
         r = report.recommended

@@ -74,8 +74,8 @@ class FleetConfig:
     """The fleet's settings. Invariants (``__post_init__``): positive counts and spans; the
     injected groups are disjoint device ranges inside the fleet; the silent partition exists.
 
-    Device groups, as first device and count: the batching gateway's devices are those of
-    gateway ``batching_gateway`` (devices ``20 * batching_gateway`` ...); the fast clocks start
+    Device groups, as first device and count: the batching gateway's devices are the first
+    ``gateway_devices`` of gateway ``batching_gateway`` (devices ``20 * batching_gateway`` ...); the fast clocks start
     at ``fast_first``, the slow clocks at ``slow_first``; ``us_time_device`` writes US dates.
     A count of 0 (or ``None`` for the partition and device) switches that cause off.
     """
@@ -87,6 +87,8 @@ class FleetConfig:
     seed: int = 0
     start_ms: int = FLEET_START_MS
     batching_gateway: int | None = 2
+    #: how many of the batching gateway's devices (its first ones) upload in batches
+    gateway_devices: int = DEVICES_PER_GATEWAY
     gateway_period_ms: int = 180 * SECOND_MS
     fast_first: int = 120
     fast_devices: int = 5
@@ -110,7 +112,7 @@ class FleetConfig:
         problem = partition_count_problem(self.partitions)
         if problem is not None:
             raise UsageError(problem, Setting.PARTITIONS)
-        for name in ("devices", "duration_ms", "gateway_period_ms"):
+        for name in ("devices", "duration_ms", "gateway_period_ms", "gateway_devices"):
             if getattr(self, name) <= 0:
                 msg = f"fleet setting {name} must be positive, got {getattr(self, name)}"
                 raise UsageError(msg)
@@ -118,6 +120,12 @@ class FleetConfig:
             if getattr(self, name) < 0:
                 msg = f"fleet setting {name} must be 0 or more, got {getattr(self, name)}"
                 raise UsageError(msg)
+        if self.gateway_devices > DEVICES_PER_GATEWAY:
+            msg = (
+                f"fleet setting gateway_devices {self.gateway_devices}: a gateway has "
+                f"{DEVICES_PER_GATEWAY} devices"
+            )
+            raise UsageError(msg)
         if self.non_json < 0 or self.far_off < 0:
             msg = "fleet settings non_json and far_off must be 0 or more"
             raise UsageError(msg)
@@ -154,7 +162,7 @@ def groups(config: FleetConfig) -> dict[str, tuple[int, ...]]:
     found: dict[str, tuple[int, ...]] = {}
     if config.batching_gateway is not None:
         first = config.batching_gateway * DEVICES_PER_GATEWAY
-        found["batching_gateway"] = tuple(range(first, first + DEVICES_PER_GATEWAY))
+        found["batching_gateway"] = tuple(range(first, first + config.gateway_devices))
     if config.fast_devices:
         found["fast_clocks"] = tuple(
             range(config.fast_first, config.fast_first + config.fast_devices)

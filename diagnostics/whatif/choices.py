@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from diagnostics.whatif.recommend import Recommendation
+from diagnostics.whatif.rule import budget_expr
 from diagnostics.words import listed, plural
 
 #: How many settings "came close" FIX.md and the app list.
@@ -90,13 +91,23 @@ def left_out(rec: Recommendation, proposed: Proposed) -> list[str]:
     return notes
 
 
+def _budget_pct(row: dict) -> float:
+    """The share of the events a setting can change that ``row`` leaves adjusted or
+    dropped (what the budget counts)."""
+    if row.get("pct_budget") is not None:
+        return float(row["pct_budget"])
+    return float(row["pct_adjusted"] + row["pct_dropped"])
+
+
 def _why(rec: Recommendation, other: dict, chosen: dict) -> str:
     """Why ``chosen`` won over ``other`` under the rule, in a few words."""
     budget = rec.rule.budget_pct
-    a_other = other["pct_adjusted"] + other["pct_dropped"]
-    a_chosen = chosen["pct_adjusted"] + chosen["pct_dropped"]
+    a_other, a_chosen = _budget_pct(other), _budget_pct(chosen)
     if a_other > budget + 1e-12 >= a_chosen:
-        return f"it leaves {a_other:.2f}% of the events adjusted or dropped, above {budget:g}%"
+        return (
+            f"it leaves {a_other:.2f}% of the events a setting can change adjusted or dropped, "
+            f"above {budget:g}%"
+        )
     d_other, d_chosen = other["delay_p95_s"], chosen["delay_p95_s"]
     if d_other is None or other["never_released"]:
         return "some events are never released under it"
@@ -109,8 +120,34 @@ def _why(rec: Recommendation, other: dict, chosen: dict) -> str:
     )
 
 
+def unsaveable_note(rec: Recommendation) -> str | None:
+    """The events no setting can keep, counted apart from the budget, with their own fix
+    (``None`` when there are none)."""
+    lost = rec.unsaveable
+    if not lost.total:
+        return None
+    events = int(rec.row["events"])
+    kinds = []
+    if lost.early:
+        kinds.append(
+            f"{plural(lost.early, 'event')} early beyond ASA's fixed 5-minute window (fix: "
+            "synchronise the senders' clocks with NTP)"
+        )
+    if lost.invalid:
+        kinds.append(
+            f"{plural(lost.invalid, 'event')} without a valid time (fix: the senders' timestamps)"
+        )
+    share = f"{100 * lost.total / events:.2f}%" if events else "all"
+    return (
+        f"{plural(lost.total, 'event')} ({share}) no setting can keep, counted apart from the "
+        f"budget: {listed(kinds)}; the budget is {rec.rule.budget_pct:g}% of the other "
+        f"{events - lost.total:,} events"
+    )
+
+
 def clauses(rec: Recommendation, partitions: int) -> list[str]:
-    """What each clause of the recommended setting is there for, with numbers."""
+    """What each clause of the recommended setting is there for, with numbers, and the
+    events no setting can keep (:func:`unsaveable_note`)."""
     chosen = rec.row
     notes: list[str] = []
     if chosen["over"] and chosen["partition_by"] and partitions > 1:
@@ -132,7 +169,8 @@ def clauses(rec: Recommendation, partitions: int) -> list[str]:
                 f"OVER {chosen['over']} gives each sender its own timeline: the best setting "
                 f"without it {_both(without)}"
             )
-    return notes
+    lost = unsaveable_note(rec)
+    return notes + ([lost] if lost else [])
 
 
 def came_close(rec: Recommendation, most: int = CLOSE) -> list[dict]:
@@ -140,7 +178,7 @@ def came_close(rec: Recommendation, most: int = CLOSE) -> list[dict]:
     budget, nearest p95 delay first: the settings that came close."""
     table = rec.table.filter(~pl.col("recommended"))
     budget = rec.rule.budget_pct + 1e-12
-    table = table.filter(pl.col("pct_adjusted") + pl.col("pct_dropped") <= budget)
+    table = table.filter(budget_expr() <= budget)
     best = (
         table.sort("delay_p95_s", nulls_last=True)
         .group_by("over", "partition_by", "action", maintain_order=True)
@@ -205,7 +243,12 @@ def aggregation_note(query: str | None, rec: Recommendation) -> str | None:
 def explain_choice(
     rec: Recommendation, proposed: Proposed, partitions: int, query: str | None = None
 ) -> list[str]:
-    """Every sentence of why: left out, clauses, aggregation."""
-    notes = left_out(rec, proposed) + clauses(rec, partitions)
+    """Every sentence of why: the sender column, left out, clauses, aggregation."""
+    senders = (
+        [f"sender column: {rec.senders.column} ({rec.senders.reason})"]
+        if rec.senders is not None and rec.senders.column
+        else []
+    )
+    notes = senders + left_out(rec, proposed) + clauses(rec, partitions)
     note = aggregation_note(query, rec)
     return notes + ([note] if note else [])

@@ -27,7 +27,7 @@ import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.engine import OrderingEngine
-from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.policy import EARLY_WINDOW_NS, OrderingPolicy
 from diagnostics.engine.replay import arrival_times, partitions_in
 from diagnostics.errors import InputError, Setting
 from diagnostics.timestamps import to_utc
@@ -86,6 +86,42 @@ def prepare(
     )
     frame = frame.sort(columns.parsed_arrival, columns.row, maintain_order=True)
     return Prepared(frame.rechunk(), parts, columns)
+
+
+@dataclass(frozen=True)
+class Unsaveable:
+    """Events no ordering setting can keep, counted apart from the recommender's budget:
+    ``early`` more than ASA's fixed 5-minute early window ahead of their arrival (fix: the
+    senders' clocks), ``invalid`` without a valid application time (fix: the senders'
+    timestamps). docs/semantics.md, "The rules, as implemented"."""
+
+    early: int = 0
+    invalid: int = 0
+
+    @property
+    def total(self) -> int:
+        """Both kinds."""
+        return self.early + self.invalid
+
+
+def unsaveable_masks(
+    prepared: Prepared, timestamp_by: str, *, early_policy: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """(early, invalid) per event of ``prepared``, in its (processing) order: the events no
+    setting can keep (an early event has a valid time)."""
+    app = prepared.frame[timestamp_by].dt.epoch("ns")
+    invalid = app.is_null().to_numpy()
+    if not early_policy:
+        return np.zeros_like(invalid), invalid
+    arrival = prepared.frame[prepared.columns.parsed_arrival].dt.epoch("ns")
+    early = ((app - arrival) > EARLY_WINDOW_NS).fill_null(value=False).to_numpy()
+    return early, invalid
+
+
+def unsaveable(prepared: Prepared, timestamp_by: str, *, early_policy: bool = True) -> Unsaveable:
+    """How many events of ``prepared`` no setting can keep (:class:`Unsaveable`)."""
+    early, invalid = unsaveable_masks(prepared, timestamp_by, early_policy=early_policy)
+    return Unsaveable(early=int(early.sum()), invalid=int(invalid.sum()))
 
 
 #: The release-delay percentiles every table shows (an event's own delay: the "higher" method).

@@ -12,7 +12,11 @@ The release delay grows with both tolerances, so the least delay is among those 
 the engine replays them coarse to fine (a few spread over the list, then the neighbours of
 the best, until no unmeasured setting is left between them), with PARTITION BY off and on.
 Every number shown is the engine's. The rule (:class:`~diagnostics.whatif.rule.Rule`)
-then picks one row of everything measured, the job's own setting included.
+then picks one row of everything measured, the job's own setting included. Its budget is
+taken over the events a setting can change: those early beyond ASA's fixed 5-minute window
+and those without a valid time are dropped whatever the setting (``unsaveable``, reported
+apart with their own fix), so they neither use up the budget nor push the search to the
+largest tolerances.
 
 Each round of the search hands its settings to the evaluator together
 (:class:`~diagnostics.whatif.evaluate.Evaluator`: here by default, or on Spark with
@@ -31,10 +35,17 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import MAX_TOLERANCE_NS, Action, OrderingPolicy
 from diagnostics.errors import Setting, UsageError
-from diagnostics.whatif.evaluate import Evaluator, Measures, Prepared, evaluate_locally, prepare
+from diagnostics.whatif.evaluate import (
+    Evaluator,
+    Measures,
+    Prepared,
+    Unsaveable,
+    evaluate_locally,
+    prepare,
+)
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
-from diagnostics.whatif.senders import sender_columns
+from diagnostics.whatif.senders import SenderChoice, sender_choice
 from diagnostics.whatif.staircase import Timelines, late_candidates_s, staircase, timelines_of
 from diagnostics.whatif.sweep import SCHEMA, SweepResult, pareto_mask, row_of
 
@@ -43,14 +54,15 @@ SEARCH, CURRENT, PROPOSED = "search", "job as it is", "proposed"
 
 
 def default_over_sets(
-    events: pl.DataFrame, policy: OrderingPolicy, columns: EventColumns | None, most: int
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    columns: EventColumns | None,
+    most: int,
+    prepared: Prepared | None = None,
 ) -> list[tuple[str, ...]]:
-    """The OVER key sets tried when none are given: each column that names senders (at most
-    ``most``, best first), the time, arrival and partition columns left out."""
-    known = columns or EventColumns()
-    found = sender_columns(
-        events, (policy.timestamp_by or "", known.arrival, known.partition or "")
-    )
+    """The OVER key sets tried when none are given: the sender columns of
+    :func:`sender_choice` (at most ``most``, best first)."""
+    found = sender_choice(events, policy, columns, prepared).over_columns
     return [(k,) for k in found[:most]]
 
 
@@ -90,7 +102,8 @@ class RecommendConfig:
 class Recommendation:
     """The recommended setting, every measured row (``SCHEMA`` plus ``tried_as``,
     ``pareto``, ``recommended``), the rule, the job's policy, the sender columns found and
-    the late/out-of-order tolerances the search measured."""
+    the late/out-of-order tolerances the search measured; the events no setting can keep
+    (counted apart by the budget) and the sender column chosen (without given OVER sets)."""
 
     policy: OrderingPolicy
     table: pl.DataFrame
@@ -100,6 +113,8 @@ class Recommendation:
     late_values_s: tuple[int, ...] = ()
     ooo_values_s: tuple[int, ...] = ()
     skipped: tuple[str, ...] = field(default_factory=tuple)
+    unsaveable: Unsaveable = field(default_factory=Unsaveable)
+    senders: SenderChoice | None = None
 
     @property
     def row(self) -> dict:
@@ -185,6 +200,8 @@ class _Measured:
         self.rows: dict[OrderingPolicy, dict] = {}
         self._prepared: dict[tuple[str, ...], Prepared] = {}
         self.skipped: list[str] = []
+        #: the capture's events no setting can keep (the same under every setting)
+        self.unsaveable = 0
 
     def prepared(self, over: tuple[str, ...]) -> Prepared:
         if over not in self._prepared:
@@ -216,7 +233,7 @@ class _Measured:
             batch = [policy for policy in todo if policy.over == over]
             found.update(zip(batch, self.evaluator(self.prepared(over), batch), strict=True))
         for policy, tried_as in todo.items():
-            row = {**row_of(policy, found[policy]), "action": policy.action.value}
+            row = {**row_of(policy, found[policy], self.unsaveable), "action": policy.action.value}
             self.rows[policy] = {**row, "tried_as": tried_as}
         return [self.rows.get(policy) for policy, _ in settings]
 
@@ -294,23 +311,27 @@ def recommend(
         msg = "a TIMESTAMP BY column is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg, Setting.TIMESTAMP_BY)
     columns = columns or EventColumns()
+    measured = _Measured(events, policy, columns, partitions, evaluator)
+    senders = None
     if config.over is None:
-        over_sets = default_over_sets(events, policy, columns, config.most_keys)
+        senders = sender_choice(events, policy, columns, measured.prepared(()))
+        over_sets: list[tuple[str, ...]] = [(k,) for k in senders.over_columns[: config.most_keys]]
     else:
         over_sets = [tuple(o) for o in config.over if o]
     if policy.over and policy.over not in over_sets:
         over_sets.append(policy.over)
     over_sets = [(), *dict.fromkeys(over_sets)]
     actions = config.actions or (policy.action,)
-    measured = _Measured(events, policy, columns, partitions, evaluator)
     lines = {
         over: timelines_of(
             measured.prepared(over), policy.timestamp_by, over, early_policy=policy.early_policy
         )
         for over in over_sets
     }
-    n = next(iter(lines.values())).events
-    allowed = max(config.rule.allowed(n), min(t.unavoidable for t in lines.values()))
+    lost = lines[()].unsaveable
+    measured.unsaveable = lost.total
+    # the budget is taken over the events a setting can change
+    allowed = config.rule.allowed(lines[()].events - lost.total)
     for over, tl in lines.items():
         top = late_candidates_s(tl, full_scan_s=config.full_scan_s, most=config.most_late_values)
         # a large capture: every step-th second first, then every second around the best
@@ -349,4 +370,6 @@ def recommend(
         late_values_s=tuple(sorted({int(v) for v in table["late_arrival_s"].drop_nulls()})),
         ooo_values_s=tuple(sorted({int(v) for v in table["out_of_order_s"]})),
         skipped=tuple(measured.skipped),
+        unsaveable=lost,
+        senders=senders,
     )

@@ -78,8 +78,16 @@ def searched_grid(rec: Recommendation) -> str:
     late = _listed(rec.late_values_s)
     if rec.table["late_arrival_s"].null_count():  # measured unlimited: say it, as a flag
         late = f"{late},unlimited" if late else "unlimited"
-    return (
+    from diagnostics.whatif.choices import unsaveable_note
+
+    lines = [
         f"searched: {rec.table.height} settings from the capture's own lateness and disorder "
         f"(sender columns tried with OVER: {keys}); late tolerances --late-arrival "
         f"{late}, out-of-order --out-of-order {_listed(rec.ooo_values_s)}"
-    )
+    ]
+    if rec.senders is not None:
+        lines.append(f"sender column: {rec.senders.column or 'none'} ({rec.senders.reason})")
+    lost = unsaveable_note(rec)
+    if lost:
+        lines.append(f"not in the budget: {lost}")
+    return "\n".join(lines)

@@ -27,8 +27,10 @@ class Optimise(StrEnum):
 
 @dataclass(frozen=True)
 class Rule:
-    """``budget_pct``: the share of events (adjusted + dropped, %) a recommended setting may
-    leave; ``no_difference_s``: a setting with OVER or PARTITION BY must lower the p95 release
+    """``budget_pct``: the share of the events a setting can change (adjusted + dropped, %)
+    a recommended setting may leave: events early beyond ASA's fixed 5-minute window and
+    events without a valid time are dropped whatever the setting, so they are counted apart
+    (:func:`budget_share`); ``no_difference_s``: a setting with OVER or PARTITION BY must lower the p95 output
     delay by more than this against the best setting without that clause, else the simpler
     one is recommended (a query change that measures no difference is not written)."""
 
@@ -60,7 +62,9 @@ class Rule:
             )
         return (
             f"least p95 release delay among the settings that leave adjusted + dropped <= "
-            f"{self.budget_pct:g}% of the events (ties: fewer affected, smaller late then "
+            f"{self.budget_pct:g}% of the events a setting can change (events early beyond "
+            "ASA's fixed 5-minute window or without a valid time are counted apart: no "
+            "setting keeps them) (ties: fewer affected, smaller late then "
             "out-of-order tolerance, no OVER, no PARTITION BY); if none does, the setting with "
             "the fewest affected events (ties: least p95 delay); OVER and PARTITION BY only when "
             f"they lower that delay by more than {self.no_difference_s:g} s against the best "
@@ -69,7 +73,8 @@ class Rule:
         )
 
     def allowed(self, events: int) -> int:
-        """The most events a setting within the budget may leave adjusted or dropped."""
+        """The most of ``events`` (those a setting can change) a setting within the budget
+        may leave adjusted or dropped."""
         return math.floor(events * self.budget_pct / 100 + 1e-9)
 
     def choose(self, table: pl.DataFrame, keep: int | None = None) -> int | None:
@@ -81,7 +86,7 @@ class Rule:
             return None
         if self.optimise is Optimise.RESULTS:
             return self._by_results(table, keep)
-        affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+        affected = budget_share(table)
         delay = delays(table)
         late = table["late_arrival_s"].fill_null(np.inf).to_numpy()
         ooo = table["out_of_order_s"].to_numpy()
@@ -112,7 +117,7 @@ class Rule:
             raise ValueError(msg)
         changed = table["windows_changed"].to_numpy()
         error = table["p95_relative_error"].to_numpy()
-        affected = (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+        affected = budget_share(table)
         delay = delays(table)
         late = table["late_arrival_s"].fill_null(np.inf).to_numpy()
         ooo = table["out_of_order_s"].to_numpy()
@@ -132,12 +137,28 @@ class Rule:
         return best
 
 
+def budget_expr() -> pl.Expr:
+    """:func:`budget_share` as a polars expression (a table with ``unsaveable``)."""
+    saveable = pl.col("events") - pl.col("unsaveable")
+    changed = pl.col("adjusted") + pl.col("dropped") - pl.col("unsaveable")
+    return pl.when(saveable > 0).then(100 * changed / saveable).otherwise(0.0)
+
+
+def budget_share(table: pl.DataFrame) -> np.ndarray:
+    """What the budget counts, per row: adjusted + dropped less the events no setting can
+    keep (``unsaveable``), in percent of the events a setting can change; a table without
+    ``unsaveable`` counts every event (``pct_adjusted + pct_dropped``)."""
+    if "unsaveable" not in table.columns:
+        return (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+    return table.select(budget_expr()).to_series().to_numpy()
+
+
 def measures(table: pl.DataFrame, rule: Rule) -> np.ndarray:
     """What the Pareto front weighs against the delay: the windows changed (results) or the
-    adjusted + dropped share (events)."""
+    share of the events a setting can change left adjusted or dropped (events)."""
     if rule.optimise is Optimise.RESULTS:
         return table["windows_changed"].to_numpy().astype(float)
-    return (table["pct_adjusted"] + table["pct_dropped"]).to_numpy()
+    return budget_share(table)
 
 
 def delays(table: pl.DataFrame) -> np.ndarray:

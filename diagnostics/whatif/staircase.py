@@ -23,23 +23,25 @@ import numpy as np
 import polars as pl
 
 from diagnostics.durations import SECOND
-from diagnostics.engine.policy import EARLY_WINDOW_NS, MAX_TOLERANCE_NS, Action
+from diagnostics.engine.policy import MAX_TOLERANCE_NS, Action
 from diagnostics.engine.release import NEG
-from diagnostics.whatif.evaluate import Prepared
+from diagnostics.whatif.evaluate import Prepared, Unsaveable, unsaveable_masks
 
 
 @dataclass(frozen=True)
 class Timelines:
     """The capture as the per-event rules see it under one OVER key set, in processing order:
-    arrival and application time (ns), timeline id (-1: missing OVER key), and the events
-    that no tolerance can keep (invalid time, missing key, early: always dropped)."""
+    arrival and application time (ns), timeline id (-1: missing OVER key), the events no
+    setting can keep (``unsaveable``: early or without a valid time) and those this OVER key
+    set drops (``missing_key``: a valid time, no key), all always dropped."""
 
     arrival: np.ndarray
     app: np.ndarray
     timeline: np.ndarray
     timelines: int
     ok: np.ndarray  # valid and not early: the events tolerances decide about
-    unavoidable: int
+    unsaveable: Unsaveable
+    missing_key: int
     #: processing order grouped by timeline (stable), and where each timeline starts in it
     grouped: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -48,6 +50,11 @@ class Timelines:
     def events(self) -> int:
         """Number of events."""
         return int(self.arrival.size)
+
+    @property
+    def unavoidable(self) -> int:
+        """Events dropped whatever the tolerances: unsaveable ones and missing keys."""
+        return self.unsaveable.total + self.missing_key
 
     def lateness_ns(self) -> np.ndarray:
         """Arrival − application time of the events tolerances decide about."""
@@ -79,11 +86,10 @@ def timelines_of(
     else:
         timeline = part.to_numpy().astype(np.int64)
     arrival = frame[cols.parsed_arrival].dt.epoch("ns").to_numpy()
-    app_s = frame[timestamp_by].dt.epoch("ns")
-    invalid = app_s.is_null().to_numpy() | (timeline < 0)
-    app = app_s.fill_null(0).to_numpy()
-    early = (app - arrival > EARLY_WINDOW_NS) & ~invalid if early_policy else np.zeros_like(invalid)
-    ok = ~invalid & ~early
+    app = frame[timestamp_by].dt.epoch("ns").fill_null(0).to_numpy()
+    early, no_time = unsaveable_masks(prepared, timestamp_by, early_policy=early_policy)
+    no_key = (timeline < 0) & ~no_time & ~early
+    ok = ~no_time & ~early & ~no_key
     timeline = np.where(timeline < 0, 0, timeline)
     grouped = np.argsort(timeline, kind="stable")
     ordered = timeline[grouped]
@@ -94,7 +100,8 @@ def timelines_of(
         timeline=timeline,
         timelines=int(timeline.max(initial=-1)) + 1 or 1,
         ok=ok,
-        unavoidable=int((~ok).sum()),
+        unsaveable=Unsaveable(early=int(early.sum()), invalid=int(no_time.sum())),
+        missing_key=int(no_key.sum()),
         grouped=grouped,
         starts=starts.astype(np.int64),
     )
@@ -176,16 +183,18 @@ def late_candidates_s(lines: Timelines, *, full_scan_s: int, most: int) -> list[
 def staircase(
     lines: Timelines, late_values_s: list[int], allowed: int, action: Action
 ) -> list[tuple[int | None, int]]:
-    """The (late, out-of-order) tolerances in seconds that keep adjusted + dropped at most
-    ``allowed``, each with the least out-of-order tolerance, and none dominated (another with
-    both tolerances no larger): the settings the least release delay is among, since a larger
+    """The (late, out-of-order) tolerances in seconds that keep the events a setting can
+    change (adjusted, or dropped for being late, out of order or without an OVER key: the
+    unsaveable ones are left out) at most ``allowed``, each with the least out-of-order
+    tolerance, and none dominated (another with both tolerances no larger): the settings the
+    least release delay is among, since a larger
     tolerance holds every timeline's watermark back (it can only make output later, except
     for the late events it no longer adjusts)."""
     points: list[tuple[int | None, int]] = []
     best_ooo: int | None = None
     for late_s in sorted(late_values_s):
         c = counts(lines, late_s * SECOND, action)
-        ooo = c.least_ooo_s(allowed - lines.unavoidable - c.late)
+        ooo = c.least_ooo_s(allowed - lines.missing_key - c.late)
         if ooo is None or ooo > late_s:  # the tolerance in force is min(late, out-of-order)
             continue
         if best_ooo is None or ooo < best_ooo:
@@ -193,13 +202,13 @@ def staircase(
             best_ooo = ooo
     top = max(late_values_s, default=0)
     c = counts(lines, top * SECOND, action)
-    ooo = c.least_ooo_s(allowed - lines.unavoidable - c.late)
+    ooo = c.least_ooo_s(allowed - lines.missing_key - c.late)
     if c.late == 0 and ooo is not None and ooo > top and (best_ooo is None or ooo < best_ooo):
         points.append((ooo, ooo))  # no event late: the late tolerance only has to allow it
         best_ooo = ooo
     if lines.lateness_ns().max(initial=0) > MAX_TOLERANCE_NS:
         c = counts(lines, None, action)  # later than any finite tolerance: unlimited
-        ooo = c.least_ooo_s(allowed - lines.unavoidable)
+        ooo = c.least_ooo_s(allowed - lines.missing_key)
         if ooo is not None and (best_ooo is None or ooo < best_ooo):
             points.append((None, ooo))
     return points

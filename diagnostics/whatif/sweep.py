@@ -20,7 +20,14 @@ from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import PolicyError, Setting, UsageError
-from diagnostics.whatif.evaluate import Evaluator, Measures, Prepared, evaluate_locally, prepare
+from diagnostics.whatif.evaluate import (
+    Evaluator,
+    Measures,
+    Prepared,
+    evaluate_locally,
+    prepare,
+    unsaveable,
+)
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 
@@ -39,6 +46,8 @@ SCHEMA = {
     "never_released": pl.Int64,
     "pct_adjusted": pl.Float64,
     "pct_dropped": pl.Float64,
+    "unsaveable": pl.Int64,
+    "pct_budget": pl.Float64,
     "delay_p50_s": pl.Float64,
     "delay_p95_s": pl.Float64,
     "delay_max_s": pl.Float64,
@@ -62,9 +71,12 @@ class SweepResult:
         return rows.row(0, named=True) if rows.height else None
 
 
-def row_of(policy: OrderingPolicy, measures: Measures) -> dict:
-    """A row of :data:`SCHEMA`: the setting and what the engine measured under it."""
+def row_of(policy: OrderingPolicy, measures: Measures, unsaveable: int = 0) -> dict:
+    """A row of :data:`SCHEMA`: the setting and what the engine measured under it;
+    ``unsaveable``: the capture's events no setting can keep (counted apart by the budget)."""
     n = max(measures.events, 1)
+    saveable = measures.events - unsaveable
+    changed = measures.adjusted + measures.dropped - unsaveable
     return {
         "late_arrival_s": None
         if policy.late_arrival_ns is None
@@ -78,6 +90,8 @@ def row_of(policy: OrderingPolicy, measures: Measures) -> dict:
         "never_released": measures.never_released,
         "pct_adjusted": 100 * measures.adjusted / n,
         "pct_dropped": 100 * measures.dropped / n,
+        "unsaveable": unsaveable,
+        "pct_budget": 100 * changed / saveable if saveable > 0 else 0.0,
         "delay_p50_s": measures.delay_p50_s,
         "delay_p95_s": measures.delay_p95_s,
         "delay_max_s": measures.delay_max_s,
@@ -88,7 +102,9 @@ def measure_row(
     prepared: Prepared, policy: OrderingPolicy, evaluator: Evaluator = evaluate_locally
 ) -> dict:
     """One setting replayed by the engine: a row of :data:`SCHEMA`."""
-    return row_of(policy, evaluator(prepared, [policy])[0])
+    assert policy.timestamp_by is not None
+    lost = unsaveable(prepared, policy.timestamp_by, early_policy=policy.early_policy)
+    return row_of(policy, evaluator(prepared, [policy])[0], lost.total)
 
 
 def _check(policy: OrderingPolicy, prepared: Prepared) -> None:
@@ -176,7 +192,8 @@ def sweep(
                         settings.append(setting)
         if settings:  # one batch per OVER key set: the evaluator may run them side by side
             found = evaluator(prepared, settings)
-            rows += [row_of(s, m) for s, m in zip(settings, found, strict=True)]
+            lost = unsaveable(prepared, policy.timestamp_by, early_policy=policy.early_policy)
+            rows += [row_of(s, m, lost.total) for s, m in zip(settings, found, strict=True)]
             measured += settings
     table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
     if results is not None:

@@ -20,6 +20,7 @@ from diagnostics.appdata.lateness import device_column
 from diagnostics.appdata.partitions import MERGE_RULE
 from diagnostics.durations import SECOND
 from diagnostics.engine.replay import replay
+from diagnostics.explain.model import SnippetForm
 from tests.app.conftest import RULES_BAD, RULES_GOOD, SCENARIOS, figures, metrics, traces
 
 pytestmark = pytest.mark.timeout(600)
@@ -128,14 +129,18 @@ def test_findings_show_titles_evidence_and_fixes(open_app, agg_late):
     )
     titles = [s.value for s in at.subheader]
     assert titles == [f"{i + 1}. {f.title}" for i, f in enumerate(report.findings)]
-    # the scenario's cause: late senders; 513 late events (README)
-    assert report.findings[0].cause.value == "late_arrivals"
+    # the scenario's cause: late senders that send in batches; 513 late events (README)
+    assert report.findings[0].cause.value == "batching_senders"
     assert "513" in titles[0]
+    assert "dev-00000" in titles[0]  # the devices are named
     shown = [m.value for m in at.metric if m.label == "Events affected"]
     assert shown[0] == "513"
+    # which column names the senders, and why
+    assert any(c.value.startswith("Sender column: device_id (") for c in at.caption)
     # the fix, as copyable code
     snippets = [c.value for c in at.code]
-    assert report.findings[0].suggestions[0].snippet in snippets
+    setting = next(s for s in report.findings[0].suggestions if s.form is not SnippetForm.PROSE)
+    assert setting.snippet in snippets
     # the evidence chart of the top finding: per-partition ECDF with the 5 s tolerance line
     evidence = traces(figures(at)[0])
     assert evidence["tolerance"]["x"] == [5.0, 5.0]

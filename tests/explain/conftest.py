@@ -32,6 +32,13 @@ EXPECTED = {
     Scenario.HISTORICAL_REPLAY: "historical_replay",
     Scenario.HOT_PARTITION: "hot_partition",
 }
+#: With the capture, per-sender lateness tells which senders: the batching devices and the
+#: fast clock are findings of their own (docs/explain.md, "A fleet's causes").
+EXPECTED_WITH_CAPTURE = {
+    **EXPECTED,
+    Scenario.LATE_SENDERS: "batching_senders",
+    Scenario.CLOCK_SKEW: "fast_clocks",
+}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from diagnostics.explain import Cause, Finding, SuggestionKind, explain
 from diagnostics.generate import Scenario
 from diagnostics.kinds import Severity
 
-from .conftest import EXPECTED, PARTITIONS, POLICY, SEEDS
+from .conftest import EXPECTED, EXPECTED_WITH_CAPTURE, PARTITIONS, POLICY, SEEDS
 
 CASES = [(s, seed) for s in Scenario for seed in SEEDS]
 
@@ -37,7 +37,7 @@ def test_top_finding_with_the_capture_names_the_injected_cause(runs, scenario, s
     run = runs[(scenario.value, seed)]
     report = explain(run.agg_dir, events=run.events, policy=POLICY, partitions=PARTITIONS)
     assert report.top is not None
-    assert report.top.cause.value == EXPECTED[scenario]
+    assert report.top.cause.value == EXPECTED_WITH_CAPTURE[scenario]
     assert "capture" in report.sources
 
 
@@ -143,7 +143,7 @@ def _fields(policy: OrderingPolicy) -> dict:
 
 
 TARGET_FLAG = {Cause.LATE_ARRIVALS: "late", Cause.OUT_OF_ORDER: "out_of_order",
-               Cause.HISTORICAL_REPLAY: "late"}  # fmt: skip
+               Cause.HISTORICAL_REPLAY: "late", Cause.BATCHING_SENDERS: "late"}  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -172,9 +172,10 @@ def test_clock_fix_for_the_named_sender_removes_the_early_drops(runs, seed) -> N
     run = runs[("clock_skew", seed)]
     report = explain(run.agg_dir, events=run.events, policy=POLICY, partitions=PARTITIONS)
     top = report.top
-    assert top.cause is Cause.EARLY_ARRIVALS
-    senders = list(top.evidence["top_keys"])
-    offset = top.evidence["early_by"]["p50_seconds"]
+    assert top.cause is Cause.FAST_CLOCKS
+    senders = list(top.evidence["senders"])
+    assert senders == ["dev-00000"]  # the scenario's fast clock, and only it
+    offset = -top.evidence["clock_offset_seconds"]  # how far ahead
     assert re.search(r"dev-\d+", top.suggestions[0].snippet)
     corrected = run.events.with_columns(
         pl.when(pl.col("device_id").is_in(senders))

@@ -17,7 +17,6 @@ from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.explain import Cause, Finding, SuggestionKind, explain, rank, render
-from diagnostics.explain.keys import candidate_columns
 from diagnostics.kinds import Severity
 from diagnostics.report.pipeline import write_agg_dir
 
@@ -112,10 +111,11 @@ def test_over_key_analysis_prefers_the_device() -> None:
     assert analysis[0]["out_of_order_within_keys"] <= 0.1 * analysis[0]["out_of_order_across_keys"]
     snippet = report.top.suggestions[0].snippet
     assert snippet == "FROM input TIMESTAMP BY event_time OVER device_id PARTITION BY PartitionId"
-    # unique ids and measurements are never OVER candidates
-    assert candidate_columns(events, {"event_time", "arrival_time", "partition_id"}) == [
-        "device_id"
-    ]
+    # unique ids and measurements are never OVER candidates: the sender column is the one
+    assert [row["column"] for row in analysis] == ["device_id"]
+    assert report.senders is not None
+    assert report.senders.column == "device_id"
+    assert "message_id (about one value per event)" in report.senders.reason
 
 
 def test_explain_needs_a_source() -> None:
@@ -182,7 +182,8 @@ def test_cli_json_and_one_line_errors(tmp_path, capsys) -> None:
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((tmp_path / "r.json").read_text())
-    assert printed["findings"][0]["cause"] == "late_arrivals"
+    assert printed["findings"][0]["cause"] == "batching_senders"
+    assert printed["senders"]["column"] == "device_id"
     for argv, needle in (
         (["explain"], "AGG_DIR"),
         (["explain", "--events", str(capture)], "--timestamp-by"),

@@ -39,7 +39,8 @@ def test_demo_on_spark_reports_what_the_local_demo_reports(spark, tmp_path):
             tmp_path / "local" / "late_senders" / name
         ).read_text()
     assert (
-        json.loads((folder / "explain.json").read_text())["findings"][0]["cause"] == "late_arrivals"
+        json.loads((folder / "explain.json").read_text())["findings"][0]["cause"]
+        == "batching_senders"
     )
     md = (tmp_path / "spark" / "report.md").read_text().replace(str(tmp_path / "spark"), "OUT")
     assert md == (tmp_path / "local" / "report.md").read_text().replace(

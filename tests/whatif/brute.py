@@ -11,7 +11,7 @@ import polars as pl
 from diagnostics.durations import SECOND
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.whatif.evaluate import evaluate, prepare
+from diagnostics.whatif.evaluate import evaluate, prepare, unsaveable
 from diagnostics.whatif.rule import DEFAULT_RULE
 
 
@@ -27,8 +27,9 @@ def fewest(
     columns: EventColumns | None = None,
     partitions: tuple[int, ...] | None = None,
 ) -> int:
-    """The rule's budget in events, or, when no setting keeps within it, the fewest
-    affected events any setting leaves (the largest tolerances)."""
+    """The rule's budget in events (its share of the events a setting can change, plus the
+    unsaveable ones: early beyond the fixed window, invalid times), or, when no setting keeps
+    within it, the fewest affected events any setting leaves (the largest tolerances)."""
     assert policy.timestamp_by is not None
     least = None
     for over in over_sets:
@@ -43,7 +44,8 @@ def fewest(
         n = result.adjusted + result.dropped
         least = n if least is None else min(least, n)
         size = prepared.size
-    return max(DEFAULT_RULE.allowed(size), least or 0)
+        lost = unsaveable(prepared, policy.timestamp_by, early_policy=policy.early_policy).total
+    return max(DEFAULT_RULE.allowed(size - lost) + lost, least or 0)
 
 
 def brute_best(

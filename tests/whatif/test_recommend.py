@@ -19,7 +19,7 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.whatif.evaluate import evaluate, prepare
 from diagnostics.whatif.recommend import CURRENT, RecommendConfig, recommend
 from diagnostics.whatif.rule import Rule
-from diagnostics.whatif.senders import sender_columns
+from diagnostics.whatif.senders import choose_senders
 from diagnostics.whatif.staircase import counts, timelines_of
 
 from .brute import brute_best, fewest
@@ -186,8 +186,12 @@ def test_sender_columns_are_found_by_their_names() -> None:
             "PartitionId": [0, 1, 0, 1],
         }
     )
-    assert sender_columns(frame, ("PartitionId",)) == ["DeviceName", "device_id"]
-    assert sender_columns(frame.drop("DeviceName", "device_id")) == []
+    # no times: the lateness cannot tell senders apart, so the names decide (rule 5)
+    chosen = choose_senders(frame, None, ("PartitionId",))
+    assert chosen.over_columns == ("DeviceName", "device_id")
+    assert chosen.column == "DeviceName"
+    assert chosen.reason.startswith("chosen by its name")
+    assert choose_senders(frame.drop("DeviceName", "device_id")).over_columns == ()
 
 
 @pytest.mark.parametrize(
@@ -209,7 +213,7 @@ def test_sender_columns_are_found_by_their_names() -> None:
 )
 def test_a_sender_is_named_by_a_word_not_by_letters_inside_one(name: str, sender: bool) -> None:
     frame = pl.DataFrame({name: ["a", "b", "a", "b"], "other": [1, 2, 3, 4]})
-    assert sender_columns(frame) == ([name] if sender else [])
+    assert choose_senders(frame).over_columns == ((name,) if sender else ())
 
 
 def test_whatif_searches_by_default_prints_its_grid_and_still_takes_a_users_grid(

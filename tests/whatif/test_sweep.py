@@ -135,7 +135,7 @@ def test_cli_writes_the_table_and_marks_the_recommendation(tmp_path, capsys) -> 
 
 
 def test_a_grid_without_over_tries_the_sender_columns_as_the_search_does(tmp_path, capsys) -> None:
-    """--help: --over defaults to every column that names senders and --partition-by to off,on;
+    """--help: --over defaults to the sender columns and --partition-by to off,on;
     a grid of the user's own tolerances keeps those defaults, so it can find what explain and the
     search find (OVER device_id with PARTITION BY) instead of a far larger tolerance."""
     assert _disorder_grid(tmp_path) == 0
