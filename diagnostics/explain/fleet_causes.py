@@ -56,7 +56,8 @@ def _evidence(group: SenderGroup, evidence: Evidence) -> dict[str, Any]:
         out["spread_seconds"] = group.spread_s
     out["typical_sender_lateness_seconds"] = group.typical_s
     if group.lateness:
-        out["lateness"] = {**group.lateness, "from": "exact (capture)"}
+        key = "early_by" if group.kind is GroupKind.FAST_CLOCKS else "lateness"
+        out[key] = {**group.lateness, "from": "exact (capture)"}
     out["partitions"] = {str(p): n for p, n in sorted(group.partitions.items())}
     return out
 

@@ -77,6 +77,7 @@ class SenderGroup:
     offset_s: float
     spread_s: float
     typical_s: float
+    #: lateness quantiles; for fast clocks how early (application − arrival), earliest tail
     lateness: dict[str, float | None] = field(default_factory=dict)
     partitions: dict[int, int] = field(default_factory=dict)
     period_s: float | None = None
@@ -273,7 +274,8 @@ def _group(
     rows = frame.filter(pl.col("s").is_in(senders))
     near = rows.filter(pl.col("l").is_not_null() & (pl.col("l").abs() <= FAR_S))
     stats = per_sender(rows)
-    values = near["l"]
+    # fast clocks: how early (arrival before application time), so the tails are the earliest
+    values = -near["l"] if kind is GroupKind.FAST_CLOCKS else near["l"]
     parts = rows.group_by("p").len().sort("p")
     return SenderGroup(
         kind=kind,

@@ -81,7 +81,15 @@ def test_json_format_stays_json_on_stdout(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    assert set(report) == {"findings", "sources", "policy", "tolerances", "recommended", "results"}
+    assert set(report) == {
+        "findings",
+        "sources",
+        "policy",
+        "tolerances",
+        "recommended",
+        "results",
+        "senders",
+    }
     assert "wrote" in captured.err
 
 
