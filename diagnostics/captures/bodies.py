@@ -1,0 +1,251 @@
+"""Event bodies (JSON objects, as bytes) as columns, vectorised, with exactly the result of
+reading each body with Python's ``json`` module (the reference: :func:`python_body`).
+
+Bodies that look plain (UTF-8, an object on one line, no escape or control character) are
+parsed together by polars' JSON Lines reader, and each parsed row is written back as JSON
+and compared with the body: a row that comes back byte for byte (or with only its missing
+fields' nulls added) was read as Python reads it, value and kind. Every other body (not JSON,
+not an object, a key twice, escapes, another key order, numbers written otherwise) is read by
+Python, one by one.
+
+A field keeps the column type its values give (``int``, ``float``, ``bool``, text); a field
+whose values are of several kinds, or objects or arrays, is built from Python's values as the
+record-by-record reader builds it (:func:`field_column`: its own type, else text).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from diagnostics.captures.jsonl import RepeatedKeyError, unique_keys
+
+#: The kinds of values a field's column can hold as its own type, by polars type.
+SCALAR_KINDS = {pl.Int64: "int", pl.Float64: "float", pl.Boolean: "bool", pl.String: "str"}
+_DTYPES = {kind: dtype for dtype, kind in SCALAR_KINDS.items()}
+#: Any byte a plain body does not hold: control characters (newline, tab, NUL...) and escapes.
+_NOT_PLAIN = r"[\x00-\x1f\\]"
+_I64 = 1 << 63
+#: The prefix of a body field's column (a key may be empty, or named like anything else).
+FIELD = "b:"
+
+
+def raw_text(value: bytes) -> str:
+    """Bytes as text: UTF-8, else ``base64:...``."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(value).decode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
+class PythonBody:
+    """A body read by Python: its JSON object, else its raw text (``repeated``: a key twice)."""
+
+    fields: dict[str, Any] | None
+    raw: str | None = None
+    repeated: bool = False
+
+
+def python_body(value: bytes | None) -> PythonBody:
+    """The body's JSON object, or (null, not UTF-8 JSON, not an object, a key repeated in
+    one object) its raw text."""
+    if value is None:
+        return PythonBody(None)
+    try:
+        parsed = json.loads(value, object_pairs_hook=unique_keys)
+    except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
+        return PythonBody(None, raw_text(value), repeated=isinstance(exc, RepeatedKeyError))
+    if isinstance(parsed, dict):
+        return PythonBody(parsed)
+    return PythonBody(None, raw_text(value))
+
+
+def kind_of(value: object) -> str | None:
+    """A Python value's kind: ``int``, ``float``, ``bool``, ``str``, else ``other``."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int" if -_I64 <= value < _I64 else "other"
+    if isinstance(value, float):
+        return "float"
+    return "str" if isinstance(value, str) else "other"
+
+
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def field_column(name: str, values: list[Any]) -> pl.Series:
+    """One body field's values as a column: its own type, else (values that do not share
+    one type: an object here, a number there) text, JSON for objects and numbers."""
+    try:
+        return pl.Series(name, values, strict=True)
+    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
+        return pl.Series(name, [_text(v) for v in values], dtype=pl.String)
+
+
+def scalar_kind(kinds: Sequence[str]) -> str | None:
+    """The one scalar kind of a field whose values have ``kinds`` (``"null"``: none at all),
+    or ``None`` when its column is built from Python's values."""
+    found = set(kinds) - {"null"}
+    if not found:
+        return "null"
+    if len(found) == 1 and next(iter(found)) in _DTYPES:
+        return next(iter(found))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Bodies:
+    """A file's bodies read: the body fields (columns in order of first appearance, named
+    by their keys after :data:`FIELD`), the kinds each field holds (``null`` alone: no value), the raw text of
+    the bodies not read as a JSON object (null for the others) and the counts."""
+
+    fields: pl.DataFrame
+    kinds: dict[str, tuple[str, ...]]
+    raw: pl.Series
+    without_json: int
+    repeated: int
+
+
+def _as_text(body: pl.Series) -> pl.Series:
+    """The bodies as text, null where not UTF-8."""
+    try:
+        return body.cast(pl.String)
+    except pl.exceptions.PolarsError:  # some body is not UTF-8: decode one by one
+        texts = []
+        for value in body.to_list():
+            try:
+                texts.append(None if value is None else value.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append(None)
+        return pl.Series(body.name, texts, dtype=pl.String)
+
+
+def _parse_plain(lines: pl.Series) -> pl.DataFrame | None:
+    """The plain bodies parsed together, or ``None`` when polars cannot read them all."""
+    data = lines.str.join("\n").item().encode()
+    for infer in (100, None):
+        try:
+            frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=infer)
+        except (pl.exceptions.PolarsError, ValueError, OverflowError):
+            continue
+        return frame if frame.height == lines.len() else None
+    return None
+
+
+def _verified(frame: pl.DataFrame, lines: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """Which parsed rows write back as their body: as they are (the second series: then
+    the body holds every field, nulls included), or without the nulls of fields it lacks."""
+    if not frame.width:
+        same = (lines == "{}").fill_null(False)
+        return same, same
+    encoded = frame.select(pl.struct(pl.all()).struct.json_encode()).to_series()
+    same = (encoded == lines).fill_null(False)
+    if bool(same.all()):
+        return same, same
+    rest = (~same).arg_true()
+    stripped = encoded.gather(rest).str.replace_all(r'"[^"]*":null,?', "").str.replace(",}", "}")
+    again = (stripped == lines.gather(rest)).fill_null(False)
+    return same.scatter(rest, again), same
+
+
+def _kind_of_dtype(dtype: pl.DataType) -> str:
+    return SCALAR_KINDS.get(dtype.base_type(), "null" if dtype == pl.Null else "other")  # type: ignore[call-overload]
+
+
+def _present_keys(
+    frame: pl.DataFrame, rows: np.ndarray, whole: pl.Series
+) -> list[tuple[int, list[str]]]:
+    """Each distinct set of fields the parsed rows hold (every field where ``whole``), at
+    the first row holding it."""
+    if not frame.width or not len(rows):
+        return []
+    flags = [(frame[c].is_not_null() | whole).cast(pl.UInt8).cast(pl.String) for c in frame.columns]
+    table = pl.DataFrame([pl.Series("row", rows), *[f.alias(str(i)) for i, f in enumerate(flags)]])
+    table = table.select("row", pl.concat_str(pl.all().exclude("row")).alias("mask"))
+    first = table.unique("mask", keep="first", maintain_order=True)
+    return [
+        (int(row), [c for c, bit in zip(frame.columns, mask, strict=True) if bit == "1"])
+        for row, mask in first.iter_rows()
+    ]
+
+
+def read_bodies(body: pl.Series) -> Bodies:
+    """The bodies (a Binary series, null for a record without one) read as fields."""
+    n = body.len()
+    text = _as_text(body)
+    plain = (
+        text.str.starts_with("{") & text.str.ends_with("}") & ~text.str.contains(_NOT_PLAIN)
+    ).fill_null(False)
+    at = plain.arg_true().to_numpy()
+    frame = _parse_plain(text.gather(at)) if len(at) else None
+    if frame is not None and any(_kind_of_dtype(d) == "other" for d in frame.dtypes):
+        frame = None  # objects, arrays, large numbers: their columns are built from Python's values
+    if frame is None:
+        at, frame = np.zeros(0, dtype=np.int64), pl.DataFrame()
+    holders: list[tuple[int, list[str]]] = []
+    fine = at
+    if len(at):
+        verified, whole = _verified(frame, text.gather(at))
+        fine = at[verified.to_numpy()]
+        frame = frame.filter(verified)
+        holders = _present_keys(frame, fine, whole.filter(verified))
+    read = np.zeros(n, dtype=bool)
+    read[fine] = True
+    slow_rows = np.flatnonzero(~read)
+    parsed = [python_body(v) for v in body.gather(slow_rows).to_list()] if len(slow_rows) else []
+    # the fields in order of first appearance, rows in order
+    holders += [(int(r), list(p.fields)) for r, p in zip(slow_rows, parsed, strict=True) if p.fields]
+    holders.sort(key=lambda item: item[0])
+    keys = list(dict.fromkeys(k for _, found in holders for k in found))
+    columns = []
+    kinds: dict[str, tuple[str, ...]] = {}
+    for key in keys:
+        slow_values = [None if p.fields is None else p.fields.get(key) for p in parsed]
+        found = {k for k in (kind_of(v) for v in slow_values) if k is not None}
+        fast = frame[key] if key in frame.columns else None
+        if fast is not None and fast.null_count() == fast.len():
+            fast = None
+        if fast is not None:
+            found.add(_kind_of_dtype(fast.dtype))
+        kinds[key] = tuple(sorted(found)) or ("null",)
+        kind = scalar_kind(kinds[key])
+        if kind is None:
+            values: list[Any] = [None] * n
+            if fast is not None:
+                for i, v in zip(fine, fast.to_list(), strict=True):
+                    values[i] = v
+            for i, v in zip(slow_rows, slow_values, strict=True):
+                values[i] = v
+            columns.append(field_column(FIELD + key, values))
+            continue
+        dtype = pl.Null if kind == "null" else _DTYPES[kind]
+        column = pl.Series(FIELD + key, [None] * n, dtype=dtype)
+        if fast is not None:
+            column = column.scatter(fine, fast.cast(dtype))
+        if len(slow_rows) and dtype != pl.Null:
+            column = column.scatter(slow_rows, pl.Series(slow_values, dtype=dtype))
+        columns.append(column)
+    raw = pl.Series("Body", [None] * n, dtype=pl.String)
+    if len(slow_rows):
+        raw = raw.scatter(slow_rows, pl.Series([p.raw for p in parsed], dtype=pl.String))
+    return Bodies(
+        fields=pl.DataFrame(columns) if columns else pl.DataFrame(),
+        kinds=kinds,
+        raw=raw,
+        without_json=sum(p.fields is None for p in parsed),
+        repeated=sum(p.repeated for p in parsed),
+    )

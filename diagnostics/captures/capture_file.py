@@ -1,0 +1,240 @@
+"""One Event Hubs Capture file decoded into columns: the per-file step every reader shares
+(the local read, its cache, the Spark replay's tasks).
+
+The records are decoded by DataFusion's Avro reader into Arrow (no Python object per
+record), once the file's frame has been walked (:mod:`diagnostics.captures.avro_blocks`): a
+file that does not walk cleanly, or that the decoder reads otherwise than its frame says, is
+read record by record with fastavro, which names what is wrong with it. The maps become JSON
+text and the arrival times epoch milliseconds (:mod:`diagnostics.captures.capture_maps`), the
+bodies columns (:mod:`diagnostics.captures.bodies`).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+import polars as pl
+import pyarrow as pa
+
+from diagnostics.captures.avro_blocks import field_names, walk
+from diagnostics.captures.bodies import Bodies, read_bodies
+from diagnostics.captures.capture_maps import (
+    ENQUEUED_MS,
+    enqueued_ms,
+    map_text,
+    properties_text,
+    text_ms,
+)
+from diagnostics.captures.paths import CaptureFile
+from diagnostics.errors import InputError
+
+#: What Capture writes in every record (Body may be null).
+REQUIRED_FIELDS = ("SequenceNumber", "Offset", "EnqueuedTimeUtc", "Body")
+#: A file's own columns, before its body fields (``Body``: the raw text of the bodies not
+#: read as a JSON object; ``body_bytes``: every body as it was written).
+HEAD = ("SequenceNumber", "Offset", "arrival_ms", "Properties", "SystemProperties", "Body")
+_LOCAL = threading.local()
+
+
+@dataclass(frozen=True, slots=True)
+class FileTable:
+    """A Capture file's records as columns (:data:`HEAD`, then ``body_bytes``), its body
+    fields (``fields``, named ``b:<key>``; ``kinds``: the kinds of values each holds) and
+    what the reader counts."""
+
+    head: pl.DataFrame
+    body_bytes: pl.Series
+    fields: pl.DataFrame
+    kinds: dict[str, tuple[str, ...]]
+    without_json: int
+    repeated: int
+    from_text: int
+
+    @property
+    def raw(self) -> int:
+        """The bodies kept as raw text (not read as a JSON object, not null)."""
+        return self.head.height - self.head["Body"].null_count()
+
+    @property
+    def records(self) -> int:
+        """The file's records."""
+        return self.head.height
+
+
+def _session() -> Any:
+    ctx = getattr(_LOCAL, "ctx", None)
+    if ctx is None:
+        import datafusion
+
+        config = datafusion.SessionConfig().with_batch_size(1 << 30).with_target_partitions(1)
+        ctx = _LOCAL.ctx = datafusion.SessionContext(config)
+    return ctx
+
+
+def _columnar(file: CaptureFile, data: bytes) -> pa.Table | None:
+    """The file's records decoded by DataFusion (``None``: it could not)."""
+    try:
+        if file.data is None:
+            suffix = file.path.suffix
+            return _session().read_avro(str(file.path), file_extension=suffix).to_arrow_table()
+        with tempfile.NamedTemporaryFile(suffix=".avro") as handle:
+            handle.write(data)
+            handle.flush()
+            return _session().read_avro(handle.name).to_arrow_table()
+    except Exception:  # noqa: BLE001 - any failure: the record-by-record reader decides
+        return None
+
+
+def _records(file: CaptureFile, data: bytes) -> list[dict[str, Any]]:
+    """The records of one file, read by fastavro; an :class:`InputError` names the file."""
+    count = 0
+    records: list[dict[str, Any]] = []
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+        _check_schema(file, reader.writer_schema)
+        for record in reader:
+            count += 1
+            records.append(record)  # type: ignore[arg-type]
+    except InputError:
+        raise
+    except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, AssertionError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        where = f"after record {count}" if count else "before the first record"
+        msg = f"{file.path}: not a readable Avro file ({where}): {detail}; is it truncated?"
+        raise InputError(msg) from exc
+    return records
+
+
+def _check_schema(file: CaptureFile, schema: object) -> None:
+    missing = [f for f in REQUIRED_FIELDS if f not in field_names(schema)]
+    if missing:
+        msg = (
+            f"{file.path}: not an Event Hubs Capture file: the Avro schema has no field "
+            f"{', '.join(missing)}"
+        )
+        raise InputError(msg)
+
+
+def _from_records(records: list[dict[str, Any]]) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """The columns of records read one by one: (head without arrival, enqueued text, ms)."""
+    ms = []
+    for record in records:
+        value = (record.get("SystemProperties") or {}).get(ENQUEUED_MS)
+        ms.append(value if isinstance(value, int) and not isinstance(value, bool) else None)
+    texts = [r.get("EnqueuedTimeUtc") for r in records]
+    head = pl.DataFrame(
+        {
+            "SequenceNumber": pl.Series([r.get("SequenceNumber") for r in records], dtype=pl.Int64),
+            "Offset": pl.Series(
+                [None if r.get("Offset") is None else str(r.get("Offset")) for r in records],
+                dtype=pl.String,
+            ),
+            "Properties": pl.Series(
+                [properties_text(r.get("Properties")) for r in records], dtype=pl.String
+            ),
+            "SystemProperties": pl.Series(
+                [properties_text(r.get("SystemProperties")) for r in records], dtype=pl.String
+            ),
+            "body_bytes": pl.Series([r.get("Body") for r in records], dtype=pl.Binary),
+        }
+    )
+    text = pl.Series([t if isinstance(t, str) else None for t in texts], dtype=pl.String)
+    return head, text, pl.Series("ms", ms, dtype=pl.Int64)
+
+
+def _from_arrow(table: pa.Table) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """The same columns from DataFusion's Arrow table."""
+    rows = table.num_rows
+    names = set(table.column_names)
+
+    def column(name: str) -> Any:
+        return table.column(name) if name in names else None
+
+    def plain(name: str, dtype: pl.DataType) -> pl.Series:
+        found = column(name)
+        if found is None:
+            return pl.Series(name, [None] * rows, dtype=dtype)
+        return pl.from_arrow(found).cast(dtype).alias(name)  # type: ignore[union-attr]
+
+    head = pl.DataFrame(
+        [
+            plain("SequenceNumber", pl.Int64),
+            plain("Offset", pl.String),
+            map_text(column("Properties"), rows).alias("Properties"),
+            map_text(column("SystemProperties"), rows).alias("SystemProperties"),
+            plain("Body", pl.Binary).alias("body_bytes"),
+        ]
+    )
+    return head, plain("EnqueuedTimeUtc", pl.String), enqueued_ms(column("SystemProperties"), rows)
+
+
+def decode_file(file: CaptureFile) -> FileTable:
+    """The records of ``file`` as columns; an :class:`InputError` names the file (and the
+    record without an arrival time)."""
+    try:
+        data = file.data if file.data is not None else file.path.read_bytes()
+    except OSError as exc:
+        msg = f"{file.path}: cannot be read: {exc.strerror or exc}"
+        raise InputError(msg) from exc
+    frame = walk(data)
+    table = None
+    if frame is not None:
+        _check_schema(file, frame.schema)
+        table = _columnar(file, data) if frame.records else None
+        if table is not None and table.num_rows != frame.records:
+            table = None
+    if table is not None:
+        head, text, ms = _from_arrow(table)
+    else:
+        head, text, ms = _from_records(_records(file, data))
+    return _finish(file, head, text, ms)
+
+
+def _finish(file: CaptureFile, head: pl.DataFrame, text: pl.Series, ms: pl.Series) -> FileTable:
+    from_text = ms.is_null()
+    arrival = ms
+    if bool(from_text.any()):
+        at = from_text.arg_true()
+        arrival = ms.scatter(at, text_ms(text.gather(at)))
+    missing = arrival.is_null()
+    if bool(missing.any()):
+        i = int(missing.arg_true()[0])
+        msg = (
+            f"{file.path}, record {i + 1}: no arrival time (no SystemProperties['{ENQUEUED_MS}'] "
+            f"and EnqueuedTimeUtc '{text[i]}' is not a time)"
+        )
+        raise InputError(msg)
+    bodies: Bodies = read_bodies(head["body_bytes"])
+    return FileTable(
+        head=pl.DataFrame(
+            [
+                head["SequenceNumber"],
+                head["Offset"],
+                arrival.alias("arrival_ms"),
+                head["Properties"],
+                head["SystemProperties"],
+                bodies.raw.alias("Body"),
+            ]
+        ),
+        body_bytes=head["body_bytes"],
+        fields=bodies.fields,
+        kinds=bodies.kinds,
+        without_json=bodies.without_json,
+        repeated=bodies.repeated,
+        from_text=int(from_text.sum()),
+    )
+
+
+def cpu_workers() -> int:
+    """Threads for decoding files side by side: the cores this process may use, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))

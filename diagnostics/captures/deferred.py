@@ -1,0 +1,94 @@
+"""A capture's passthrough columns kept out of memory: ``SequenceNumber``, ``Offset``,
+``Properties``, ``SystemProperties`` and ``Body`` of Event Hubs Capture files, which no
+ordering rule reads. They stay in the capture cache's entries (one a file) and join the
+events again, row for row, where a command writes them: the outcomes file
+(:func:`diagnostics.engine.outcomes_files.write_outcomes`) and the example events of
+``diagnostics.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+#: The Capture columns deferred, in the order they have among a capture's columns.
+PASSTHROUGH = ("SequenceNumber", "Offset", "Properties", "SystemProperties", "Body")
+
+
+@dataclass(frozen=True)
+class DeferredPart:
+    """The deferred columns of one file: ``rows`` rows, read by ``read(columns)``."""
+
+    rows: int
+    read: Callable[[list[str]], pl.DataFrame]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """The deferred columns (``names``), where they stand among all the capture's columns
+    (``order``, as the reader names them) and the files that hold them, in row order."""
+
+    names: tuple[str, ...]
+    order: tuple[str, ...]
+    parts: tuple[DeferredPart, ...]
+    keep: Any = field(default=None, repr=False, compare=False)  # e.g. a temporary folder
+
+    @property
+    def rows(self) -> int:
+        """The capture's events."""
+        return sum(p.rows for p in self.parts)
+
+    def frames(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """The deferred columns (or ``columns`` of them), one file at a time, in row order."""
+        wanted = list(self.names if columns is None else columns)
+        for part in self.parts:
+            yield part.read(wanted) if part.rows else _empty(part, wanted)
+
+    def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """The deferred columns of every row (in memory)."""
+        frames = list(self.frames(columns))
+        return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+
+    def gather(self, rows: Sequence[int]) -> pl.DataFrame:
+        """The deferred columns of the rows ``rows`` (0-based, any order), in that order."""
+        wanted = np.asarray(rows, dtype=np.int64)
+        starts = np.cumsum([0, *[p.rows for p in self.parts]])
+        pieces: list[pl.DataFrame] = []
+        positions: list[np.ndarray] = []
+        for i, part in enumerate(self.parts):
+            mine = np.flatnonzero((wanted >= starts[i]) & (wanted < starts[i + 1]))
+            if len(mine):
+                frame = part.read(list(self.names))
+                pieces.append(frame[wanted[mine] - starts[i]])
+                positions.append(mine)
+        if not pieces:
+            return self.frame().head(0)
+        found = pl.concat(pieces, how="vertical")
+        order = np.argsort(np.concatenate(positions), kind="stable")
+        return found[order]
+
+    def full_order(self, light: Sequence[str]) -> list[str]:
+        """All the columns in the reader's order, the non-deferred ones named as ``light``
+        names them (the same columns, in order, perhaps renamed since)."""
+        names = iter(light)
+        return [c if c in self.names else next(names) for c in self.order]
+
+
+def _empty(part: DeferredPart, columns: list[str]) -> pl.DataFrame:
+    return part.read(columns).head(0)
+
+
+def attach(frame: pl.DataFrame, deferred: Deferred | None, light: int | None = None) -> pl.DataFrame:
+    """``frame`` (its first ``light`` columns the capture's non-deferred columns, default
+    all) with the deferred columns joined back in place, row for row."""
+    if deferred is None:
+        return frame
+    light = frame.width if light is None else light
+    heavy = deferred.frame()
+    inputs = deferred.full_order(frame.columns[:light])
+    joined = pl.concat([frame, heavy], how="horizontal")
+    return joined.select([*inputs, *frame.columns[light:]])
