@@ -24,6 +24,7 @@ from all of its values as one column (its own type, else text).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -218,6 +219,7 @@ def _frame(table: FileTable) -> pl.DataFrame:
 
 
 _LIGHT = ["arrival_ms"]
+_HEAVY = list(PASSTHROUGH)
 
 
 def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Part:
@@ -235,6 +237,13 @@ def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Pa
     else:
         counts = (entry.records, entry.kinds, entry.without_json, entry.repeated)
         extra = (entry.from_text, entry.raw)
+        light = [*_LIGHT, *[entry_field(k) for k in entry.kinds]]
+        try:  # the columns every read needs, in one go
+            table = entry.read(light if defer else [*light, *_HEAVY])
+        except (OSError, pl.exceptions.PolarsError):  # a broken entry: decode the file again
+            with contextlib.suppress(OSError):
+                entry.path.unlink()
+            return _read_one(file, cache, defer)
     return _Part(file, *counts, *extra, table=table, entry=entry)
 
 

@@ -75,7 +75,8 @@ class Deferred:
         """All the columns in the reader's order, the non-deferred ones named as ``light``
         names them (the same columns, in order, perhaps renamed since)."""
         names = iter(light)
-        return [c if c in self.names else next(names) for c in self.order]
+        ordered = [c if c in self.names else next(names) for c in self.order]
+        return [*ordered, *names]  # columns added since (a nested field's own column)
 
 
 def _empty(part: DeferredPart, columns: list[str]) -> pl.DataFrame:

@@ -27,6 +27,7 @@ from diagnostics.cti.frames import CtiColumns
 from diagnostics.cti.outputs import format_summary, write_outputs
 from diagnostics.cti.policy import CtiPolicy, HoppingWindow, Operator, ViolationPolicy
 from diagnostics.cti.replay import CtiReplayResult, replay_cti
+from diagnostics.cli.capture_args import add_cache_arguments, cache_of, is_capture_folder
 from diagnostics.engine.events_io import read_events, read_events_renamed
 from diagnostics.errors import InputError, PolicyError, UsageError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat
@@ -116,6 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("events", metavar="EVENTS", help="the event capture")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_cache_arguments(parser)
     ctis = parser.add_argument_group("CTIs")
     ctis.add_argument(
         "--cti-every",
@@ -271,7 +273,10 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
     policy = policy_from_args(args)
     window = window_from_args(args)
     second = args.cti_join or args.cti_union
-    read = [read_events_renamed(path) for path in (args.events, *([second] if second else []))]
+    read = [
+        read_events_renamed(path, cache=cache_of(args) if is_capture_folder(path) else None)
+        for path in (args.events, *([second] if second else []))
+    ]
     left = read[0][0]
     inputs = [frame for frame, _ in read]
     import_other = args.cti_import == IMPORT_OTHER
