@@ -80,7 +80,7 @@ def read_outcomes(path: str | Path, columns: Sequence[str] | None = None) -> pl.
 
 
 #: Rows of outcomes per Parquet row group when the passthrough columns join them on the way.
-ROW_GROUP = 262_144
+ROW_GROUP = 65_536
 
 
 def write_outcomes_file(
