@@ -34,7 +34,8 @@ from typing import Any
 import polars as pl
 
 from diagnostics.captures.bodies import field_column, python_body, scalar_kind
-from diagnostics.captures.capture_cache import CaptureCache, CachedFile, field_column as entry_field
+from diagnostics.captures.capture_cache import CachedFile, CaptureCache
+from diagnostics.captures.capture_cache import field_column as entry_field
 from diagnostics.captures.capture_file import REQUIRED_FIELDS, FileTable, cpu_workers, decode_file
 from diagnostics.captures.capture_maps import ENQUEUED_MS
 from diagnostics.captures.deferred import PASSTHROUGH, Deferred, DeferredPart
@@ -271,7 +272,9 @@ def _read_parts(
         return parts
 
 
-def _field(key: str, name: str, parts: Sequence[_Part], dtype: pl.DataType | None) -> pl.Series:
+def _field(
+    key: str, name: str, parts: Sequence[_Part], dtype: pl.DataType | type[pl.DataType] | None
+) -> pl.Series:
     """Body field ``key`` of every file as one column named ``name`` (``dtype``: the whole
     capture's type, for a file read as a part of it)."""
     kinds = [k for p in parts for k in p.kinds.get(key, ())]
@@ -308,8 +311,10 @@ def read_capture_files(
     not in :attr:`AvroTable.frame` (only with a cache)."""
     parts = _read_parts(files, cache, defer and cache is not None, progress)
     defer = defer and cache is not None and all(p.entry is not None for p in parts)
-    keys = list(schema.keys) if schema is not None else list(
-        dict.fromkeys(k for p in parts for k in p.kinds)
+    keys = (
+        list(schema.keys)
+        if schema is not None
+        else list(dict.fromkeys(k for p in parts for k in p.kinds))
     )
     names = name_empty(list(keys), CAPTURE_NAMES)
     empty = tuple(
@@ -325,13 +330,20 @@ def read_capture_files(
     raw = schema.raw if schema is not None else any(p.raw for p in parts)
     heavy = [*CAPTURE_COLUMNS[2:], *PROPERTY_COLUMNS, *([RAW_BODY] if raw else [])]
     partition = [
-        pl.repeat(p.file.partition if p.file.partition is not None else 0, p.records, dtype=pl.Int64, eager=True)
+        pl.repeat(
+            p.file.partition if p.file.partition is not None else 0,
+            p.records,
+            dtype=pl.Int64,
+            eager=True,
+        )
         for p in parts
     ]
     arrival = [p.read(["arrival_ms"]).to_series() for p in parts]
     head = pl.DataFrame(
         [
-            pl.concat(partition).alias(ASA_PARTITION) if parts else pl.Series(ASA_PARTITION, [], dtype=pl.Int64),
+            pl.concat(partition).alias(ASA_PARTITION)
+            if parts
+            else pl.Series(ASA_PARTITION, [], dtype=pl.Int64),
             (pl.concat(arrival) if parts else pl.Series([], dtype=pl.Int64))
             .cast(pl.Datetime("ms", "UTC"))
             .alias(EVENT_HUBS_ARRIVAL),

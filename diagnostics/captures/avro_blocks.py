@@ -95,7 +95,7 @@ def walk(data: bytes) -> Frame | None:
     return Frame(schema, codec, records)
 
 
-def field_names(schema: Any) -> set[str]:
+def field_names(schema: Any) -> set[Any]:
     """The top-level field names of a record schema (none for any other schema)."""
     if not isinstance(schema, dict):
         return set()

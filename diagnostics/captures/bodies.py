@@ -163,7 +163,7 @@ def _verified(frame: pl.DataFrame, lines: pl.Series) -> tuple[pl.Series, pl.Seri
 
 
 def _kind_of_dtype(dtype: pl.DataType) -> str:
-    return SCALAR_KINDS.get(dtype.base_type(), "null" if dtype == pl.Null else "other")  # type: ignore[call-overload]
+    return SCALAR_KINDS.get(dtype.base_type(), "null" if dtype == pl.Null else "other")
 
 
 def _present_keys(
@@ -208,7 +208,9 @@ def read_bodies(body: pl.Series) -> Bodies:
     slow_rows = np.flatnonzero(~read)
     parsed = [python_body(v) for v in body.gather(slow_rows).to_list()] if len(slow_rows) else []
     # the fields in order of first appearance, rows in order
-    holders += [(int(r), list(p.fields)) for r, p in zip(slow_rows, parsed, strict=True) if p.fields]
+    holders += [
+        (int(r), list(p.fields)) for r, p in zip(slow_rows, parsed, strict=True) if p.fields
+    ]
     holders.sort(key=lambda item: item[0])
     keys = list(dict.fromkeys(k for _, found in holders for k in found))
     columns = []

@@ -194,7 +194,7 @@ class CaptureCache:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return None
-        except Exception:  # noqa: BLE001 - pyarrow cannot store a column: read it uncached
+        except Exception:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return None
@@ -244,9 +244,8 @@ class CaptureCache:
         if not self.persistent:
             return f"capture cache: not used (--no-cache); {files} Capture files decoded"
         decoded = files - self.hits
-        return (
-            f"capture cache: {self.hits} of {files} Capture files read from {self.folder}"
-            + (f", {decoded} decoded and stored" if decoded else "")
+        return f"capture cache: {self.hits} of {files} Capture files read from {self.folder}" + (
+            f", {decoded} decoded and stored" if decoded else ""
         )
 
 
@@ -260,4 +259,4 @@ def field_column(key: str) -> str:
     return FIELD + key
 
 
-__all__ = ["CaptureCache", "CachedFile", "default_root", "field_column", "head_columns"]
+__all__ = ["CachedFile", "CaptureCache", "default_root", "field_column", "head_columns"]

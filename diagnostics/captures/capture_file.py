@@ -87,7 +87,7 @@ def _columnar(file: CaptureFile, data: bytes) -> pa.Table | None:
             handle.write(data)
             handle.flush()
             return _session().read_avro(handle.name).to_arrow_table()
-    except Exception:  # noqa: BLE001 - any failure: the record-by-record reader decides
+    except Exception:
         return None
 
 
@@ -156,7 +156,7 @@ def _from_arrow(table: pa.Table) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
     def column(name: str) -> Any:
         return table.column(name) if name in names else None
 
-    def plain(name: str, dtype: pl.DataType) -> pl.Series:
+    def plain(name: str, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
         found = column(name)
         if found is None:
             return pl.Series(name, [None] * rows, dtype=dtype)

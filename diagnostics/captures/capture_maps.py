@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -44,6 +45,13 @@ def properties_text(value: object) -> str | None:
     return None if value is None else json.dumps(value, default=json_value, sort_keys=True)
 
 
+def _series(values: object) -> pl.Series:
+    """An Arrow array as a polars series."""
+    found = pl.from_arrow(values)
+    assert isinstance(found, pl.Series)
+    return found
+
+
 def _quoted(text: pl.Series) -> pl.Series:
     """JSON string literals of ``text`` (json.dumps' escaping, ASCII only)."""
     plain = text.str.contains(_PLAIN).fill_null(False)
@@ -60,9 +68,9 @@ def _child_text(child: pa.Array, at: np.ndarray) -> pl.Series:
     values = child.take(pa.array(at, type=pa.int64()))
     kind = values.type
     if pa.types.is_integer(kind):
-        return pl.from_arrow(values).cast(pl.String)  # type: ignore[union-attr]
+        return _series(values).cast(pl.String)
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return _quoted(pl.from_arrow(values).cast(pl.String))  # type: ignore[union-attr]
+        return _quoted(_series(values).cast(pl.String))
     if pa.types.is_null(kind):
         return pl.Series([None] * len(at), dtype=pl.String).fill_null("null")
     texts = [json.dumps(v, default=json_value) for v in values.to_pylist()]
@@ -74,7 +82,7 @@ def _value_text(items: pa.Array) -> pl.Series:
     n = len(items)
     if not isinstance(items, pa.UnionArray):
         text = _child_text(items, np.arange(n))
-        return text.set(pl.from_arrow(items.is_null()), "null")  # type: ignore[arg-type]
+        return text.set(_series(items.is_null()), "null")
     codes = items.type_codes.to_numpy(zero_copy_only=False)
     dense = items.type.mode == "dense"
     offsets = items.offsets.to_numpy(zero_copy_only=False) if dense else np.arange(n)
@@ -98,7 +106,7 @@ def _parts(maps: pa.MapArray) -> tuple[np.ndarray, pa.Array, pa.Array]:
 def _entries(maps: pa.MapArray) -> pl.DataFrame:
     """One row per map entry: its record (``row``), key, and ``key: value`` JSON text."""
     row, keys_array, items = _parts(maps)
-    keys = pl.from_arrow(keys_array).cast(pl.String).alias("key")  # type: ignore[union-attr]
+    keys = _series(keys_array).cast(pl.String).alias("key")
     pair = _quoted(keys) + ": " + _value_text(items)
     return pl.DataFrame({"row": row, "key": keys, "pair": pair})
 
@@ -126,11 +134,11 @@ def map_text(maps: pa.Array | pa.ChunkedArray | None, rows: int) -> pl.Series:
     offsets = np.zeros(len(maps) + 1, dtype=np.int32)
     np.cumsum(np.bincount(entries["row"].to_numpy(), minlength=len(maps)), out=offsets[1:])
     pairs = entries["pair"].to_arrow()
-    lists = pl.from_arrow(pa.ListArray.from_arrays(pa.array(offsets), pairs))
-    text = "{" + lists.list.join(", ") + "}"  # type: ignore[union-attr]
+    lists = _series(pa.ListArray.from_arrays(pa.array(offsets), pairs))
+    text = "{" + lists.list.join(", ") + "}"
     nulls = maps.is_null()
     if nulls.true_count:
-        text = text.set(pl.from_arrow(nulls), None)  # type: ignore[arg-type]
+        text = text.set(_series(nulls), None)
     return text.alias("map")
 
 
@@ -144,12 +152,12 @@ def enqueued_ms(maps: pa.Array | pa.ChunkedArray | None, rows: int) -> pl.Series
         maps = maps.combine_chunks() if maps.num_chunks else pa.array([], maps.type)
     if not isinstance(maps, pa.MapArray) or not len(maps):
         return out
-    rows, keys_array, items = _parts(maps)
-    keys = pl.from_arrow(keys_array).cast(pl.String)  # type: ignore[union-attr]
+    owners, keys_array, items = _parts(maps)
+    keys = _series(keys_array).cast(pl.String)
     found = keys.eq(ENQUEUED_MS).fill_null(False).arg_true().to_numpy()
     if not len(found):
         return out
-    row = rows[found]
+    row = owners[found]
     last = np.r_[row[1:] != row[:-1], True]  # the last entry of each record
     found, row = found[last], row[last]
     value = pl.Series([None] * len(found), dtype=pl.Int64)
@@ -163,10 +171,10 @@ def enqueued_ms(maps: pa.Array | pa.ChunkedArray | None, rows: int) -> pl.Series
                 continue
             where = np.flatnonzero(codes == code)
             picked = child.take(pa.array(offsets[where], type=pa.int64()))
-            value = value.scatter(where, pl.from_arrow(picked).cast(pl.Int64))  # type: ignore[union-attr]
+            value = value.scatter(where, _series(picked).cast(pl.Int64))
     elif pa.types.is_integer(items.type):
         picked = items.take(pa.array(found, type=pa.int64()))
-        value = pl.from_arrow(picked).cast(pl.Int64)  # type: ignore[assignment, union-attr]
+        value = _series(picked).cast(pl.Int64)
     return out.scatter(row, value)
 
 

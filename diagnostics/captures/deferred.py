@@ -83,7 +83,9 @@ def _empty(part: DeferredPart, columns: list[str]) -> pl.DataFrame:
     return part.read(columns).head(0)
 
 
-def attach(frame: pl.DataFrame, deferred: Deferred | None, light: int | None = None) -> pl.DataFrame:
+def attach(
+    frame: pl.DataFrame, deferred: Deferred | None, light: int | None = None
+) -> pl.DataFrame:
     """``frame`` (its first ``light`` columns the capture's non-deferred columns, default
     all) with the deferred columns joined back in place, row for row."""
     if deferred is None:

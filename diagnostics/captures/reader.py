@@ -152,9 +152,7 @@ class Capture:
 def _empty(deferred: Deferred) -> Deferred:
     """``deferred`` without rows (for listing columns)."""
     parts = deferred.parts[:1]
-    return dataclasses.replace(
-        deferred, parts=tuple(dataclasses.replace(p, rows=0) for p in parts)
-    )
+    return dataclasses.replace(deferred, parts=tuple(dataclasses.replace(p, rows=0) for p in parts))
 
 
 def _finish(

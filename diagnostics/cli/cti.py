@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from diagnostics.captures.far_off import far_off_notes
+from diagnostics.cli.capture_args import add_cache_arguments, cache_of, is_capture_folder
 from diagnostics.cli.flags import FLAGS
 from diagnostics.cli.policy_args import positive_int
 from diagnostics.cli.values import flag_duration, out_folder
@@ -27,7 +28,6 @@ from diagnostics.cti.frames import CtiColumns
 from diagnostics.cti.outputs import format_summary, write_outputs
 from diagnostics.cti.policy import CtiPolicy, HoppingWindow, Operator, ViolationPolicy
 from diagnostics.cti.replay import CtiReplayResult, replay_cti
-from diagnostics.cli.capture_args import add_cache_arguments, cache_of, is_capture_folder
 from diagnostics.engine.events_io import read_events, read_events_renamed
 from diagnostics.errors import InputError, PolicyError, UsageError
 from diagnostics.instrument.options import InstrumentOptions, LogFormat

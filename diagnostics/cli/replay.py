@@ -164,7 +164,9 @@ def check_flags(args: argparse.Namespace, resolved: Resolved) -> None:
     raise UsageError(msg)
 
 
-def write_outcomes(result: ReplayResult, capture: Capture | None = None) -> Callable[[Path], object]:
+def write_outcomes(
+    result: ReplayResult, capture: Capture | None = None
+) -> Callable[[Path], object]:
     """Writes the outcome frame (Parquet) to the path it is given, the capture's deferred
     passthrough columns joined back in place."""
     deferred = None if capture is None else capture.deferred

@@ -50,10 +50,12 @@ def _odd_capture(root: Path) -> Path:
         capture_record(3, None, 1_704_067_204_000, ""),
         capture_record(4, body(ts="caf\u00e9", n=2, deep={"a": 2}), 1_704_067_205_000, ""),
     ]  # fmt: skip
-    first[0]["Properties"] = {"w": 1.5, "b": b"\xff\x00", "t": "\u00fc\"q\"", "n": None}
+    first[0]["Properties"] = {"w": 1.5, "b": b"\xff\x00", "t": '\u00fc"q"', "n": None}
     write_avro(hub / "0" / "2024/01/01/00/00/00.avro", first, "deflate")
     write_avro(hub / "0" / "2024/01/01/00/05/00.avro", [], "deflate")
-    second = [capture_record(5 + i, body(n=2.5 + i, ts=None), 1_704_067_206_000 + i, "") for i in range(3)]
+    second = [
+        capture_record(5 + i, body(n=2.5 + i, ts=None), 1_704_067_206_000 + i, "") for i in range(3)
+    ]
     write_avro(hub / "1" / "2024/01/01/00/00/00.avro", second, "snappy")
     return root
 
@@ -84,7 +86,12 @@ def _replay(capture: Path, out: Path, *flags: str) -> tuple[dict, pl.DataFrame, 
         "replay", str(capture), "--out", str(out), "--json", "--timestamp-by", "eventTime", *flags
     )
     assert code == 0, stderr
-    return json.loads(stdout), pl.read_parquet(out / "outcomes.parquet"), (out / "diagnostics.jsonl").read_text(), stderr
+    return (
+        json.loads(stdout),
+        pl.read_parquet(out / "outcomes.parquet"),
+        (out / "diagnostics.jsonl").read_text(),
+        stderr,
+    )
 
 
 def test_cold_and_warm_replays_write_the_same_outcomes(tmp_path: Path, fleet: Path) -> None:
@@ -132,7 +139,8 @@ def test_only_changed_added_or_removed_files_are_decoded_again(tmp_path: Path, f
     now = capture_files(root)
     cache = CaptureCache.open(tmp_path / "cache")
     table = read_capture_files(now, cache=cache)
-    assert cache.hits == len(now) - 2 and cache.stored == 2
+    assert cache.hits == len(now) - 2
+    assert cache.stored == 2
     assert_frame_equal(table.frame, reference_frame(now))
 
 
@@ -144,7 +152,8 @@ def test_a_broken_entry_is_decoded_again(tmp_path: Path) -> None:
     entries[0].write_bytes(b"PAR1 not parquet at all")
     cache = CaptureCache.open(tmp_path / "cache")
     again = read_capture(root, cache=cache)
-    assert cache.hits == 2 and cache.stored == 1
+    assert cache.hits == 2
+    assert cache.stored == 1
     assert_frame_equal(again.events, read_capture(root).events)
 
 
@@ -154,7 +163,8 @@ def test_the_cache_keeps_its_size_bound(tmp_path: Path, fleet: Path) -> None:
     sizes = sorted(p.stat().st_size for p in (tmp_path / "cache").rglob("*.parquet"))
     freed = cache.trim(limit=sum(sizes) // 2)
     left = sum(p.stat().st_size for p in (tmp_path / "cache").rglob("*.parquet"))
-    assert freed > 0 and left <= sum(sizes) // 2
+    assert freed > 0
+    assert left <= sum(sizes) // 2
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -169,18 +179,26 @@ def test_every_capture_command_takes_the_cache_flags(command: str) -> None:
         "cti": ["events", "--out", "o"],
     }[command]
     args, _ = parser.parse_known_args([command, *needed, "--cache", "/c"])
-    assert args.cache == "/c" and not args.no_cache
+    assert args.cache == "/c"
+    assert not args.no_cache
     args, _ = parser.parse_known_args([command, *needed, "--no-cache"])
-    assert args.no_cache and args.cache is None
+    assert args.no_cache
+    assert args.cache is None
 
 
 def test_an_unusable_cache_folder_is_a_one_line_error(tmp_path: Path) -> None:
     root = _odd_capture(tmp_path / "odd")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    code, _, err = run_cli("replay", str(root), "--out", str(tmp_path / "o"), "--cache", str(blocker))
+    code, _, err = run_cli(
+        "replay", str(root), "--out", str(tmp_path / "o"), "--cache", str(blocker)
+    )
     assert code == 2
     assert err.count("\n") == 1
-    assert "--cache" in err and str(blocker) in err
-    code, _, err = run_cli("replay", str(root), "--out", str(tmp_path / "o"), "--cache", "x", "--no-cache")
-    assert code == 2 and "--no-cache" in err
+    assert "--cache" in err
+    assert str(blocker) in err
+    code, _, err = run_cli(
+        "replay", str(root), "--out", str(tmp_path / "o"), "--cache", "x", "--no-cache"
+    )
+    assert code == 2
+    assert "--no-cache" in err
