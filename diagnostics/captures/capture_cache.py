@@ -7,7 +7,7 @@ content), so a file changed, added or removed costs only its own decoding. Entri
 to a temporary name and renamed (two commands writing the same entry, or a command killed
 half-way, never leave a partial entry); an entry that cannot be read is decoded again. The
 cache keeps at most :data:`MAX_BYTES` (``ORDERDOC_CACHE_MAX_GB``), dropping the entries
-used longest ago; deleting its folder clears it (docs/performance.md, "The capture cache").
+used longest ago; deleting its folder clears it.
 """
 
 from __future__ import annotations

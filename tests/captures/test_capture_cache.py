@@ -197,8 +197,3 @@ def test_an_unusable_cache_folder_is_a_one_line_error(tmp_path: Path) -> None:
     assert err.count("\n") == 1
     assert "--cache" in err
     assert str(blocker) in err
-    code, _, err = run_cli(
-        "replay", str(root), "--out", str(tmp_path / "o"), "--cache", "x", "--no-cache"
-    )
-    assert code == 2
-    assert "--no-cache" in err
