@@ -33,8 +33,8 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.bodies import field_column, python_body, scalar_kind
-from diagnostics.captures.capture_cache import CachedFile, CaptureCache
+from diagnostics.captures.bodies import field_column, scalar_kind, values_of
+from diagnostics.captures.capture_cache import CachedFile, CaptureCache, values_column
 from diagnostics.captures.capture_cache import field_column as entry_field
 from diagnostics.captures.capture_file import REQUIRED_FIELDS, FileTable, cpu_workers, decode_file
 from diagnostics.captures.capture_maps import ENQUEUED_MS
@@ -204,19 +204,11 @@ class _Part:
             return [None] * self.records
         if scalar_kind(self.kinds[key]) is not None:
             return self.read([entry_field(key)]).to_series().to_list()
-        bodies = self.read(["body_bytes"]).to_series().to_list()
-        parsed = [python_body(b).fields for b in bodies]
-        return [None if p is None else p.get(key) for p in parsed]
+        return values_of(self.read([values_column(key)]).to_series())
 
 
 def _frame(table: FileTable) -> pl.DataFrame:
-    return pl.DataFrame(
-        [
-            *table.head.get_columns(),
-            table.body_bytes.alias("body_bytes"),
-            *table.fields.get_columns(),
-        ]
-    )
+    return table.frame()
 
 
 _LIGHT = ["arrival_ms"]
@@ -231,7 +223,7 @@ def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Pa
         entry = cache.store(file, decoded) if cache is not None else None
         frame = _frame(decoded)
         if entry is not None and defer:  # the passthrough columns stay on disk
-            frame = frame.select([*_LIGHT, *decoded.fields.columns])
+            frame = frame.select([*_LIGHT, *decoded.fields.columns, *decoded.values.columns])
         table = frame
         counts = (decoded.records, decoded.kinds, decoded.without_json, decoded.repeated)
         extra = (decoded.from_text, decoded.raw)
@@ -356,7 +348,9 @@ def read_capture_files(
         deferred: Deferred | None = Deferred(
             tuple(heavy),
             order,
-            tuple(DeferredPart(p.records, p.read) for p in parts),
+            tuple(
+                DeferredPart(p.records, p.read, p.entry.path if p.entry else None) for p in parts
+            ),
             keep=cache.keep if cache is not None else None,
         )
     else:

@@ -15,7 +15,6 @@ record-by-record reader builds it (:func:`field_column`: its own type, else text
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from diagnostics.captures.capture_maps import raw_text
 from diagnostics.captures.jsonl import RepeatedKeyError, unique_keys
 
 #: The kinds of values a field's column can hold as its own type, by polars type.
@@ -35,14 +35,6 @@ _NOT_PLAIN = r"[\x00-\x1f\\]"
 _I64 = 1 << 63
 #: The prefix of a body field's column (a key may be empty, or named like anything else).
 FIELD = "b:"
-
-
-def raw_text(value: bytes) -> str:
-    """Bytes as text: UTF-8, else ``base64:...``."""
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return "base64:" + base64.b64encode(value).decode("ascii")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,17 +99,35 @@ def scalar_kind(kinds: Sequence[str]) -> str | None:
     return None
 
 
+#: The prefix of the column holding, as JSON text, the values of a field that does not keep
+#: a column type of its own in a file (objects, arrays, values of several kinds).
+VALUES = "j:"
+
+
 @dataclass(frozen=True, slots=True)
 class Bodies:
     """A file's bodies read: the body fields (columns in order of first appearance, named
-    by their keys after :data:`FIELD`), the kinds each field holds (``null`` alone: no value), the raw text of
-    the bodies not read as a JSON object (null for the others) and the counts."""
+    by their keys after :data:`FIELD`), the kinds each field holds (``null`` alone: no
+    value), the Python values of the fields without one scalar kind as JSON text (``values``,
+    named after :data:`VALUES`), the raw text of the bodies not read as a JSON object (null
+    for the others) and the counts."""
 
     fields: pl.DataFrame
     kinds: dict[str, tuple[str, ...]]
     raw: pl.Series
     without_json: int
     repeated: int
+    values: pl.DataFrame
+
+
+def values_text(values: Sequence[Any]) -> pl.Series:
+    """Python values as JSON text (null for ``None``): :func:`values_of` reads them back."""
+    return pl.Series([None if v is None else json.dumps(v) for v in values], dtype=pl.String)
+
+
+def values_of(text: pl.Series) -> list[Any]:
+    """The Python values :func:`values_text` wrote."""
+    return [None if t is None else json.loads(t) for t in text.to_list()]
 
 
 def _as_text(body: pl.Series) -> pl.Series:
@@ -136,7 +146,7 @@ def _as_text(body: pl.Series) -> pl.Series:
 
 def _parse_plain(lines: pl.Series) -> pl.DataFrame | None:
     """The plain bodies parsed together, or ``None`` when polars cannot read them all."""
-    data = lines.str.join("\n").item().encode()
+    data = lines.str.join("\n").cast(pl.Binary).item()
     for infer in (100, None):
         try:
             frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=infer)
@@ -173,14 +183,27 @@ def _present_keys(
     the first row holding it."""
     if not frame.width or not len(rows):
         return []
-    flags = [(frame[c].is_not_null() | whole).cast(pl.UInt8).cast(pl.String) for c in frame.columns]
-    table = pl.DataFrame([pl.Series("row", rows), *[f.alias(str(i)) for i, f in enumerate(flags)]])
-    table = table.select("row", pl.concat_str(pl.all().exclude("row")).alias("mask"))
-    first = table.unique("mask", keep="first", maintain_order=True)
-    return [
-        (int(row), [c for c, bit in zip(frame.columns, mask, strict=True) if bit == "1"])
-        for row, mask in first.iter_rows()
-    ]
+    columns = frame.columns
+    every = whole.to_numpy()
+    words = []
+    for start in range(0, len(columns), 64):  # one bit a field
+        word = np.zeros(len(rows), dtype=np.uint64)
+        for bit, name in enumerate(columns[start : start + 64]):
+            held = frame[name].is_not_null().to_numpy() | every
+            word |= held.astype(np.uint64) << np.uint64(bit)
+        words.append(word)
+    masks = words[0] if len(words) == 1 else np.stack(words, axis=1)
+    _, first = np.unique(masks, axis=0, return_index=True)
+    found = []
+    for index in np.sort(first):
+        mask = [int(w[index]) for w in words]
+        held = [c for i, c in enumerate(columns) if mask[i // 64] >> (i % 64) & 1]
+        found.append((int(rows[index]), held))
+    return found
+
+
+def _nulls(n: int, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
+    return pl.repeat(None, n, dtype=dtype, eager=True)
 
 
 def read_bodies(body: pl.Series) -> Bodies:
@@ -200,9 +223,11 @@ def read_bodies(body: pl.Series) -> Bodies:
     fine = at
     if len(at):
         verified, whole = _verified(frame, text.gather(at))
-        fine = at[verified.to_numpy()]
-        frame = frame.filter(verified)
-        holders = _present_keys(frame, fine, whole.filter(verified))
+        if not bool(verified.all()):
+            fine = at[verified.to_numpy()]
+            frame = frame.filter(verified)
+            whole = whole.filter(verified)
+        holders = _present_keys(frame, fine, whole)
     read = np.zeros(n, dtype=bool)
     read[fine] = True
     slow_rows = np.flatnonzero(~read)
@@ -214,6 +239,7 @@ def read_bodies(body: pl.Series) -> Bodies:
     holders.sort(key=lambda item: item[0])
     keys = list(dict.fromkeys(k for _, found in holders for k in found))
     columns = []
+    values_columns = []
     kinds: dict[str, tuple[str, ...]] = {}
     for key in keys:
         slow_values = [None if p.fields is None else p.fields.get(key) for p in parsed]
@@ -233,15 +259,19 @@ def read_bodies(body: pl.Series) -> Bodies:
             for i, v in zip(slow_rows, slow_values, strict=True):
                 values[i] = v
             columns.append(field_column(FIELD + key, values))
+            values_columns.append(values_text(values).alias(VALUES + key))
             continue
         dtype = pl.Null if kind == "null" else _DTYPES[kind]
-        column = pl.Series(FIELD + key, [None] * n, dtype=dtype)
-        if fast is not None:
-            column = column.scatter(fine, fast.cast(dtype))
+        if fast is not None and len(fine) == n:
+            column = fast.cast(dtype).alias(FIELD + key)
+        else:
+            column = _nulls(n, dtype).alias(FIELD + key)
+            if fast is not None:
+                column = column.scatter(fine, fast.cast(dtype))
         if len(slow_rows) and dtype != pl.Null:
             column = column.scatter(slow_rows, pl.Series(slow_values, dtype=dtype))
         columns.append(column)
-    raw = pl.Series("Body", [None] * n, dtype=pl.String)
+    raw = _nulls(n, pl.String).alias("Body")
     if len(slow_rows):
         raw = raw.scatter(slow_rows, pl.Series([p.raw for p in parsed], dtype=pl.String))
     return Bodies(
@@ -250,4 +280,5 @@ def read_bodies(body: pl.Series) -> Bodies:
         raw=raw,
         without_json=sum(p.fields is None for p in parsed),
         repeated=sum(p.repeated for p in parsed),
+        values=pl.DataFrame(values_columns) if values_columns else pl.DataFrame(),
     )

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -25,22 +26,25 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.bodies import FIELD
+from diagnostics.captures.bodies import FIELD, VALUES
 from diagnostics.captures.capture_file import HEAD, FileTable
 from diagnostics.captures.paths import CaptureFile
 from diagnostics.errors import InputError
 
 #: Changes whenever what an entry holds changes: older entries are then not read.
-VERSION = "1"
+VERSION = "2"
 FOLDER = f"captures-v{VERSION}"
 #: The most the cache keeps, in bytes (``ORDERDOC_CACHE_MAX_GB`` overrides it).
 MAX_BYTES = 10 * 10**9
-_META = b"orderdoc"
+_META = "orderdoc"
 _STALE_SECONDS = 3600.0
 
 
 def default_root() -> Path:
-    """``$XDG_CACHE_HOME/orderdoc``, else ``~/.cache/orderdoc``."""
+    """``$ORDERDOC_CACHE``, else ``$XDG_CACHE_HOME/orderdoc``, else ``~/.cache/orderdoc``."""
+    given = os.environ.get("ORDERDOC_CACHE", "").strip()
+    if given:
+        return Path(given)
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
     return (Path(base) if base else Path.home() / ".cache") / "orderdoc"
 
@@ -67,18 +71,20 @@ class CachedFile:
     raw: int
 
     def read(self, columns: list[str]) -> pl.DataFrame:
-        """The entry's ``columns`` (:data:`HEAD`, ``body_bytes``, ``b:<key>``)."""
+        """The entry's ``columns`` (:data:`HEAD`, ``b:<key>``, ``j:<key>``)."""
         return pl.read_parquet(self.path, columns=columns)
 
 
 @dataclass
 class CaptureCache:
-    """The cache folder (``<root>/captures-v1``) and what one read found in it."""
+    """The cache folder (``<root>/captures-v<VERSION>``) and what one read found in it."""
 
     root: Path
     hits: int = 0
     stored: int = 0
     keep: Any = field(default=None, repr=False)  # a temporary folder kept alive
+    #: the entries this process read or wrote (never dropped by :meth:`trim`)
+    used: set[Path] = field(default_factory=set, repr=False)
 
     @property
     def folder(self) -> Path:
@@ -136,9 +142,7 @@ class CaptureCache:
         if not path.is_file():
             return None
         try:
-            import pyarrow.parquet as pq
-
-            meta = json.loads(pq.read_schema(path).metadata[_META])
+            meta = json.loads(pl.read_parquet_metadata(path)[_META])
             entry = CachedFile(
                 path,
                 int(meta["records"]),
@@ -157,6 +161,7 @@ class CaptureCache:
         with contextlib.suppress(OSError):
             os.utime(path)  # used now: the last to be dropped
         self.hits += 1
+        self.used.add(path)
         return entry
 
     def store(self, file: CaptureFile, table: FileTable) -> CachedFile | None:
@@ -165,13 +170,7 @@ class CaptureCache:
             path = self._entry(file)
         except OSError:
             return None
-        frame = pl.DataFrame(
-            [
-                *table.head.get_columns(),
-                table.body_bytes.alias("body_bytes"),
-                *table.fields.get_columns(),
-            ]
-        )
+        frame = table.frame()
         meta = {
             "version": VERSION,
             "records": table.records,
@@ -184,21 +183,20 @@ class CaptureCache:
         tmp = self.folder / f".tmp-{uuid.uuid4().hex}.parquet"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            arrow = frame.to_arrow()
-            arrow = arrow.replace_schema_metadata({_META: json.dumps(meta).encode()})
-            import pyarrow.parquet as pq
-
-            pq.write_table(arrow, tmp, compression="zstd", compression_level=1)
+            frame.write_parquet(
+                tmp,
+                compression="zstd",
+                compression_level=1,
+                statistics=False,
+                metadata={_META: json.dumps(meta)},
+            )
             os.replace(tmp, path)
-        except (OSError, ValueError, pl.exceptions.PolarsError, ImportError):
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            return None
-        except Exception:
+        except Exception:  # a full disk, a folder gone: the read goes on without the entry
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return None
         self.stored += 1
+        self.used.add(path)
         return CachedFile(
             path,
             table.records,
@@ -211,11 +209,13 @@ class CaptureCache:
 
     def trim(self, limit: int | None = None, now: float | None = None) -> int:
         """Drop the entries used longest ago until the cache holds at most ``limit``
-        bytes, and temporary files left by a command that was stopped; the bytes freed."""
+        bytes (but those this process uses), temporary files left by a command that was
+        stopped, and the entries of older versions; the bytes freed."""
         limit = max_bytes() if limit is None else limit
         now = time.time() if now is None else now
         entries: list[tuple[float, int, Path]] = []
-        freed = 0
+        freed = self._drop_old_versions()
+        held = 0
         for sub in self.folder.iterdir() if self.folder.is_dir() else []:
             if sub.name.startswith(".tmp-"):
                 with contextlib.suppress(OSError):
@@ -228,8 +228,11 @@ class CaptureCache:
             for entry in sub.iterdir():
                 with contextlib.suppress(OSError):
                     stat = entry.stat()
-                    entries.append((stat.st_mtime, stat.st_size, entry))
-        total = sum(size for _, size, _ in entries)
+                    if entry in self.used:  # the read under way needs it
+                        held += stat.st_size
+                    else:
+                        entries.append((stat.st_mtime, stat.st_size, entry))
+        total = held + sum(size for _, size, _ in entries)
         for _, size, entry in sorted(entries):
             if total <= limit:
                 break
@@ -237,6 +240,19 @@ class CaptureCache:
                 entry.unlink()
                 total -= size
                 freed += size
+        return freed
+
+    def _drop_old_versions(self) -> int:
+        """Remove the folders of the cache's older versions (never read again)."""
+        freed = 0
+        for old in self.root.glob("captures-v*"):
+            if old.name == FOLDER or not old.is_dir():
+                continue
+            for file in old.rglob("*"):
+                with contextlib.suppress(OSError):
+                    if file.is_file():
+                        freed += file.stat().st_size
+            shutil.rmtree(old, ignore_errors=True)
         return freed
 
     def describe(self, files: int) -> str:
@@ -251,7 +267,7 @@ class CaptureCache:
 
 def head_columns() -> list[str]:
     """The columns of an entry besides the body fields."""
-    return [*HEAD, "body_bytes"]
+    return list(HEAD)
 
 
 def field_column(key: str) -> str:
@@ -259,4 +275,17 @@ def field_column(key: str) -> str:
     return FIELD + key
 
 
-__all__ = ["CachedFile", "CaptureCache", "default_root", "field_column", "head_columns"]
+def values_column(key: str) -> str:
+    """The entry's column of body field ``key``'s Python values (JSON text), there when
+    the field has no one scalar kind in the file."""
+    return VALUES + key
+
+
+__all__ = [
+    "CachedFile",
+    "CaptureCache",
+    "default_root",
+    "field_column",
+    "head_columns",
+    "values_column",
+]

@@ -11,11 +11,15 @@ bodies columns (:mod:`diagnostics.captures.bodies`).
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import io
 import os
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import fastavro
@@ -24,33 +28,28 @@ import pyarrow as pa
 
 from diagnostics.captures.avro_blocks import field_names, walk
 from diagnostics.captures.bodies import Bodies, read_bodies
-from diagnostics.captures.capture_maps import (
-    ENQUEUED_MS,
-    enqueued_ms,
-    map_text,
-    properties_text,
-    text_ms,
-)
+from diagnostics.captures.capture_maps import ENQUEUED_MS, map_columns, properties_text, text_ms
 from diagnostics.captures.paths import CaptureFile
 from diagnostics.errors import InputError
 
 #: What Capture writes in every record (Body may be null).
 REQUIRED_FIELDS = ("SequenceNumber", "Offset", "EnqueuedTimeUtc", "Body")
 #: A file's own columns, before its body fields (``Body``: the raw text of the bodies not
-#: read as a JSON object; ``body_bytes``: every body as it was written).
+#: read as a JSON object).
 HEAD = ("SequenceNumber", "Offset", "arrival_ms", "Properties", "SystemProperties", "Body")
 _LOCAL = threading.local()
 
 
 @dataclass(frozen=True, slots=True)
 class FileTable:
-    """A Capture file's records as columns (:data:`HEAD`, then ``body_bytes``), its body
-    fields (``fields``, named ``b:<key>``; ``kinds``: the kinds of values each holds) and
+    """A Capture file's records as columns (:data:`HEAD`), its body fields (``fields``,
+    named ``b:<key>``; ``kinds``: the kinds of values each holds; ``values``: the Python
+    values, as JSON text, of the fields without one scalar kind, named ``j:<key>``) and
     what the reader counts."""
 
     head: pl.DataFrame
-    body_bytes: pl.Series
     fields: pl.DataFrame
+    values: pl.DataFrame
     kinds: dict[str, tuple[str, ...]]
     without_json: int
     repeated: int
@@ -66,27 +65,75 @@ class FileTable:
         """The file's records."""
         return self.head.height
 
+    def frame(self) -> pl.DataFrame:
+        """Every column, as a cache entry holds them."""
+        return pl.concat([self.head, self.fields, self.values], how="horizontal")
+
+
+_ENGINE_LOCK = threading.Lock()
+_NAME = "datafusion._internal"
+
+
+def _engine() -> Any:
+    """DataFusion's compiled module (once a process). It is loaded on its own: the
+    package's Python layer imports pandas (a second of start-up) for functions the reader
+    does not use. ``None`` when it cannot be (the package is used then)."""
+    with _ENGINE_LOCK:
+        if _NAME in sys.modules:
+            return sys.modules[_NAME]
+        try:
+            spec = importlib.util.find_spec("datafusion")
+            folders = spec.submodule_search_locations if spec is not None else None
+            found = [p for f in folders or [] for p in sorted(Path(f).glob("_internal*.so"))]
+            loader = importlib.machinery.ExtensionFileLoader(_NAME, str(found[0]))
+            module = importlib.util.module_from_spec(importlib.util.spec_from_loader(_NAME, loader))
+            loader.exec_module(module)
+        except (ImportError, IndexError, OSError, AttributeError):
+            return None
+        sys.modules[_NAME] = module  # the package, imported later, takes this one
+        return module
+
 
 def _session() -> Any:
-    ctx = getattr(_LOCAL, "ctx", None)
-    if ctx is None:
-        import datafusion
+    """This thread's DataFusion session: ``(context, whether it is the compiled one's)``."""
+    found = getattr(_LOCAL, "session", None)
+    if found is None:
+        engine = _engine()
+        if engine is not None:
+            config = engine.SessionConfig().with_batch_size(1 << 30).with_target_partitions(1)
+            found = (engine.SessionContext(config, None), True)
+        else:
+            import datafusion
 
-        config = datafusion.SessionConfig().with_batch_size(1 << 30).with_target_partitions(1)
-        ctx = _LOCAL.ctx = datafusion.SessionContext(config)
-    return ctx
+            config = datafusion.SessionConfig().with_batch_size(1 << 30).with_target_partitions(1)
+            found = (datafusion.SessionContext(config), False)
+        _LOCAL.session = found
+    return found
+
+
+def _read_avro(path: str, suffix: str) -> pa.Table:
+    context, compiled = _session()
+    if compiled:
+        try:
+            return context.read_avro(path, None, [], suffix).to_arrow_table()
+        except TypeError:  # another signature: through the package from now on
+            import datafusion
+
+            config = datafusion.SessionConfig().with_batch_size(1 << 30).with_target_partitions(1)
+            _LOCAL.session = (datafusion.SessionContext(config), False)
+            context = _LOCAL.session[0]
+    return context.read_avro(path, file_extension=suffix).to_arrow_table()
 
 
 def _columnar(file: CaptureFile, data: bytes) -> pa.Table | None:
     """The file's records decoded by DataFusion (``None``: it could not)."""
     try:
         if file.data is None:
-            suffix = file.path.suffix
-            return _session().read_avro(str(file.path), file_extension=suffix).to_arrow_table()
+            return _read_avro(str(file.path), file.path.suffix)
         with tempfile.NamedTemporaryFile(suffix=".avro") as handle:
             handle.write(data)
             handle.flush()
-            return _session().read_avro(handle.name).to_arrow_table()
+            return _read_avro(handle.name, ".avro")
     except Exception:
         return None
 
@@ -121,8 +168,11 @@ def _check_schema(file: CaptureFile, schema: object) -> None:
         raise InputError(msg)
 
 
-def _from_records(records: list[dict[str, Any]]) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
-    """The columns of records read one by one: (head without arrival, enqueued text, ms)."""
+def _from_records(
+    records: list[dict[str, Any]],
+) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl.Series]:
+    """The columns of records read one by one: (head without arrival, enqueued text, ms,
+    bodies)."""
     ms = []
     for record in records:
         value = (record.get("SystemProperties") or {}).get(ENQUEUED_MS)
@@ -141,14 +191,14 @@ def _from_records(records: list[dict[str, Any]]) -> tuple[pl.DataFrame, pl.Serie
             "SystemProperties": pl.Series(
                 [properties_text(r.get("SystemProperties")) for r in records], dtype=pl.String
             ),
-            "body_bytes": pl.Series([r.get("Body") for r in records], dtype=pl.Binary),
         }
     )
     text = pl.Series([t if isinstance(t, str) else None for t in texts], dtype=pl.String)
-    return head, text, pl.Series("ms", ms, dtype=pl.Int64)
+    bodies = pl.Series([r.get("Body") for r in records], dtype=pl.Binary)
+    return head, text, pl.Series("ms", ms, dtype=pl.Int64), bodies
 
 
-def _from_arrow(table: pa.Table) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+def _from_arrow(table: pa.Table) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl.Series]:
     """The same columns from DataFusion's Arrow table."""
     rows = table.num_rows
     names = set(table.column_names)
@@ -159,19 +209,20 @@ def _from_arrow(table: pa.Table) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
     def plain(name: str, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
         found = column(name)
         if found is None:
-            return pl.Series(name, [None] * rows, dtype=dtype)
+            return pl.repeat(None, rows, dtype=dtype, eager=True).alias(name)
         return pl.from_arrow(found).cast(dtype).alias(name)  # type: ignore[union-attr]
 
+    system, ms = map_columns(column("SystemProperties"), rows, int_key=ENQUEUED_MS)
+    assert ms is not None
     head = pl.DataFrame(
         [
             plain("SequenceNumber", pl.Int64),
             plain("Offset", pl.String),
-            map_text(column("Properties"), rows).alias("Properties"),
-            map_text(column("SystemProperties"), rows).alias("SystemProperties"),
-            plain("Body", pl.Binary).alias("body_bytes"),
+            map_columns(column("Properties"), rows)[0].alias("Properties"),
+            system.alias("SystemProperties"),
         ]
     )
-    return head, plain("EnqueuedTimeUtc", pl.String), enqueued_ms(column("SystemProperties"), rows)
+    return head, plain("EnqueuedTimeUtc", pl.String), ms, plain("Body", pl.Binary)
 
 
 def decode_file(file: CaptureFile) -> FileTable:
@@ -190,13 +241,15 @@ def decode_file(file: CaptureFile) -> FileTable:
         if table is not None and table.num_rows != frame.records:
             table = None
     if table is not None:
-        head, text, ms = _from_arrow(table)
+        head, text, ms, body = _from_arrow(table)
     else:
-        head, text, ms = _from_records(_records(file, data))
-    return _finish(file, head, text, ms)
+        head, text, ms, body = _from_records(_records(file, data))
+    return _finish(file, head, text, ms, body)
 
 
-def _finish(file: CaptureFile, head: pl.DataFrame, text: pl.Series, ms: pl.Series) -> FileTable:
+def _finish(
+    file: CaptureFile, head: pl.DataFrame, text: pl.Series, ms: pl.Series, body: pl.Series
+) -> FileTable:
     from_text = ms.is_null()
     arrival = ms
     if bool(from_text.any()):
@@ -210,7 +263,7 @@ def _finish(file: CaptureFile, head: pl.DataFrame, text: pl.Series, ms: pl.Serie
             f"and EnqueuedTimeUtc '{text[i]}' is not a time)"
         )
         raise InputError(msg)
-    bodies: Bodies = read_bodies(head["body_bytes"])
+    bodies: Bodies = read_bodies(body)
     return FileTable(
         head=pl.DataFrame(
             [
@@ -222,8 +275,8 @@ def _finish(file: CaptureFile, head: pl.DataFrame, text: pl.Series, ms: pl.Serie
                 bodies.raw.alias("Body"),
             ]
         ),
-        body_bytes=head["body_bytes"],
         fields=bodies.fields,
+        values=bodies.values,
         kinds=bodies.kinds,
         without_json=bodies.without_json,
         repeated=bodies.repeated,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,10 +22,12 @@ PASSTHROUGH = ("SequenceNumber", "Offset", "Properties", "SystemProperties", "Bo
 
 @dataclass(frozen=True)
 class DeferredPart:
-    """The deferred columns of one file: ``rows`` rows, read by ``read(columns)``."""
+    """The deferred columns of one file: ``rows`` rows, read by ``read(columns)``; ``path``:
+    the Parquet file that holds them, when one does."""
 
     rows: int
     read: Callable[[list[str]], pl.DataFrame]
+    path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ class Deferred:
         wanted = list(self.names if columns is None else columns)
         for part in self.parts:
             yield part.read(wanted) if part.rows else _empty(part, wanted)
+
+    def scan(self, columns: Sequence[str] | None = None) -> pl.LazyFrame | None:
+        """The deferred columns (or ``columns`` of them) of every row, read as they are
+        needed (``None``: some file's columns are not in a Parquet file)."""
+        if not self.parts or any(p.path is None for p in self.parts):
+            return None
+        wanted = list(self.names if columns is None else columns)
+        return pl.scan_parquet([p.path for p in self.parts]).select(wanted)  # type: ignore[misc]
 
     def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """The deferred columns of every row (in memory)."""

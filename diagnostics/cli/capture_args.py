@@ -14,7 +14,7 @@ from diagnostics.captures.capture_cache import CaptureCache, default_root
 from diagnostics.captures.dialect import CsvOptions
 from diagnostics.captures.reader import Capture, read_capture
 from diagnostics.cli.flags import message
-from diagnostics.cli.progress import ProgressLine
+from diagnostics.cli.progress import ProgressLine, note
 from diagnostics.errors import InputError, Setting, SettingError, UsageError
 
 
@@ -40,7 +40,8 @@ def add_cache_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help=(
             "keep Event Hubs Capture files, once decoded, as columns in DIR and read them "
-            "from there next time (default: $XDG_CACHE_HOME/orderdoc, else ~/.cache/orderdoc)"
+            "from there next time (default: $ORDERDOC_CACHE, else $XDG_CACHE_HOME/orderdoc, "
+            "else ~/.cache/orderdoc)"
         ),
     )
     group.add_argument(
@@ -101,5 +102,5 @@ def capture_from_args(
         progress.finish()
     if capture.cache_line is not None:
         took = time.perf_counter() - started
-        sys.stderr.write(f"{capture.cache_line} ({took:.1f} s)\n")
+        note(f"{capture.cache_line} ({took:.1f} s)")
     return capture

@@ -23,6 +23,7 @@ from diagnostics.captures.far_off import far_off_notes
 from diagnostics.cli.capture_args import add_cache_arguments, cache_of, is_capture_folder
 from diagnostics.cli.flags import FLAGS
 from diagnostics.cli.policy_args import positive_int
+from diagnostics.cli.progress import note
 from diagnostics.cli.values import flag_duration, out_folder
 from diagnostics.cti.frames import CtiColumns
 from diagnostics.cti.outputs import format_summary, write_outputs
@@ -274,7 +275,9 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
     window = window_from_args(args)
     second = args.cti_join or args.cti_union
     read = [
-        read_events_renamed(path, cache=cache_of(args) if is_capture_folder(path) else None)
+        read_events_renamed(
+            path, cache=cache_of(args) if is_capture_folder(path) else None, report=note
+        )
         for path in (args.events, *([second] if second else []))
     ]
     left = read[0][0]

@@ -7,7 +7,8 @@ chooses the arrival and partition columns and reports renames; this is the table
 
 from __future__ import annotations
 
-import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -27,19 +28,25 @@ def read_events(path: str | Path) -> pl.DataFrame:
 
 
 def read_events_renamed(
-    path: str | Path, cache: CaptureCache | None = None
+    path: str | Path,
+    cache: CaptureCache | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
     """:func:`read_events` and the columns the reader renamed (empty or repeated CSV header
     cells, empty names, Avro body fields named like a Capture column). Columns Parquet
     cannot store (empty JSON objects) are JSON text. ``cache``: the capture cache Event
-    Hubs Capture files go through (its line on stderr)."""
+    Hubs Capture files go through; ``report(line)`` is told what it did."""
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
         files = capture_files(path, DEFAULT_PATH_FORMAT)
+        started = time.perf_counter()
         table = read_capture_files(files, cache=cache)
         if cache is not None:
-            cache.trim()
-            sys.stderr.write(cache.describe(len(files)) + "\n")
+            if cache.persistent:
+                cache.trim()
+            if report is not None:
+                took = time.perf_counter() - started
+                report(f"{cache.describe(len(files))} ({took:.1f} s)")
         return storable(table.frame)[0], table.renames
     if not path.is_file():
         msg = f"{path}: no such file"

@@ -91,10 +91,21 @@ def write_outcomes_file(
     if deferred is None:
         outcomes.write_parquet(path, compression="zstd", compression_level=1)
         return
+    if deferred.rows != outcomes.height:
+        msg = f"{deferred.rows} rows of passthrough columns for {outcomes.height} outcomes"
+        raise ValueError(msg)
+    order = [*deferred.full_order(outcomes.columns[:inputs]), *outcomes.columns[inputs:]]
+    heavy = deferred.scan()
+    if heavy is not None:  # streamed from the cache's files into the outcomes file
+        try:
+            joined = pl.concat([outcomes.lazy(), heavy], how="horizontal").select(order)
+            joined.sink_parquet(path, compression="zstd", compression_level=1)
+        except pl.exceptions.PolarsError as exc:
+            raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        return
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    order = [*deferred.full_order(outcomes.columns[:inputs]), *outcomes.columns[inputs:]]
     writer: pq.ParquetWriter | None = None
     start = 0
     pending: list[pl.DataFrame] = []

@@ -161,10 +161,22 @@ def test_the_cache_keeps_its_size_bound(tmp_path: Path, fleet: Path) -> None:
     cache = CaptureCache.open(tmp_path / "cache")
     read_capture_files(capture_files(fleet), cache=cache)
     sizes = sorted(p.stat().st_size for p in (tmp_path / "cache").rglob("*.parquet"))
-    freed = cache.trim(limit=sum(sizes) // 2)
+    assert cache.trim(limit=sum(sizes) // 2) == 0  # the read that wrote them still needs them
+    later = CaptureCache.open(tmp_path / "cache")  # another command
+    freed = later.trim(limit=sum(sizes) // 2)
     left = sum(p.stat().st_size for p in (tmp_path / "cache").rglob("*.parquet"))
     assert freed > 0
     assert left <= sum(sizes) // 2
+
+
+def test_entries_of_an_older_cache_version_are_removed(tmp_path: Path) -> None:
+    old = tmp_path / "cache" / "captures-v1" / "ab"
+    old.mkdir(parents=True)
+    (old / "entry.parquet").write_bytes(b"x" * 100)
+    cache = CaptureCache.open(tmp_path / "cache")
+    assert cache.trim() == 100
+    assert not (tmp_path / "cache" / "captures-v1").exists()
+    assert cache.folder.is_dir()
 
 
 @pytest.mark.parametrize("command", COMMANDS)
