@@ -284,7 +284,7 @@ def _field(
         pieces = [p.cast(dtype) if p.dtype != dtype else p for p in pieces]
         if not pieces:
             return pl.Series(name, [], dtype=dtype)
-        return pl.concat(pieces, rechunk=True).alias(name)
+        return pl.concat(pieces, rechunk=False).alias(name)
     return field_column(name, [v for part in parts for v in part.values(key)])
 
 
@@ -348,8 +348,13 @@ def read_capture_files(
         deferred: Deferred | None = Deferred(
             tuple(heavy),
             order,
-            tuple(
-                DeferredPart(p.records, p.read, p.entry.path if p.entry else None) for p in parts
+            tuple(  # read from the cache (the columns in memory are let go)
+                DeferredPart(
+                    p.records,
+                    dataclasses.replace(p, table=None).read,
+                    p.entry.path if p.entry else None,
+                )
+                for p in parts
             ),
             keep=cache.keep if cache is not None else None,
         )
