@@ -106,3 +106,32 @@ def attach(
     inputs = deferred.full_order(frame.columns[:light])
     joined = pl.concat([frame, heavy], how="horizontal")
     return joined.select([*inputs, *frame.columns[light:]])
+
+
+def still_deferred(deferred: Deferred | None, frame: pl.DataFrame) -> Deferred | None:
+    """``deferred``, unless ``frame`` holds its columns already (a column setting named one
+    of them, and the capture was read whole)."""
+    if deferred is None or any(name in frame.columns for name in deferred.names):
+        return None
+    return deferred
+
+
+def rows_with_deferred(
+    frame: pl.DataFrame, deferred: Deferred | None, inputs: int
+) -> Callable[[Sequence[int]], pl.DataFrame] | None:
+    """A function giving the rows ``ids`` (row numbers) of ``frame`` with the deferred
+    columns joined in place (``frame``'s first ``inputs`` columns are the capture's other
+    input columns); ``None`` when ``frame`` holds every column."""
+    deferred = still_deferred(deferred, frame)
+    if deferred is None:
+        return None
+    found = deferred
+
+    def rows(ids: Sequence[int]) -> pl.DataFrame:
+        at = sorted({int(i) for i in ids})
+        light = frame[at]
+        heavy = found.gather(at)
+        order = [*found.full_order(light.columns[:inputs]), *light.columns[inputs:]]
+        return pl.concat([light, heavy], how="horizontal").select(order)
+
+    return rows

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from diagnostics.captures.deferred import rows_with_deferred, still_deferred
 from diagnostics.captures.footprint import (
     CaptureTooLargeError,
     available_memory,
@@ -169,7 +170,7 @@ def write_outcomes(
 ) -> Callable[[Path], object]:
     """Writes the outcome frame (Parquet) to the path it is given, the capture's deferred
     passthrough columns joined back in place."""
-    deferred = None if capture is None else capture.deferred
+    deferred = None if capture is None else still_deferred(capture.deferred, result.outcomes)
     inputs = result.outcomes.width - len(OUTCOME_COLUMNS)
     return lambda path: write_outcomes_file(path, result.outcomes, deferred, inputs)
 
@@ -179,19 +180,8 @@ def example_rows(
 ) -> Callable[[Sequence[int]], pl.DataFrame] | None:
     """The outcome rows of some events with the capture's deferred columns (``None``: the
     outcomes hold every input column)."""
-    deferred = capture.deferred
-    if deferred is None:
-        return None
     inputs = result.outcomes.width - len(OUTCOME_COLUMNS)
-
-    def rows(ids: Sequence[int]) -> pl.DataFrame:
-        at = sorted({int(i) for i in ids})
-        light = result.outcomes[at]  # event_id is the row in input order
-        heavy = deferred.gather(at)
-        order = [*deferred.full_order(light.columns[:inputs]), *light.columns[inputs:]]
-        return pl.concat([light, heavy], how="horizontal").select(order)
-
-    return rows
+    return rows_with_deferred(result.outcomes, capture.deferred, inputs)
 
 
 def run(args: argparse.Namespace) -> int:
