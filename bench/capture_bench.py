@@ -139,6 +139,8 @@ def main() -> None:
             str(capture),
             "--out",
             str(work / "cti"),
+            "--timestamp-by",
+            "eventTime",
             "--arrival-col",
             "EventEnqueuedUtcTime",
             "--cti-every",

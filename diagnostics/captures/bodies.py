@@ -178,8 +178,8 @@ def _plain_rows(body: pl.Series, text: pl.Series) -> np.ndarray:
 
 def _parse_plain(lines: pl.Series) -> pl.DataFrame | None:
     """The plain bodies parsed together, or ``None`` when polars cannot read them all."""
-    offsets, data = _bytes(lines + "\n")  # one line each: JSON Lines
-    data = data[offsets[0] : offsets[-1]].tobytes()
+    offsets, buffer = _bytes(lines + "\n")  # one line each: JSON Lines
+    data = buffer[offsets[0] : offsets[-1]].tobytes()
     for infer in (100, None):
         try:
             frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=infer)

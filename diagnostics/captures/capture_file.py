@@ -86,7 +86,10 @@ def _engine() -> Any:
             folders = spec.submodule_search_locations if spec is not None else None
             found = [p for f in folders or [] for p in sorted(Path(f).glob("_internal*.so"))]
             loader = importlib.machinery.ExtensionFileLoader(_NAME, str(found[0]))
-            module = importlib.util.module_from_spec(importlib.util.spec_from_loader(_NAME, loader))
+            made = importlib.util.spec_from_loader(_NAME, loader)
+            if made is None:
+                return None
+            module = importlib.util.module_from_spec(made)
             loader.exec_module(module)
         except (ImportError, IndexError, OSError, AttributeError):
             return None

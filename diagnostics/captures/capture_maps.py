@@ -18,6 +18,7 @@ import base64
 import datetime as dt
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -31,7 +32,7 @@ _PLAIN = r"^[\x20\x21\x23-\x5b\x5d-\x7e]*$"
 #: Beyond this many shapes in one file, the maps are written entry by entry.
 MAX_SHAPES = 32
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-_NUMPY = {
+_NUMPY: dict[int, np.dtype[Any]] = {
     pa.int8().id: np.dtype(np.int8),
     pa.int32().id: np.dtype(np.int32),
     pa.int64().id: np.dtype(np.int64),
@@ -347,8 +348,8 @@ def map_columns(
         ints = parts.last_int(int_key)
     if array.null_count:
         nulls = _series(array.is_null())
-        text = text.set(nulls, None)  # type: ignore[arg-type]
-        ints = None if ints is None else ints.set(nulls, None)  # type: ignore[arg-type]
+        text = text.set(nulls, None)
+        ints = None if ints is None else ints.set(nulls, None)
     return text.alias("map"), None if ints is None else ints.alias("ms")
 
 

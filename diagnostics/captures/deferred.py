@@ -57,7 +57,8 @@ class Deferred:
         if not self.parts or any(p.path is None for p in self.parts):
             return None
         wanted = list(self.names if columns is None else columns)
-        return pl.scan_parquet([p.path for p in self.parts]).select(wanted)  # type: ignore[misc]
+        paths = [p.path for p in self.parts if p.path is not None]
+        return pl.scan_parquet(paths).select(wanted)
 
     def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """The deferred columns of every row (in memory)."""

@@ -34,9 +34,9 @@ from diagnostics.words import plural
 #: The replay's peak memory before any event: Python, polars, pyarrow (docs/performance.md).
 BASE_BYTES = 200_000_000
 #: ... and for Event Hubs Capture files, with their Avro decoder and its threads.
-AVRO_BASE_BYTES = 380_000_000
+AVRO_BASE_BYTES = 360_000_000
 #: Peak memory per event by format (the capture's columns, outcomes, engine arrays).
-PER_EVENT = {"parquet": 800, "csv": 800, "json": 800, "avro": 1_100}
+PER_EVENT = {"parquet": 800, "csv": 800, "json": 800, "avro": 520}
 #: Peak memory per byte of JSON Lines text (it is parsed whole).
 JSON_TEXT_FACTOR = 2.4
 #: Per event, for a format not listed.
