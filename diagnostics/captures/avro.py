@@ -33,14 +33,27 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.bodies import field_column, scalar_kind, values_of
+from diagnostics.captures.bodies import SCALAR_DTYPES, field_column, scalar_kind, values_of
 from diagnostics.captures.capture_cache import CachedFile, CaptureCache, values_column
 from diagnostics.captures.capture_cache import field_column as entry_field
-from diagnostics.captures.capture_file import REQUIRED_FIELDS, FileTable, cpu_workers, decode_file
-from diagnostics.captures.capture_maps import ENQUEUED_MS
-from diagnostics.captures.deferred import PASSTHROUGH, Deferred, DeferredPart
+from diagnostics.captures.capture_file import (
+    HEAD,
+    REQUIRED_FIELDS,
+    FileTable,
+    cpu_workers,
+    decode_file,
+)
+from diagnostics.captures.capture_maps import ENQUEUED_MS, constant
+from diagnostics.captures.deferred import PASSTHROUGH, Deferred, DeferredColumn, DeferredPart
 from diagnostics.captures.detect import ASA_PARTITION, EVENT_HUBS_ARRIVAL
-from diagnostics.captures.names import Rename, RenameReason, name_empty, rename_taken
+from diagnostics.captures.names import (
+    RESERVED,
+    Rename,
+    RenameReason,
+    is_pattern,
+    name_empty,
+    rename_taken,
+)
 from diagnostics.captures.paths import CaptureFile
 
 #: The columns of a Capture table besides the body fields, in order.
@@ -215,6 +228,11 @@ _LIGHT = ["arrival_ms"]
 _HEAVY = list(PASSTHROUGH)
 
 
+def _mixed(kinds: dict[str, tuple[str, ...]]) -> list[str]:
+    """The columns of the fields without one scalar kind in a file (kept in memory)."""
+    return [entry_field(k) for k, found in kinds.items() if scalar_kind(found) is None]
+
+
 def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Part:
     entry = cache.load(file) if cache is not None else None
     table = None
@@ -222,8 +240,9 @@ def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Pa
         decoded = decode_file(file)
         entry = cache.store(file, decoded) if cache is not None else None
         frame = _frame(decoded)
-        if entry is not None and defer:  # the passthrough columns stay on disk
-            frame = frame.select([*_LIGHT, *decoded.fields.columns, *decoded.values.columns])
+        if entry is not None and defer:  # the passthrough columns stay on disk, and the
+            # fields of one type (the capture's may stay there: read_capture_files)
+            frame = frame.select([*_LIGHT, *_mixed(decoded.kinds), *decoded.values.columns])
         table = frame
         counts = (decoded.records, decoded.kinds, decoded.without_json, decoded.repeated)
         extra = (decoded.from_text, decoded.raw)
@@ -232,7 +251,7 @@ def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Pa
         extra = (entry.from_text, entry.raw)
         light = [*_LIGHT, *[entry_field(k) for k in entry.kinds]]
         try:  # the columns every read needs, in one go
-            table = entry.read(light if defer else [*light, *_HEAVY])
+            table = entry.read([*_LIGHT, *_mixed(entry.kinds)] if defer else [*light, *_HEAVY])
         except (OSError, pl.exceptions.PolarsError):  # a broken entry: decode the file again
             with contextlib.suppress(OSError):
                 entry.path.unlink()
@@ -277,7 +296,7 @@ def _field(
             if key in part.kinds:
                 piece = part.read([entry_field(key)]).to_series()
             else:
-                piece = pl.Series([None] * part.records, dtype=pl.Null)
+                piece = constant(None, part.records, pl.Null)
             pieces.append(piece)
         if dtype is None:
             dtype = next((p.dtype for p in pieces if p.dtype != pl.Null), pl.Null)
@@ -286,6 +305,16 @@ def _field(
             return pl.Series(name, [], dtype=dtype)
         return pl.concat(pieces, rechunk=False).alias(name)
     return field_column(name, [v for part in parts for v in part.values(key)])
+
+
+def _one_type(key: str, parts: Sequence[_Part]) -> pl.DataType | None:
+    """The type body field ``key`` has in the capture when every file gives it one scalar
+    type (or none at all), read from the files' own columns; else ``None``."""
+    kinds = [k for p in parts for k in p.kinds.get(key, ())]
+    kind = scalar_kind(kinds)
+    if kind is None:
+        return None
+    return pl.Null() if kind == "null" else SCALAR_DTYPES[kind]
 
 
 def read_capture_files(
@@ -314,20 +343,26 @@ def read_capture_files(
         for key, name in zip(keys, names, strict=True)
         if key != name
     )
-    columns = [
-        _field(key, name, parts, None if schema is None else schema.dtypes[i])
-        for i, (key, name) in enumerate(zip(keys, names, strict=True))
-    ]
-    fields, renames = rename_taken(pl.DataFrame(columns), CAPTURE_NAMES, RenameReason.CAPTURE)
+    listed = pl.DataFrame(schema=dict.fromkeys(names, pl.Null))
+    final, renames = rename_taken(listed, CAPTURE_NAMES, RenameReason.CAPTURE)
+    finals = final.columns
+    # body fields of one type in every file stay in the cache too, unless a field would be
+    # renamed for an outcome column's name (the renames then see every column)
+    lazy = defer and not any(n in RESERVED or is_pattern(n) for n in finals)
+    light_fields: list[pl.Series] = []
+    later: list[DeferredColumn] = []
+    for i, (key, name) in enumerate(zip(keys, finals, strict=True)):
+        dtype = None if schema is None else schema.dtypes[i]
+        found = _one_type(key, parts) if lazy and schema is None else None
+        if found is not None:
+            later.append(DeferredColumn(name, entry_field(key), found))
+        else:
+            light_fields.append(_field(key, name, parts, dtype))
+    fields = pl.DataFrame(light_fields)
     raw = schema.raw if schema is not None else any(p.raw for p in parts)
     heavy = [*CAPTURE_COLUMNS[2:], *PROPERTY_COLUMNS, *([RAW_BODY] if raw else [])]
     partition = [
-        pl.repeat(
-            p.file.partition if p.file.partition is not None else 0,
-            p.records,
-            dtype=pl.Int64,
-            eager=True,
-        )
+        constant(p.file.partition if p.file.partition is not None else 0, p.records, pl.Int64)
         for p in parts
     ]
     arrival = [p.read(["arrival_ms"]).to_series() for p in parts]
@@ -344,25 +379,32 @@ def read_capture_files(
     if defer:
         light = [head, fields] if fields.width else [head]
         frame = pl.concat(light, how="horizontal")
-        order = (*head.columns[:2], *heavy[:2], *fields.columns, *heavy[2:])
+        order = (*head.columns[:2], *heavy[:2], *finals, *heavy[2:])
+        passthrough = [DeferredColumn(c, c, _PASSTHROUGH_TYPES[c]()) for c in heavy]
         deferred: Deferred | None = Deferred(
-            tuple(heavy),
+            (*passthrough[:2], *later, *passthrough[2:]),
             order,
             tuple(  # read from the cache (the columns in memory are let go)
                 DeferredPart(
                     p.records,
                     dataclasses.replace(p, table=None).read,
                     p.entry.path if p.entry else None,
+                    frozenset([*HEAD, *(entry_field(k) for k in p.kinds)]),
                 )
                 for p in parts
             ),
             keep=cache.keep if cache is not None else None,
         )
     else:
-        passthrough = _passthrough(parts, heavy)
+        passthrough_frame = _passthrough(parts, heavy)
         middle = [fields] if fields.width else []
         frame = pl.concat(
-            [head, passthrough.select(heavy[:2]), *middle, passthrough.select(heavy[2:])],
+            [
+                head,
+                passthrough_frame.select(heavy[:2]),
+                *middle,
+                passthrough_frame.select(heavy[2:]),
+            ],
             how="horizontal",
         )
         deferred = None

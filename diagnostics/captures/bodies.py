@@ -25,12 +25,14 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from diagnostics.captures.capture_maps import raw_text
+from diagnostics.captures.capture_maps import constant, raw_text
 from diagnostics.captures.jsonl import RepeatedKeyError, unique_keys
 
 #: The kinds of values a field's column can hold as its own type, by polars type.
 SCALAR_KINDS = {pl.Int64: "int", pl.Float64: "float", pl.Boolean: "bool", pl.String: "str"}
 _DTYPES = {kind: dtype for dtype, kind in SCALAR_KINDS.items()}
+#: The column type of each scalar kind.
+SCALAR_DTYPES: dict[str, pl.DataType] = {kind: dtype() for kind, dtype in _DTYPES.items()}
 _I64 = 1 << 63
 #: The prefix of a body field's column (a key may be empty, or named like anything else).
 FIELD = "b:"
@@ -236,7 +238,7 @@ def _present_keys(
 
 
 def _nulls(n: int, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
-    return pl.repeat(None, n, dtype=dtype, eager=True)
+    return constant(None, n, dtype)
 
 
 def read_bodies(body: pl.Series) -> Bodies:

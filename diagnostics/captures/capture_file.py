@@ -28,7 +28,13 @@ import pyarrow as pa
 
 from diagnostics.captures.avro_blocks import field_names, walk
 from diagnostics.captures.bodies import Bodies, read_bodies
-from diagnostics.captures.capture_maps import ENQUEUED_MS, map_columns, properties_text, text_ms
+from diagnostics.captures.capture_maps import (
+    ENQUEUED_MS,
+    constant,
+    map_columns,
+    properties_text,
+    text_ms,
+)
 from diagnostics.captures.paths import CaptureFile
 from diagnostics.errors import InputError
 
@@ -212,7 +218,7 @@ def _from_arrow(table: pa.Table) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl
     def plain(name: str, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
         found = column(name)
         if found is None:
-            return pl.repeat(None, rows, dtype=dtype, eager=True).alias(name)
+            return constant(None, rows, dtype).alias(name)
         return pl.from_arrow(found).cast(dtype).alias(name)  # type: ignore[union-attr]
 
     system, ms = map_columns(column("SystemProperties"), rows, int_key=ENQUEUED_MS)

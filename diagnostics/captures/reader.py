@@ -15,7 +15,7 @@ import polars as pl
 from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
 from diagnostics.captures.capture_cache import CaptureCache
 from diagnostics.captures.datasets import parquet_files, read_parquet_files
-from diagnostics.captures.deferred import PASSTHROUGH, Deferred, attach
+from diagnostics.captures.deferred import Deferred, attach, take_columns
 from diagnostics.captures.detect import (
     ARRIVAL_DEFAULT,
     ASA_ARRIVALS,
@@ -80,10 +80,10 @@ class Capture:
         and the closest one; ``named_by`` (the job definition the query came from, e.g.
         ``job X (arm-template F), input Y``) names the query instead of a setting."""
         named_columns = [c for c in (policy.timestamp_by, *policy.over) if c is not None]
-        if self.deferred is not None and any(
-            self.resolve(c) in self.deferred.names for c in named_columns
-        ):
-            return self.attached().apply(policy, named_by=named_by)
+        if self.deferred is not None:
+            needed = [self.resolve(c) for c in named_columns]
+            if any(n in self.deferred.names for n in needed):  # read the query's columns
+                return self.with_columns(needed).apply(policy, named_by=named_by)
         ts = None if policy.timestamp_by is None else self.resolve(policy.timestamp_by)
         over = tuple(self.resolve(c) for c in policy.over)
         events = with_nested(self.events, [ts, *over])
@@ -108,7 +108,7 @@ class Capture:
         """No rows, every column of the capture (the deferred ones too), in order."""
         if self.deferred is None:
             return self.events.head(0)
-        return attach(self.events.head(0), _empty(self.deferred))
+        return attach(self.events.head(0), self.deferred)
 
     def attached(self) -> Capture:
         """This capture with its deferred columns back in :attr:`events` (in memory)."""
@@ -116,6 +116,13 @@ class Capture:
             return self
         events = attach(self.events, self.deferred)
         return dataclasses.replace(self, events=events, deferred=None)
+
+    def with_columns(self, names: Sequence[str]) -> Capture:
+        """This capture with the deferred columns ``names`` read into :attr:`events`."""
+        if self.deferred is None:
+            return self
+        events, rest = take_columns(self.events, self.deferred, names)
+        return dataclasses.replace(self, events=events, deferred=rest)
 
     def resolve(self, given: str) -> str:
         """The column ``given`` names: renamed, else matched regardless of case."""
@@ -147,12 +154,6 @@ class Capture:
         lines += [f"  {note}" for note in self.notes]
         lines += [f"  warning: {line}" for line in self.warnings]
         return lines
-
-
-def _empty(deferred: Deferred) -> Deferred:
-    """``deferred`` without rows (for listing columns)."""
-    parts = deferred.parts[:1]
-    return dataclasses.replace(deferred, parts=tuple(dataclasses.replace(p, rows=0) for p in parts))
 
 
 def _finish(
@@ -270,6 +271,8 @@ def _capture_notes(table: AvroTable, arrival: str | None, partition: str | None)
             f"the body's text is in column '{RAW_BODY}')"
         )
     frame = table.frame
+    if table.deferred is not None:
+        frame = attach(frame.head(0), table.deferred)
     kept = []
     if arrival is None:
         kept += [ARRIVAL_DEFAULT] if ARRIVAL_DEFAULT in frame.columns else []
@@ -339,8 +342,7 @@ def read_capture(
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
         files = capture_files(path, path_format or DEFAULT_PATH_FORMAT)
-        named = {n for n in (arrival, partition) if n is not None}
-        defer = defer and not named & set(PASSTHROUGH)
+        defer = defer and arrival is None and partition is None  # Capture's own columns
         table = read_capture_files(files, progress, cache=cache, defer=defer)
         capture = avro_capture(table, str(path), arrival, partition)
         if cache is not None:
