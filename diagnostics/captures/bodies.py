@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -204,7 +205,7 @@ def _verified(frame: pl.DataFrame, lines: pl.Series) -> tuple[pl.Series, pl.Seri
     rest = (~same).arg_true()
     stripped = encoded.gather(rest).str.replace_all(r'"[^"]*":null,?', "").str.replace(",}", "}")
     again = (stripped == lines.gather(rest)).fill_null(False)
-    return same.scatter(rest, again), same
+    return same.clone().scatter(rest, again), same  # scatter works in place
 
 
 def _kind_of_dtype(dtype: pl.DataType) -> str:
@@ -241,17 +242,160 @@ def _nulls(n: int, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
     return constant(None, n, dtype)
 
 
+#: JSON's whitespace, and one scalar value as JSON writes it (a string without escapes or
+#: control characters, a number, true, false, null): what a body of the template holds.
+_WS = r"[ \t\n\r]*"
+_SCALAR = (
+    r'("[^"\\\x00-\x1f]*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)'
+)
+_CANDIDATES = 8  # bodies tried for the template
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """Some rows' values of one field: as a column of one type (``column``, null where a
+    row has none), or as Python values; and the kinds they hold."""
+
+    rows: np.ndarray
+    kinds: frozenset[str]
+    column: pl.Series | None
+    python: Any  # a callable giving the Python values, one a row
+
+    def values(self) -> list[Any]:
+        return list(self.python())
+
+
+def _template(text: pl.Series) -> tuple[np.ndarray, list[str], pl.DataFrame] | None:
+    """The bodies that hold the keys of the first flat body, in its order, each with one
+    scalar value (the usual Capture: every event of a device written alike): their rows,
+    the keys and each key's JSON token. Such a body reads in Python exactly as its tokens
+    say, so it needs no other check."""
+    keys: list[str] | None = None
+    for value in text.drop_nulls().head(_CANDIDATES).to_list():
+        found = python_body(value.encode("utf-8")).fields
+        if found and all(kind_of(v) in SCALAR_KINDS.values() or v is None for v in found.values()):
+            keys = list(found)
+            break
+    if not keys or any(re.search(r'["\\\x00-\x1f]', k) for k in keys):
+        return None
+    pattern = (
+        "^" + _WS + r"\{" + _WS
+        + ("," + _WS).join('"' + re.escape(k) + '"' + _WS + ":" + _WS + _SCALAR + _WS for k in keys)
+        + r"\}" + _WS + "$"
+    )  # fmt: skip
+    tokens = text.str.extract_groups(pattern).struct.unnest()
+    tokens.columns = keys
+    tokens = tokens.with_row_index("__row").filter(pl.col(keys[0]).is_not_null())
+    if not tokens.height:
+        return None
+    return tokens["__row"].to_numpy().astype(np.int64), keys, tokens.drop("__row")
+
+
+def _token_kinds(tokens: pl.DataFrame) -> dict[str, frozenset[str]]:
+    """Each key's kinds of values, from its JSON tokens."""
+    kinds = {}
+    for key in tokens.columns:
+        token = tokens[key]
+        text = token.str.starts_with('"')
+        boolean = (token == "true") | (token == "false")
+        number = ~(text | boolean | (token == "null"))
+        found = {k for k, present in (("str", text), ("bool", boolean)) if present.any()}
+        if number.any():
+            fraction = number & token.str.contains_any([".", "e", "E"])
+            found |= {"float"} if fraction.any() else set()
+            found |= {"int"} if (number & ~fraction).any() else set()
+        kinds[key] = frozenset(found)
+    return kinds
+
+
+def _token_sources(rows: np.ndarray, tokens: pl.DataFrame) -> dict[str, _Source] | None:
+    """Each key's values from its JSON tokens (``None``: a whole number beyond 64 bits)."""
+    kinds = _token_kinds(tokens)
+    typed = []
+    for key, found in kinds.items():
+        token = pl.col(key)
+        value = pl.when(token != "null")
+        if found == {"str"}:
+            typed.append(value.then(token.str.slice(1).str.head(-1)).alias(key))
+        elif found == {"bool"}:
+            typed.append(value.then(token == "true").alias(key))
+        elif found == {"float"}:
+            typed.append(value.then(token).cast(pl.Float64).alias(key))
+        elif "int" in found:  # checked for 64 bits even when the kinds are mixed
+            typed.append(
+                value.then(token).cast(pl.Int64, strict=False).alias(key)
+                if found == {"int"}
+                else pl.lit(None, dtype=pl.Int64).alias(key)
+            )
+    columns = tokens.select(typed) if typed else pl.DataFrame()
+    sources = {}
+    for key, found in kinds.items():
+        column: pl.Series | None = None
+        if not found:
+            column = constant(None, len(rows), pl.Null)
+        elif found == {"int"}:
+            column = columns[key]
+            if column.null_count() > (tokens[key] == "null").sum():
+                return None  # beyond 64 bits: Python's ints, read one by one
+        elif "int" in found:
+            numbers = tokens[key].filter(
+                ~tokens[key].str.head(1).is_in(['"', "t", "f", "n"])
+                & ~tokens[key].str.contains_any([".", "e", "E"])
+            )
+            if numbers.cast(pl.Int64, strict=False).null_count():
+                return None
+        elif key in columns.columns:
+            column = columns[key]
+
+        def python(series: pl.Series = tokens[key]) -> list[Any]:
+            return [json.loads(t) for t in series.to_list()]
+
+        sources[key] = _Source(rows, found, column, python)
+    return sources
+
+
+def _column_source(rows: np.ndarray, column: pl.Series) -> _Source:
+    """One key's values from polars' parsed (and checked) column."""
+    if column.null_count() == column.len():
+        return _Source(rows, frozenset(), constant(None, len(rows), pl.Null), column.to_list)
+    return _Source(rows, frozenset({_kind_of_dtype(column.dtype)}), column, column.to_list)
+
+
+def _python_source(rows: np.ndarray, values: list[Any]) -> _Source:
+    """One key's values as Python read them."""
+    kinds = frozenset(k for k in (kind_of(v) for v in values) if k is not None)
+    kind = scalar_kind(tuple(kinds))
+    column = None
+    if kind is not None:
+        dtype = pl.Null if kind == "null" else _DTYPES[kind]
+        column = pl.Series(values, dtype=dtype)
+    return _Source(rows, kinds, column, lambda: values)
+
+
 def read_bodies(body: pl.Series) -> Bodies:
     """The bodies (a Binary series, null for a record without one) read as fields."""
     n = body.len()
     text = _as_text(body)
-    at = _plain_rows(body, text)
+    taken = np.zeros(n, dtype=bool)
+    sources: dict[str, list[_Source]] = {}
+    holders: list[tuple[int, list[str]]] = []
+    found = _template(text) if n else None
+    if found is not None:
+        rows, template_keys, tokens = found
+        made = _token_sources(rows, tokens)
+        if made is not None:
+            taken[rows] = True
+            holders.append((int(rows[0]), template_keys))
+            for key, source in made.items():
+                sources.setdefault(key, []).append(source)
+    left = np.flatnonzero(~taken)
+    at = _plain_rows(body.gather(left), text.gather(left)) if len(left) else left
+    at = left[at]
     frame = _parse_plain(text.gather(at)) if len(at) else None
     if frame is not None and any(_kind_of_dtype(d) == "other" for d in frame.dtypes):
         frame = None  # objects, arrays, large numbers: their columns are built from Python's values
     if frame is None:
         at, frame = np.zeros(0, dtype=np.int64), pl.DataFrame()
-    holders: list[tuple[int, list[str]]] = []
     fine = at
     if len(at):
         verified, whole = _verified(frame, text.gather(at))
@@ -259,50 +403,47 @@ def read_bodies(body: pl.Series) -> Bodies:
             fine = at[verified.to_numpy()]
             frame = frame.filter(verified)
             whole = whole.filter(verified)
-        holders = _present_keys(frame, fine, whole)
-    read = np.zeros(n, dtype=bool)
+        holders += _present_keys(frame, fine, whole)
+        for key in frame.columns:
+            sources.setdefault(key, []).append(_column_source(fine, frame[key]))
+    read = taken
     read[fine] = True
     slow_rows = np.flatnonzero(~read)
     parsed = [python_body(v) for v in body.gather(slow_rows).to_list()] if len(slow_rows) else []
-    # the fields in order of first appearance, rows in order
     holders += [
         (int(r), list(p.fields)) for r, p in zip(slow_rows, parsed, strict=True) if p.fields
     ]
-    holders.sort(key=lambda item: item[0])
-    keys = list(dict.fromkeys(k for _, found in holders for k in found))
-    columns = []
-    values_columns = []
+    holders.sort(key=lambda item: item[0])  # the fields in order of first appearance
+    keys = list(dict.fromkeys(k for _, held in holders for k in held))
+    for key in keys:
+        if parsed:
+            values = [None if p.fields is None else p.fields.get(key) for p in parsed]
+            sources.setdefault(key, []).append(_python_source(slow_rows, values))
+    columns, values_columns = [], []
     kinds: dict[str, tuple[str, ...]] = {}
     for key in keys:
-        slow_values = [None if p.fields is None else p.fields.get(key) for p in parsed]
-        found = {k for k in (kind_of(v) for v in slow_values) if k is not None}
-        fast = frame[key] if key in frame.columns else None
-        if fast is not None and fast.null_count() == fast.len():
-            fast = None
-        if fast is not None:
-            found.add(_kind_of_dtype(fast.dtype))
-        kinds[key] = tuple(sorted(found)) or ("null",)
+        parts = sources.get(key, [])
+        kinds[key] = tuple(sorted({k for part in parts for k in part.kinds})) or ("null",)
         kind = scalar_kind(kinds[key])
-        if kind is None:
-            values: list[Any] = [None] * n
-            if fast is not None:
-                for i, v in zip(fine, fast.to_list(), strict=True):
-                    values[i] = v
-            for i, v in zip(slow_rows, slow_values, strict=True):
-                values[i] = v
-            columns.append(field_column(FIELD + key, values))
-            values_columns.append(values_text(values).alias(VALUES + key))
+        if kind is None:  # the record-by-record reader's column, from Python's values
+            every: list[Any] = [None] * n
+            for part in parts:
+                for i, v in zip(part.rows, part.values(), strict=True):
+                    every[i] = v
+            columns.append(field_column(FIELD + key, every))
+            values_columns.append(values_text(every).alias(VALUES + key))
             continue
         dtype = pl.Null if kind == "null" else _DTYPES[kind]
-        if fast is not None and len(fine) == n:
-            column = fast.cast(dtype).alias(FIELD + key)
+        typed = [part for part in parts if part.kinds and part.column is not None]
+        if len(typed) == 1 and len(typed[0].rows) == n:
+            column = typed[0].column
         else:
-            column = _nulls(n, dtype).alias(FIELD + key)
-            if fast is not None:
-                column = column.scatter(fine, fast.cast(dtype))
-        if len(slow_rows) and dtype != pl.Null:
-            column = column.scatter(slow_rows, pl.Series(slow_values, dtype=dtype))
-        columns.append(column)
+            column = _nulls(n, dtype)
+            for part in typed:
+                assert part.column is not None
+                column = column.scatter(part.rows, part.column.cast(dtype))
+        assert column is not None
+        columns.append(column.cast(dtype).alias(FIELD + key))
     raw = _nulls(n, pl.String).alias("Body")
     if len(slow_rows):
         raw = raw.scatter(slow_rows, pl.Series([p.raw for p in parsed], dtype=pl.String))
