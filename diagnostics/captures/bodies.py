@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from diagnostics.captures.body_template import (
+    FieldValues,
+    template_tokens,
+    token_values,
+    usable_keys,
+)
 from diagnostics.captures.capture_maps import constant, raw_text
 from diagnostics.captures.jsonl import RepeatedKeyError, unique_keys
 
@@ -242,126 +247,28 @@ def _nulls(n: int, dtype: pl.DataType | type[pl.DataType]) -> pl.Series:
     return constant(None, n, dtype)
 
 
-#: JSON's whitespace, and one scalar value as JSON writes it (a string without escapes or
-#: control characters, a number, true, false, null): what a body of the template holds.
-_WS = r"[ \t\n\r]*"
-_SCALAR = (
-    r'("[^"\\\x00-\x1f]*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)'
-)
-_CANDIDATES = 8  # bodies tried for the template
+_CANDIDATES = 8  # bodies tried for the template (diagnostics.captures.body_template)
 
 
-@dataclass(frozen=True, slots=True)
-class _Source:
-    """Some rows' values of one field: as a column of one type (``column``, null where a
-    row has none), or as Python values; and the kinds they hold."""
-
-    rows: np.ndarray
-    kinds: frozenset[str]
-    column: pl.Series | None
-    python: Any  # a callable giving the Python values, one a row
-
-    def values(self) -> list[Any]:
-        return list(self.python())
-
-
-def _template(text: pl.Series) -> tuple[np.ndarray, list[str], pl.DataFrame] | None:
-    """The bodies that hold the keys of the first flat body, in its order, each with one
-    scalar value (the usual Capture: every event of a device written alike): their rows,
-    the keys and each key's JSON token. Such a body reads in Python exactly as its tokens
-    say, so it needs no other check."""
-    keys: list[str] | None = None
+def _template_keys(text: pl.Series) -> list[str] | None:
+    """The keys of the first of the first bodies that is a flat JSON object (every value
+    one scalar), in its order: the usual body of the capture."""
     for value in text.drop_nulls().head(_CANDIDATES).to_list():
         found = python_body(value.encode("utf-8")).fields
         if found and all(kind_of(v) in SCALAR_KINDS.values() or v is None for v in found.values()):
             keys = list(found)
-            break
-    if not keys or any(re.search(r'["\\\x00-\x1f]', k) for k in keys):
-        return None
-    pattern = (
-        "^" + _WS + r"\{" + _WS
-        + ("," + _WS).join('"' + re.escape(k) + '"' + _WS + ":" + _WS + _SCALAR + _WS for k in keys)
-        + r"\}" + _WS + "$"
-    )  # fmt: skip
-    tokens = text.str.extract_groups(pattern).struct.unnest()
-    tokens.columns = keys
-    tokens = tokens.with_row_index("__row").filter(pl.col(keys[0]).is_not_null())
-    if not tokens.height:
-        return None
-    return tokens["__row"].to_numpy().astype(np.int64), keys, tokens.drop("__row")
+            return keys if usable_keys(keys) else None
+    return None
 
 
-def _token_kinds(tokens: pl.DataFrame) -> dict[str, frozenset[str]]:
-    """Each key's kinds of values, from its JSON tokens."""
-    kinds = {}
-    for key in tokens.columns:
-        token = tokens[key]
-        text = token.str.starts_with('"')
-        boolean = (token == "true") | (token == "false")
-        number = ~(text | boolean | (token == "null"))
-        found = {k for k, present in (("str", text), ("bool", boolean)) if present.any()}
-        if number.any():
-            fraction = number & token.str.contains_any([".", "e", "E"])
-            found |= {"float"} if fraction.any() else set()
-            found |= {"int"} if (number & ~fraction).any() else set()
-        kinds[key] = frozenset(found)
-    return kinds
-
-
-def _token_sources(rows: np.ndarray, tokens: pl.DataFrame) -> dict[str, _Source] | None:
-    """Each key's values from its JSON tokens (``None``: a whole number beyond 64 bits)."""
-    kinds = _token_kinds(tokens)
-    typed = []
-    for key, found in kinds.items():
-        token = pl.col(key)
-        value = pl.when(token != "null")
-        if found == {"str"}:
-            typed.append(value.then(token.str.slice(1).str.head(-1)).alias(key))
-        elif found == {"bool"}:
-            typed.append(value.then(token == "true").alias(key))
-        elif found == {"float"}:
-            typed.append(value.then(token).cast(pl.Float64).alias(key))
-        elif "int" in found:  # checked for 64 bits even when the kinds are mixed
-            typed.append(
-                value.then(token).cast(pl.Int64, strict=False).alias(key)
-                if found == {"int"}
-                else pl.lit(None, dtype=pl.Int64).alias(key)
-            )
-    columns = tokens.select(typed) if typed else pl.DataFrame()
-    sources = {}
-    for key, found in kinds.items():
-        column: pl.Series | None = None
-        if not found:
-            column = constant(None, len(rows), pl.Null)
-        elif found == {"int"}:
-            column = columns[key]
-            if column.null_count() > (tokens[key] == "null").sum():
-                return None  # beyond 64 bits: Python's ints, read one by one
-        elif "int" in found:
-            numbers = tokens[key].filter(
-                ~tokens[key].str.head(1).is_in(['"', "t", "f", "n"])
-                & ~tokens[key].str.contains_any([".", "e", "E"])
-            )
-            if numbers.cast(pl.Int64, strict=False).null_count():
-                return None
-        elif key in columns.columns:
-            column = columns[key]
-
-        def python(series: pl.Series = tokens[key]) -> list[Any]:
-            return [json.loads(t) for t in series.to_list()]
-
-        sources[key] = _Source(rows, found, column, python)
-    return sources
-
-
-def _column_source(rows: np.ndarray, column: pl.Series) -> _Source:
+def _column_source(rows: np.ndarray, column: pl.Series) -> FieldValues:
     """One key's values from polars' parsed (and checked) column."""
     if column.null_count() == column.len():
-        return _Source(rows, frozenset(), constant(None, len(rows), pl.Null), column.to_list)
-    return _Source(rows, frozenset({_kind_of_dtype(column.dtype)}), column, column.to_list)
+        return FieldValues(rows, frozenset(), constant(None, len(rows), pl.Null), column.to_list)
+    return FieldValues(rows, frozenset({_kind_of_dtype(column.dtype)}), column, column.to_list)
 
 
-def _python_source(rows: np.ndarray, values: list[Any]) -> _Source:
+def _python_source(rows: np.ndarray, values: list[Any]) -> FieldValues:
     """One key's values as Python read them."""
     kinds = frozenset(k for k in (kind_of(v) for v in values) if k is not None)
     kind = scalar_kind(tuple(kinds))
@@ -369,7 +276,7 @@ def _python_source(rows: np.ndarray, values: list[Any]) -> _Source:
     if kind is not None:
         dtype = pl.Null if kind == "null" else _DTYPES[kind]
         column = pl.Series(values, dtype=dtype)
-    return _Source(rows, kinds, column, lambda: values)
+    return FieldValues(rows, kinds, column, lambda: values)
 
 
 def read_bodies(body: pl.Series) -> Bodies:
@@ -377,12 +284,13 @@ def read_bodies(body: pl.Series) -> Bodies:
     n = body.len()
     text = _as_text(body)
     taken = np.zeros(n, dtype=bool)
-    sources: dict[str, list[_Source]] = {}
+    sources: dict[str, list[FieldValues]] = {}
     holders: list[tuple[int, list[str]]] = []
-    found = _template(text) if n else None
-    if found is not None:
-        rows, template_keys, tokens = found
-        made = _token_sources(rows, tokens)
+    template_keys = _template_keys(text) if n else None
+    found = template_tokens(text, template_keys) if template_keys else None
+    if template_keys and found is not None:
+        rows, tokens = found
+        made = token_values(rows, template_keys, tokens)
         if made is not None:
             taken[rows] = True
             holders.append((int(rows[0]), template_keys))

@@ -152,6 +152,14 @@ class Deferred:
         )
 
 
+def in_order(frame: pl.LazyFrame | pl.DataFrame, names: Sequence[str]) -> Any:
+    """``frame``'s columns ``names`` in this order, each taken by its position: a body
+    field may be named like a polars pattern (``*``, ``^...$``)."""
+    columns = frame.collect_schema().names()
+    at = {name: i for i, name in enumerate(columns)}
+    return frame.select(pl.nth([at[name] for name in names]))
+
+
 def attach(frame: pl.DataFrame, deferred: Deferred | None) -> pl.DataFrame:
     """``frame`` (the capture's non-deferred columns, in order) with the deferred columns
     joined back in place, row for row."""
@@ -159,7 +167,7 @@ def attach(frame: pl.DataFrame, deferred: Deferred | None) -> pl.DataFrame:
         return frame
     heavy = deferred.frame() if frame.height else deferred.empty()
     inputs = deferred.full_order(frame.columns)
-    return pl.concat([frame, heavy], how="horizontal").select(inputs)
+    return in_order(pl.concat([frame, heavy], how="horizontal"), inputs)
 
 
 def take_columns(
@@ -174,7 +182,7 @@ def take_columns(
     rest = deferred.without(wanted)
     staying = set(rest.names)
     order = [c for c in deferred.full_order(frame.columns) if c not in staying]
-    joined = pl.concat([frame, added], how="horizontal").select(order)
+    joined = in_order(pl.concat([frame, added], how="horizontal"), order)
     return joined, rest if rest.columns else None
 
 
@@ -204,6 +212,6 @@ def rows_with_deferred(
         light = frame[at]
         heavy = found.gather(at)
         order = [*found.full_order(light.columns[:inputs]), *light.columns[inputs:]]
-        return pl.concat([light, heavy], how="horizontal").select(order)
+        return in_order(pl.concat([light, heavy], how="horizontal"), order)
 
     return rows

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from diagnostics.captures.deferred import in_order
 from diagnostics.errors import InputError
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def write_outcomes_file(
     heavy = deferred.scan()
     if heavy is not None:  # streamed from the cache's files into the outcomes file
         try:
-            joined = pl.concat([outcomes.lazy(), heavy], how="horizontal").select(order)
+            joined = in_order(pl.concat([outcomes.lazy(), heavy], how="horizontal"), order)
             joined.sink_parquet(path, compression="zstd", compression_level=1)
         except pl.exceptions.PolarsError as exc:
             raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
@@ -117,7 +118,7 @@ def write_outcomes_file(
             return
         heavy = pl.concat(pending, how="vertical")
         rows = outcomes.slice(start, heavy.height)
-        chunk = pl.concat([rows, heavy], how="horizontal").select(order).to_arrow()
+        chunk = in_order(pl.concat([rows, heavy], how="horizontal"), order).to_arrow()
         if writer is None:
             writer = pq.ParquetWriter(path, chunk.schema, compression="zstd", compression_level=1)
         writer.write_table(chunk, row_group_size=max(heavy.height, 1))
@@ -134,7 +135,7 @@ def write_outcomes_file(
         flush()
         if writer is None:  # no rows: the columns alone
             empty = pl.concat([outcomes.head(0), deferred.frame().head(0)], how="horizontal")
-            pq.write_table(empty.select(order).to_arrow(), path)
+            pq.write_table(in_order(empty, order).to_arrow(), path)
     except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
         raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
     finally:

@@ -209,3 +209,29 @@ def test_an_unusable_cache_folder_is_a_one_line_error(tmp_path: Path) -> None:
     assert err.count("\n") == 1
     assert "--cache" in err
     assert str(blocker) in err
+
+
+def test_body_fields_named_like_polars_patterns_stay_in_the_cache_and_come_back(
+    tmp_path: Path,
+) -> None:
+    """Body fields join the outcomes again in place, cold and warm, beside fields named
+    like a polars pattern (``*``, ``^x$``: kept as input under ``input_<name>``)."""
+    records = [
+        capture_record(i, body(**{"eventTime": f"2024-01-01T00:00:0{i}Z", "*": i, "^x$": f"v{i}"}),
+                       1_704_067_201_000 + i, "")
+        for i in range(5)
+    ]  # fmt: skip
+    root = tmp_path / "c"
+    write_avro(root / "n" / "h" / "0" / "2024/01/01/00/00/00.avro", records, "deflate")
+    cache = str(tmp_path / "cache")
+    cold = _replay(root, tmp_path / "cold", "--cache", cache)
+    warm = _replay(root, tmp_path / "warm", "--cache", cache)
+    assert_frame_equal(warm[1], cold[1])
+    expected = reference_frame(capture_files(root))
+    assert {"input_*", "input_^x$"} <= set(cold[1].columns)
+    assert_frame_equal(
+        cold[1][:, : expected.width].rename(
+            dict(zip(cold[1].columns, expected.columns, strict=False))
+        ),
+        expected,
+    )
