@@ -95,6 +95,16 @@ for _variable in ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS"):
     os.environ.setdefault(_variable, f"{TEST_JVM_OPTIONS} {_ARCHIVE_OPTIONS}".strip())
 
 
+@pytest.fixture(autouse=True)
+def _capture_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test's capture cache (diagnostics/captures/capture_cache.py) is a folder of its
+    own under pytest's temporary folder, never the user's ``~/.cache`` (the commands a test
+    runs as processes inherit it)."""
+    monkeypatch.setenv("ORDERDOC_CACHE", str(tmp_path_factory.mktemp("capture-cache")))
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """The worker's local[2] session; skipped tests would hide a broken set-up, so Java is

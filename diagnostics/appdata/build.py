@@ -24,21 +24,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from diagnostics.aggregates import write_tables
-from diagnostics.engine.columns import EventColumns
-from diagnostics.engine.outcomes_files import OUTCOMES_FILE, outcomes_in
+from diagnostics.engine.columns import OUTCOME_COLUMNS, EventColumns
+from diagnostics.engine.outcomes_files import OUTCOMES_FILE, outcomes_in, write_outcomes_file
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.logs.aggregate import Progress, aggregate_files
 from diagnostics.logs.azure_metrics import looks_like_azure_metrics
 from diagnostics.logs.inputs import read_as
 from diagnostics.words import plural
+
+if TYPE_CHECKING:
+    from diagnostics.captures.deferred import Deferred
 
 CAPTURE_DIR = "capture"
 SOURCE_FILE = "source.json"
@@ -228,11 +231,15 @@ def build_from_capture(
     progress: Progress = _quiet,
     partitions: Sequence[int] | None = None,
     warnings: Sequence[str] = (),
+    deferred: Deferred | None = None,
 ) -> Path:
     """Replay ``events``, instrument the replay and aggregate its diagnostics into ``out``.
     ``warnings`` (the reader's, e.g. far-off arrivals) and the replay's own (most events
     without a valid application time, far-off application times) go to ``summary.json`` as
-    ``capture_warnings``, which the Overview shows."""
+    ``capture_warnings``, which the Overview shows. ``deferred``: the capture's columns
+    ``events`` lacks (Event Hubs Capture's passthrough columns, kept in the capture cache),
+    joined back into the files."""
+    from diagnostics.captures.deferred import rows_with_deferred, still_deferred
     from diagnostics.engine.replay import replay
     from diagnostics.engine.summary import far_off_of, invalid_time_warning
     from diagnostics.engine.watermarks import watermark_delay_per_minute
@@ -266,19 +273,22 @@ def build_from_capture(
         progress(0.65, "computing the watermark delay per minute")
         delay = watermark_delay_per_minute(result)
         progress(0.75, "writing ASA diagnostics records and metrics")
+        deferred = still_deferred(deferred, events)
+        inputs = result.outcomes.width - len(OUTCOME_COLUMNS)
         done = instrument(
             result.outcomes,
             InstrumentOptions(job=settings.job, key_columns=policy.over),
             policy_text=f"{policy.describe()}|{policy!r}",
             partitions=tuple(result.partitions),
             watermark_delay=delay,
+            example_rows=rows_with_deferred(result.outcomes, deferred, inputs),
         )
     except OrderdocError as exc:
         raise InputError(str(exc)) from exc
     write_diagnostics(cap / "diagnostics.jsonl", done.records)
     write_metrics(cap / "metrics.parquet", done.metrics)
-    events.write_parquet(cap / "events.parquet")
-    result.outcomes.write_parquet(cap / OUTCOMES_FILE)
+    write_outcomes_file(cap / "events.parquet", events, deferred, events.width)
+    write_outcomes_file(cap / OUTCOMES_FILE, result.outcomes, deferred, inputs)
     info = {**settings.to_dict(), "partitions": list(result.partitions), "events": events.height}
     (cap / SOURCE_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     progress(0.85, "aggregating the diagnostics")

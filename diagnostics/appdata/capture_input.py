@@ -18,6 +18,7 @@ from diagnostics.appdata.build import (
     Progress,
     build_from_capture,
 )
+from diagnostics.captures.capture_cache import CaptureCache, default_root
 from diagnostics.captures.reader import (
     Capture,
     is_avro,
@@ -78,7 +79,8 @@ def read_uploads(
 
 
 def read_path(path: str, settings: CaptureSettings, path_format: str | None = None) -> Capture:
-    """A capture file or Event Hubs Capture folder on this machine."""
+    """A capture file or Event Hubs Capture folder on this machine (Capture files through the
+    capture cache, their passthrough columns kept there until the files are written)."""
     if not path.strip():
         msg = "give the path of a capture file or an Event Hubs Capture folder"
         raise InputError(msg)
@@ -87,7 +89,18 @@ def read_path(path: str, settings: CaptureSettings, path_format: str | None = No
         arrival=settings.arrival_col,
         partition=settings.partition_col,
         path_format=path_format or None,
+        cache=capture_cache(),
+        defer=True,
     )
+
+
+def capture_cache() -> CaptureCache:
+    """The capture cache the command line uses by default (``$ORDERDOC_CACHE``, else the
+    user's cache folder); a temporary one when that cannot be used."""
+    try:
+        return CaptureCache.open(default_root())
+    except InputError:
+        return CaptureCache.temporary()
 
 
 def fingerprint(path: str) -> bytes:
@@ -120,7 +133,9 @@ def build_from_reader(
     said += [*capture.notes, *capture.warnings]
     progress(0.01, f"read {capture.source}: " + "; ".join(said))
     try:
-        return build_from_capture(events, resolved, out, progress, partitions, capture.warnings)
+        return build_from_capture(
+            events, resolved, out, progress, partitions, capture.warnings, capture.deferred
+        )
     except (OSError, pl.exceptions.PolarsError) as exc:
         _remove_partial(out)
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -14,31 +14,48 @@ named like one of these columns is renamed ``input_<name>``; an empty key ``colu
 Files are read in partition order, then path-time order; records in file order. A file that
 cannot be read (truncated, not Avro, not Capture's schema) stops the read with a one-line
 error naming it: a replay of the other files alone would report wrong outcomes.
+
+Each file is decoded into columns on its own (:mod:`diagnostics.captures.capture_file`, two
+files at a time on two cores), kept in the capture cache when one is given
+(:mod:`diagnostics.captures.capture_cache`), and the files' columns are put together here: a
+body field keeps its type when every file agrees on the kind of its values, else it is built
+from all of its values as one column (its own type, else text).
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import dataclasses
-import datetime as dt
-import io
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import fastavro
 import polars as pl
 
+from diagnostics.captures.bodies import SCALAR_DTYPES, field_column, scalar_kind, values_of
+from diagnostics.captures.capture_cache import CachedFile, CaptureCache, values_column
+from diagnostics.captures.capture_cache import field_column as entry_field
+from diagnostics.captures.capture_file import (
+    HEAD,
+    REQUIRED_FIELDS,
+    FileTable,
+    cpu_workers,
+    decode_file,
+)
+from diagnostics.captures.capture_maps import ENQUEUED_MS, constant
+from diagnostics.captures.deferred import PASSTHROUGH, Deferred, DeferredColumn, DeferredPart
 from diagnostics.captures.detect import ASA_PARTITION, EVENT_HUBS_ARRIVAL
-from diagnostics.captures.jsonl import RepeatedKeyError, unique_keys
-from diagnostics.captures.names import Rename, RenameReason, name_empty, rename_taken
+from diagnostics.captures.names import (
+    RESERVED,
+    Rename,
+    RenameReason,
+    is_pattern,
+    name_empty,
+    rename_taken,
+)
 from diagnostics.captures.paths import CaptureFile
-from diagnostics.errors import InputError
 
-ENQUEUED_MS = "x-opt-enqueued-time"
-#: What Capture writes in every record (Body may be null).
-REQUIRED_FIELDS = ("SequenceNumber", "Offset", "EnqueuedTimeUtc", "Body")
 #: The columns of a Capture table besides the body fields, in order.
 CAPTURE_COLUMNS = (ASA_PARTITION, EVENT_HUBS_ARRIVAL, "SequenceNumber", "Offset")
 PROPERTY_COLUMNS = ("Properties", "SystemProperties")
@@ -46,7 +63,7 @@ PROPERTY_COLUMNS = ("Properties", "SystemProperties")
 RAW_BODY = "Body"
 #: Names a body field may not keep (renamed ``input_<name>``).
 CAPTURE_NAMES = (*CAPTURE_COLUMNS, *PROPERTY_COLUMNS, RAW_BODY)
-_US_TIME = "%m/%d/%Y %I:%M:%S %p"
+__all__ = ["ENQUEUED_MS", "REQUIRED_FIELDS"]
 
 #: Capture's Avro schema (for writing samples and tests).
 EVENT_DATA_SCHEMA: dict[str, Any] = {
@@ -64,64 +81,6 @@ EVENT_DATA_SCHEMA: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _json_value(value: object) -> object:
-    if isinstance(value, bytes):
-        return _raw(value)
-    msg = f"{type(value).__name__} is not JSON serializable"
-    raise TypeError(msg)
-
-
-def _raw(value: bytes) -> str:
-    """Bytes as text: UTF-8, else ``base64:...``."""
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return "base64:" + base64.b64encode(value).decode("ascii")
-
-
-def _properties(value: object) -> str | None:
-    return None if value is None else json.dumps(value, default=_json_value, sort_keys=True)
-
-
-@dataclass(frozen=True, slots=True)
-class _Body:
-    """A body read: its JSON object, else its raw text (``repeated``: it names a key twice)."""
-
-    fields: dict[str, Any] | None
-    raw: str | None = None
-    repeated: bool = False
-
-
-def _body(value: object) -> _Body:
-    """The body's JSON object, or (null, not UTF-8 JSON, not an object, a key repeated in
-    one object) its raw text."""
-    if value is None:
-        return _Body(None)
-    try:
-        parsed = json.loads(value, object_pairs_hook=unique_keys)  # type: ignore[arg-type]
-    except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
-        raw = _raw(value) if isinstance(value, bytes) else str(value)
-        return _Body(None, raw, repeated=isinstance(exc, RepeatedKeyError))
-    if isinstance(parsed, dict):
-        return _Body(parsed)
-    return _Body(None, _raw(value) if isinstance(value, bytes) else str(value))
-
-
-def _text(value: object) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value)
-
-
-def _field(name: str, values: list[Any]) -> pl.Series:
-    """One body field's values as a column: its own type, else (values that do not share
-    one type: an object here, a number there) text, JSON for objects and numbers."""
-    try:
-        return pl.Series(name, values, strict=True)
-    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
-        return pl.Series(name, [_text(v) for v in values], dtype=pl.String)
-
-
 @dataclass(frozen=True, slots=True)
 class BodySchema:
     """The body fields of a whole capture, for reading one of its files as a part of it:
@@ -131,28 +90,6 @@ class BodySchema:
     keys: tuple[str, ...]
     dtypes: tuple[pl.DataType, ...]
     raw: bool
-
-
-def _body_fields(
-    bodies: list[dict[str, Any]], schema: BodySchema | None = None
-) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
-    """The bodies' top-level fields as columns (nested objects as structs; see
-    :func:`_field`), and the empty key's rename (``column_N``, N its position among the
-    fields). With ``schema``, the fields and types are the whole capture's."""
-    keys = list(dict.fromkeys(k for b in bodies for k in b)) if schema is None else schema.keys
-    names = name_empty(list(keys), CAPTURE_NAMES)
-    renames = tuple(
-        Rename(key, name, RenameReason.EMPTY_NAME)
-        for key, name in zip(keys, names, strict=True)
-        if key != name
-    )
-    columns = []
-    for i, (key, name) in enumerate(zip(keys, names, strict=True)):
-        column = _field(name, [b.get(key) for b in bodies])
-        if schema is not None and column.dtype != schema.dtypes[i]:
-            column = column.cast(schema.dtypes[i])  # a file where the field is always null
-        columns.append(column)
-    return (pl.DataFrame(columns) if columns else pl.DataFrame()), renames
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,16 +107,15 @@ class FileBodies:
 def file_bodies(file: CaptureFile) -> FileBodies:
     """:class:`FileBodies` of ``file``; an :class:`InputError` as :func:`read_capture_files`
     raises it."""
-    decoded = _decode([file], None)
-    keys = tuple(dict.fromkeys(k for b in decoded.bodies for k in b))
-    dtypes = tuple(_field(k, [b.get(k) for b in decoded.bodies]).dtype for k in keys)
-    raw = any(r is not None for r in decoded.raw)
+    table = decode_file(file)
+    keys = tuple(table.kinds)
+    dtypes = tuple(table.fields[entry_field(k)].dtype for k in keys)
     return FileBodies(
-        BodySchema(keys, dtypes, raw),
-        len(decoded.bodies),
-        decoded.no_json,
-        decoded.repeated,
-        decoded.from_text,
+        BodySchema(keys, dtypes, table.raw > 0),
+        table.records,
+        table.without_json,
+        table.repeated,
+        table.from_text,
     )
 
 
@@ -224,60 +160,12 @@ def merged_body_schema(
     )
 
 
-def _arrival_ms(record: dict[str, Any]) -> tuple[int | None, bool]:
-    """The record's arrival (epoch ms) and whether it came from ``EnqueuedTimeUtc``."""
-    system = record.get("SystemProperties") or {}
-    enqueued = system.get(ENQUEUED_MS)
-    if isinstance(enqueued, int) and not isinstance(enqueued, bool):
-        return enqueued, False
-    text = record.get("EnqueuedTimeUtc")
-    if not isinstance(text, str):
-        return None, True
-    try:
-        parsed = dt.datetime.strptime(text.strip(), _US_TIME).replace(tzinfo=dt.UTC)
-    except ValueError:
-        try:
-            parsed = dt.datetime.fromisoformat(text.strip())
-        except ValueError:
-            return None, True
-        parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-    return int(parsed.timestamp() * 1000), True
-
-
-def _records(file: CaptureFile) -> Iterator[dict[str, Any]]:
-    """The records of one file; an :class:`InputError` names the file and record."""
-    count = 0
-    try:
-        with io.BytesIO(file.data) if file.data is not None else file.path.open("rb") as handle:
-            reader = fastavro.reader(handle)
-            schema = reader.writer_schema
-            names = (
-                {f["name"] for f in schema.get("fields", [])} if isinstance(schema, dict) else set()
-            )
-            missing = [f for f in REQUIRED_FIELDS if f not in names]
-            if missing:
-                msg = (
-                    f"{file.path}: not an Event Hubs Capture file: the Avro schema has no "
-                    f"field {', '.join(missing)}"
-                )
-                raise InputError(msg)
-            for record in reader:
-                count += 1
-                yield record  # type: ignore[misc]
-    except InputError:
-        raise
-    except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError, AssertionError) as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        where = f"after record {count}" if count else "before the first record"
-        msg = f"{file.path}: not a readable Avro file ({where}): {detail}; is it truncated?"
-        raise InputError(msg) from exc
-
-
 @dataclass(frozen=True, slots=True)
 class AvroTable:
     """A Capture read as a table, the body fields renamed, and what the reader counted:
     bodies not read as a JSON object (of which with a key repeated in one object) and
-    arrival times taken from ``EnqueuedTimeUtc`` (no ``x-opt-enqueued-time``)."""
+    arrival times taken from ``EnqueuedTimeUtc`` (no ``x-opt-enqueued-time``). With
+    ``deferred``, :attr:`frame` lacks the passthrough columns, which it holds."""
 
     frame: pl.DataFrame
     renames: tuple[Rename, ...]
@@ -288,6 +176,7 @@ class AvroTable:
     arrivals_from_text: int = 0
     #: events of the capture when :attr:`frame` holds only its columns (read elsewhere)
     rows: int | None = None
+    deferred: Deferred | None = None
 
     @property
     def events(self) -> int:
@@ -295,82 +184,254 @@ class AvroTable:
         return self.frame.height if self.rows is None else self.rows
 
 
-@dataclass(frozen=True, slots=True)
-class _Decoded:
-    """Records decoded, column by column, and what was counted."""
+@dataclass(frozen=True)
+class _Part:
+    """One file read: its columns in memory (``table``, those kept) or in the cache
+    (``entry``), and what the reader counts."""
 
-    meta: dict[str, list[Any]]
-    bodies: list[dict[str, Any]]
-    raw: list[str | None]
-    no_json: int
+    file: CaptureFile
+    records: int
+    kinds: dict[str, tuple[str, ...]]
+    without_json: int
     repeated: int
     from_text: int
+    raw: int
+    table: pl.DataFrame | None
+    entry: CachedFile | None
+
+    def read(self, columns: list[str]) -> pl.DataFrame:
+        """The file's ``columns`` (as a cache entry names them)."""
+        if self.table is not None and all(c in self.table.columns for c in columns):
+            return self.table.select(columns)
+        if self.entry is not None:
+            try:
+                return self.entry.read(columns)
+            except (OSError, pl.exceptions.PolarsError):
+                pass  # the entry went away or broke since: decode the file again
+        return _frame(decode_file(self.file)).select(columns)
+
+    def values(self, key: str) -> list[Any]:
+        """Field ``key``'s values as Python reads them (each file's own column when its
+        values share one kind, else its bodies read again)."""
+        if key not in self.kinds:
+            return [None] * self.records
+        if scalar_kind(self.kinds[key]) is not None:
+            return self.read([entry_field(key)]).to_series().to_list()
+        return values_of(self.read([values_column(key)]).to_series())
 
 
-def _decode(files: Sequence[CaptureFile], progress: Callable[[int, int], None] | None) -> _Decoded:
-    meta: dict[str, list[Any]] = {name: [] for name in (*CAPTURE_COLUMNS, *PROPERTY_COLUMNS)}
-    bodies: list[dict[str, Any]] = []
-    raw: list[str | None] = []
-    no_json = repeated = from_text = 0
-    for done, file in enumerate(files):
-        for number, record in enumerate(_records(file), start=1):
-            arrival, text = _arrival_ms(record)
-            if arrival is None:
-                msg = (
-                    f"{file.path}, record {number}: no arrival time (no "
-                    f"SystemProperties['{ENQUEUED_MS}'] and EnqueuedTimeUtc "
-                    f"'{record.get('EnqueuedTimeUtc')}' is not a time)"
-                )
-                raise InputError(msg)
-            from_text += text
-            body = _body(record.get("Body"))
-            no_json += body.fields is None
-            repeated += body.repeated
-            bodies.append(body.fields or {})
-            raw.append(body.raw)
-            meta[ASA_PARTITION].append(file.partition if file.partition is not None else 0)
-            meta[EVENT_HUBS_ARRIVAL].append(arrival)
-            meta["SequenceNumber"].append(record.get("SequenceNumber"))
-            meta["Offset"].append(record.get("Offset"))
-            meta["Properties"].append(_properties(record.get("Properties")))
-            meta["SystemProperties"].append(_properties(record.get("SystemProperties")))
-        if progress is not None:
-            progress(done + 1, len(files))
-    return _Decoded(meta, bodies, raw, no_json, repeated, from_text)
+def _frame(table: FileTable) -> pl.DataFrame:
+    return table.frame()
+
+
+_LIGHT = ["arrival_ms"]
+_HEAVY = list(PASSTHROUGH)
+
+
+def _mixed(kinds: dict[str, tuple[str, ...]]) -> list[str]:
+    """The columns of the fields without one scalar kind in a file (kept in memory)."""
+    return [entry_field(k) for k, found in kinds.items() if scalar_kind(found) is None]
+
+
+def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Part:
+    entry = cache.load(file) if cache is not None else None
+    table = None
+    if entry is None:
+        decoded = decode_file(file)
+        entry = cache.store(file, decoded) if cache is not None else None
+        frame = _frame(decoded)
+        if entry is not None and defer:  # the passthrough columns stay on disk, and the
+            # fields of one type (the capture's may stay there: read_capture_files)
+            frame = frame.select([*_LIGHT, *_mixed(decoded.kinds), *decoded.values.columns])
+        table = frame
+        counts = (decoded.records, decoded.kinds, decoded.without_json, decoded.repeated)
+        extra = (decoded.from_text, decoded.raw)
+    else:
+        counts = (entry.records, entry.kinds, entry.without_json, entry.repeated)
+        extra = (entry.from_text, entry.raw)
+        light = [*_LIGHT, *[entry_field(k) for k in entry.kinds]]
+        try:  # the columns every read needs, in one go
+            table = entry.read([*_LIGHT, *_mixed(entry.kinds)] if defer else [*light, *_HEAVY])
+        except (OSError, pl.exceptions.PolarsError):  # a broken entry: decode the file again
+            with contextlib.suppress(OSError):
+                entry.path.unlink()
+            return _read_one(file, cache, defer)
+    return _Part(file, *counts, *extra, table=table, entry=entry)
+
+
+def _read_parts(
+    files: Sequence[CaptureFile],
+    cache: CaptureCache | None,
+    defer: bool,
+    progress: Callable[[int, int], None] | None,
+) -> list[_Part]:
+    workers = min(cpu_workers(), max(1, len(files)))
+    if workers == 1:
+        parts = []
+        for done, file in enumerate(files, start=1):
+            parts.append(_read_one(file, cache, defer))
+            if progress is not None:
+                progress(done, len(files))
+        return parts
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="orderdoc-avro") as pool:
+        futures = [pool.submit(_read_one, f, cache, defer) for f in files]
+        parts = []
+        for done, future in enumerate(futures, start=1):
+            parts.append(future.result())
+            if progress is not None:
+                progress(done, len(files))
+        return parts
+
+
+def _field(
+    key: str, name: str, parts: Sequence[_Part], dtype: pl.DataType | type[pl.DataType] | None
+) -> pl.Series:
+    """Body field ``key`` of every file as one column named ``name`` (``dtype``: the whole
+    capture's type, for a file read as a part of it)."""
+    kinds = [k for p in parts for k in p.kinds.get(key, ())]
+    kind = scalar_kind(kinds)
+    if dtype is not None or kind is not None:
+        pieces = []
+        for part in parts:
+            if key in part.kinds:
+                piece = part.read([entry_field(key)]).to_series()
+            else:
+                piece = constant(None, part.records, pl.Null)
+            pieces.append(piece)
+        if dtype is None:
+            dtype = next((p.dtype for p in pieces if p.dtype != pl.Null), pl.Null)
+        pieces = [p.cast(dtype) if p.dtype != dtype else p for p in pieces]
+        if not pieces:
+            return pl.Series(name, [], dtype=dtype)
+        return pl.concat(pieces, rechunk=False).alias(name)
+    return field_column(name, [v for part in parts for v in part.values(key)])
+
+
+def _one_type(key: str, parts: Sequence[_Part]) -> pl.DataType | None:
+    """The type body field ``key`` has in the capture when every file gives it one scalar
+    type (or none at all), read from the files' own columns; else ``None``."""
+    kinds = [k for p in parts for k in p.kinds.get(key, ())]
+    kind = scalar_kind(kinds)
+    if kind is None:
+        return None
+    return pl.Null() if kind == "null" else SCALAR_DTYPES[kind]
 
 
 def read_capture_files(
     files: Sequence[CaptureFile],
     progress: Callable[[int, int], None] | None = None,
     schema: BodySchema | None = None,
+    *,
+    cache: CaptureCache | None = None,
+    defer: bool = False,
 ) -> AvroTable:
     """The events of ``files`` (see the module docstring); ``progress(files read, files)``.
     With ``schema`` (:func:`merged_body_schema`), files that are a part of a larger capture,
-    with its body fields, types and ``Body`` column."""
-    decoded = _decode(files, progress)
-    meta, raw = decoded.meta, decoded.raw
+    with its body fields, types and ``Body`` column. ``cache``: where decoded files are kept
+    and found again; ``defer``: keep the passthrough columns there (:attr:`AvroTable.deferred`),
+    not in :attr:`AvroTable.frame` (only with a cache)."""
+    parts = _read_parts(files, cache, defer and cache is not None, progress)
+    defer = defer and cache is not None and all(p.entry is not None for p in parts)
+    keys = (
+        list(schema.keys)
+        if schema is not None
+        else list(dict.fromkeys(k for p in parts for k in p.kinds))
+    )
+    names = name_empty(list(keys), CAPTURE_NAMES)
+    empty = tuple(
+        Rename(key, name, RenameReason.EMPTY_NAME)
+        for key, name in zip(keys, names, strict=True)
+        if key != name
+    )
+    listed = pl.DataFrame(schema=dict.fromkeys(names, pl.Null))
+    final, renames = rename_taken(listed, CAPTURE_NAMES, RenameReason.CAPTURE)
+    finals = final.columns
+    # body fields of one type in every file stay in the cache too, unless a field would be
+    # renamed for an outcome column's name (the renames then see every column)
+    lazy = defer and not any(n in RESERVED or is_pattern(n) for n in finals)
+    light_fields: list[pl.Series] = []
+    later: list[DeferredColumn] = []
+    for i, (key, name) in enumerate(zip(keys, finals, strict=True)):
+        dtype = None if schema is None else schema.dtypes[i]
+        found = _one_type(key, parts) if lazy and schema is None else None
+        if found is not None:
+            later.append(DeferredColumn(name, entry_field(key), found))
+        else:
+            light_fields.append(_field(key, name, parts, dtype))
+    fields = pl.DataFrame(light_fields)
+    raw = schema.raw if schema is not None else any(p.raw for p in parts)
+    heavy = [*CAPTURE_COLUMNS[2:], *PROPERTY_COLUMNS, *([RAW_BODY] if raw else [])]
+    partition = [
+        constant(p.file.partition if p.file.partition is not None else 0, p.records, pl.Int64)
+        for p in parts
+    ]
+    arrival = [p.read(["arrival_ms"]).to_series() for p in parts]
     head = pl.DataFrame(
-        {
-            ASA_PARTITION: pl.Series(meta[ASA_PARTITION], dtype=pl.Int64),
-            EVENT_HUBS_ARRIVAL: pl.Series(meta[EVENT_HUBS_ARRIVAL], dtype=pl.Int64).cast(
-                pl.Datetime("ms", "UTC")
+        [
+            pl.concat(partition).alias(ASA_PARTITION)
+            if parts
+            else pl.Series(ASA_PARTITION, [], dtype=pl.Int64),
+            (pl.concat(arrival) if parts else pl.Series([], dtype=pl.Int64))
+            .cast(pl.Datetime("ms", "UTC"))
+            .alias(EVENT_HUBS_ARRIVAL),
+        ]
+    )
+    if defer:
+        light = [head, fields] if fields.width else [head]
+        frame = pl.concat(light, how="horizontal")
+        order = (*head.columns[:2], *heavy[:2], *finals, *heavy[2:])
+        passthrough = [DeferredColumn(c, c, _PASSTHROUGH_TYPES[c]()) for c in heavy]
+        deferred: Deferred | None = Deferred(
+            (*passthrough[:2], *later, *passthrough[2:]),
+            order,
+            tuple(  # read from the cache (the columns in memory are let go)
+                DeferredPart(
+                    p.records,
+                    dataclasses.replace(p, table=None).read,
+                    p.entry.path if p.entry else None,
+                    frozenset([*HEAD, *(entry_field(k) for k in p.kinds)]),
+                )
+                for p in parts
             ),
-            "SequenceNumber": pl.Series(meta["SequenceNumber"], dtype=pl.Int64),
-            "Offset": pl.Series([None if o is None else str(o) for o in meta["Offset"]], dtype=pl.String),
-        }
-    )  # fmt: skip
-    fields, empty = _body_fields(decoded.bodies, schema)
-    fields, renames = rename_taken(fields, CAPTURE_NAMES, RenameReason.CAPTURE)
-    tail = {name: pl.Series(meta[name], dtype=pl.String) for name in PROPERTY_COLUMNS}
-    if any(r is not None for r in raw) if schema is None else schema.raw:
-        tail[RAW_BODY] = pl.Series(raw, dtype=pl.String)
-    parts = [head] + ([fields] if fields.width else []) + [pl.DataFrame(tail)]
+            keep=cache.keep if cache is not None else None,
+        )
+    else:
+        passthrough_frame = _passthrough(parts, heavy)
+        middle = [fields] if fields.width else []
+        frame = pl.concat(
+            [
+                head,
+                passthrough_frame.select(heavy[:2]),
+                *middle,
+                passthrough_frame.select(heavy[2:]),
+            ],
+            how="horizontal",
+        )
+        deferred = None
     return AvroTable(
-        frame=pl.concat(parts, how="horizontal"),
+        frame=frame,
         renames=(*empty, *renames),
         files=len(files),
-        bodies_without_json=decoded.no_json,
+        bodies_without_json=sum(p.without_json for p in parts),
         partition_from_path=all(f.partition is not None for f in files),
-        bodies_with_repeated_keys=decoded.repeated,
-        arrivals_from_text=decoded.from_text,
+        bodies_with_repeated_keys=sum(p.repeated for p in parts),
+        arrivals_from_text=sum(p.from_text for p in parts),
+        deferred=deferred,
     )
+
+
+_PASSTHROUGH_TYPES = {
+    "SequenceNumber": pl.Int64,
+    "Offset": pl.String,
+    "Properties": pl.String,
+    "SystemProperties": pl.String,
+    "Body": pl.String,
+}
+assert set(_PASSTHROUGH_TYPES) == set(PASSTHROUGH)
+
+
+def _passthrough(parts: Sequence[_Part], heavy: list[str]) -> pl.DataFrame:
+    frames = [p.read(heavy) for p in parts]
+    if not frames:
+        return pl.DataFrame(schema={c: _PASSTHROUGH_TYPES[c] for c in heavy})
+    return pl.concat(frames, how="vertical", rechunk=True)

@@ -1,16 +1,17 @@
 """How much memory replaying a capture in one process needs, estimated before reading it.
 
-The local replay holds the whole capture, its outcome columns and the engine's working
-arrays at once: 2.84 GB at peak for the 10M-event benchmark capture (docs/performance.md,
-"Current figures" of "Replay, `orderdoc replay`"), about :data:`BYTES_PER_EVENT` bytes an
-event. CSV and JSON Lines files are read into memory whole (decompressed, for ``.gz``) before they are parsed, so their text counts
-too. The event count comes from the file itself without reading all of it: a Parquet
-footer's row count; the lines of the first MiB of text (decompressed) scaled to the file's
-size; the records in the first blocks of the first Avro file scaled to the files' size.
+The local replay's peak is a fixed part (the interpreter and its libraries:
+:data:`BASE_BYTES`; the Avro decoder's besides for Capture files) plus a part per event (the
+capture's columns, its outcome columns and the engine's working arrays: :data:`PER_EVENT`
+bytes, by format) plus, for JSON Lines, a part of the text, which is parsed whole. The
+figures are measured peaks (docs/performance.md, "The memory check"); tests replay each
+format at two sizes in a child process and hold the estimate within 1.5x of its peak. The
+event count comes from the file itself without reading all of it: a Parquet footer's row
+count; the lines of the first MiB of text (decompressed) scaled to the file's size; the
+records in the first blocks of the first Avro file scaled to the files' size.
 
-The estimate leans low: a capture wider than the benchmark's (ten input columns) needs
-more, so a refusal means the replay would certainly not fit. Reading what the machine has
-(:func:`available_memory`) is kept apart from the arithmetic, which tests inject.
+Reading what the machine has (:func:`available_memory`) is kept apart from the arithmetic,
+which tests inject.
 """
 
 from __future__ import annotations
@@ -30,8 +31,16 @@ from diagnostics.captures.tables import table_kind
 from diagnostics.errors import InputError, OrderdocError
 from diagnostics.words import plural
 
-#: Peak memory of the local replay per event: 2,838 MB at 10M events (docs/performance.md).
-BYTES_PER_EVENT = 284
+#: The replay's peak memory before any event: Python, polars, pyarrow (docs/performance.md).
+BASE_BYTES = 200_000_000
+#: ... and for Event Hubs Capture files, with their Avro decoder and its threads.
+AVRO_BASE_BYTES = 360_000_000
+#: Peak memory per event by format (the capture's columns, outcomes, engine arrays).
+PER_EVENT = {"parquet": 800, "csv": 800, "json": 800, "avro": 520}
+#: Peak memory per byte of JSON Lines text (it is parsed whole).
+JSON_TEXT_FACTOR = 2.4
+#: Per event, for a format not listed.
+BYTES_PER_EVENT = PER_EVENT["parquet"]
 _SAMPLE = 1 << 20  # bytes of text sampled for the line count
 _AVRO_BLOCKS = 8  # blocks of the first Avro file sampled for the record size
 
@@ -48,11 +57,14 @@ class Footprint:
     source: str
     events: int
     text_bytes: int
+    kind: str = "parquet"
 
     @property
     def needed(self) -> int:
         """Peak memory of the local replay in bytes."""
-        return self.events * BYTES_PER_EVENT + self.text_bytes
+        base = AVRO_BASE_BYTES if self.kind == "avro" else BASE_BYTES
+        text = JSON_TEXT_FACTOR * self.text_bytes if self.kind == "json" else 0
+        return int(base + self.events * PER_EVENT.get(self.kind, BYTES_PER_EVENT) + text)
 
 
 def memory_size(size: int) -> str:
@@ -86,7 +98,7 @@ def _text_sample(path: Path, gz: bool) -> tuple[bytes, float]:
         return text, len(text) / max(used, 1)
 
 
-def _text_footprint(path: Path, gz: bool) -> Footprint:
+def _text_footprint(path: Path, gz: bool, kind: str) -> Footprint:
     size = path.stat().st_size
     sample, ratio = _text_sample(path, gz)
     text = int(size * ratio)
@@ -94,7 +106,7 @@ def _text_footprint(path: Path, gz: bool) -> Footprint:
     events = int(lines * text / len(sample)) if sample else 0
     # read_table holds the file's bytes and, for .gz, the decompressed text as well
     held = text + (size if gz else 0)
-    return Footprint(str(path), events, held)
+    return Footprint(str(path), events, held, kind)
 
 
 def _parquet_rows(path: Path) -> int:
@@ -130,7 +142,7 @@ def _avro_footprint(path: Path, path_format: str) -> Footprint:
         if records:
             break
     events = int(records * total / sampled) if sampled else 0
-    return Footprint(str(path), events, 0)
+    return Footprint(str(path), events, 0, "avro")
 
 
 def estimate(path: str | Path, path_format: str | None = None) -> Footprint:
@@ -154,7 +166,7 @@ def estimate(path: str | Path, path_format: str | None = None) -> Footprint:
                 rows = int(pq.ParquetFile(handle).metadata.num_rows)
             return Footprint(str(path), rows, 2 * path.stat().st_size)
         return Footprint(str(path), _parquet_rows(path), 0)
-    return _text_footprint(path, gz)
+    return _text_footprint(path, gz, "json" if kind in ("json", "jsonl") else kind)
 
 
 def check_fits(footprint: Footprint, available: int | None) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 import polars as pl
 
 from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
+from diagnostics.captures.capture_cache import CaptureCache
 from diagnostics.captures.datasets import parquet_files, read_parquet_files
+from diagnostics.captures.deferred import Deferred, attach, take_columns
 from diagnostics.captures.detect import (
     ARRIVAL_DEFAULT,
     ASA_ARRIVALS,
@@ -59,6 +61,10 @@ class Capture:
     height: int | None = None
     #: what the user should look at: far-off arrival times (``far_off``)
     warnings: tuple[str, ...] = ()
+    #: the passthrough columns :attr:`events` lacks (Capture files read with ``defer``)
+    deferred: Deferred | None = None
+    #: what the capture cache did (one line; ``None``: not used)
+    cache_line: str | None = None
 
     def column(self, name: str) -> str:
         """The name input column ``name`` has in :attr:`events` (renamed or not)."""
@@ -73,6 +79,11 @@ class Capture:
         names that the capture lacks is a :class:`SettingError` listing the capture's columns
         and the closest one; ``named_by`` (the job definition the query came from, e.g.
         ``job X (arm-template F), input Y``) names the query instead of a setting."""
+        named_columns = [c for c in (policy.timestamp_by, *policy.over) if c is not None]
+        if self.deferred is not None:
+            needed = [self.resolve(c) for c in named_columns]
+            if any(n in self.deferred.names for n in needed):  # read the query's columns
+                return self.with_columns(needed).apply(policy, named_by=named_by)
         ts = None if policy.timestamp_by is None else self.resolve(policy.timestamp_by)
         over = tuple(self.resolve(c) for c in policy.over)
         events = with_nested(self.events, [ts, *over])
@@ -81,8 +92,8 @@ class Capture:
         for given, column, setting in named:
             if given is not None and column is not None and column not in events.columns:
                 what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
-                listing = column_listing(self.events)
-                hint = did_you_mean(given, self.events.columns)
+                listing = column_listing(self.listing())
+                hint = did_you_mean(given, self.listing().columns)
                 if named_by is not None:
                     msg = (
                         f"{self.source}: {what} '{given}' of the query of {named_by} is missing "
@@ -93,11 +104,31 @@ class Capture:
                 raise SettingError(msg, setting)
         return events, dataclasses.replace(policy, timestamp_by=ts, over=over)
 
+    def listing(self) -> pl.DataFrame:
+        """No rows, every column of the capture (the deferred ones too), in order."""
+        if self.deferred is None:
+            return self.events.head(0)
+        return attach(self.events.head(0), self.deferred)
+
+    def attached(self) -> Capture:
+        """This capture with its deferred columns back in :attr:`events` (in memory)."""
+        if self.deferred is None:
+            return self
+        events = attach(self.events, self.deferred)
+        return dataclasses.replace(self, events=events, deferred=None)
+
+    def with_columns(self, names: Sequence[str]) -> Capture:
+        """This capture with the deferred columns ``names`` read into :attr:`events`."""
+        if self.deferred is None:
+            return self
+        events, rest = take_columns(self.events, self.deferred, names)
+        return dataclasses.replace(self, events=events, deferred=rest)
+
     def resolve(self, given: str) -> str:
         """The column ``given`` names: renamed, else matched regardless of case."""
         name = self.column(given)
         try:
-            found = match_column(name, self.events.columns)
+            found = match_column(name, self.listing().columns)
         except AmbiguousColumn as exc:
             msg = f"{self.source}: {exc}"
             raise InputError(msg) from exc
@@ -135,6 +166,7 @@ def _finish(
     arrival: str | None,
     partition: str | None,
     fixed: tuple[ColumnChoice, ColumnChoice] | None = None,
+    deferred: Deferred | None = None,
 ) -> Capture:
     """The capture: outcome names renamed, columns made storable, arrival and partition
     chosen (``fixed``: the choices when no setting names a column, as for Capture files)."""
@@ -162,7 +194,17 @@ def _finish(
     if chose_arrival.column in frame.columns:
         raw = frame[chose_arrival.column]
         far = far_off_notes(raw, to_utc(raw), chose_arrival.column)
-    return Capture(frame, columns, source, kind, renames, choices, (*notes, *stored), warnings=far)
+    return Capture(
+        frame,
+        columns,
+        source,
+        kind,
+        renames,
+        choices,
+        (*notes, *stored),
+        warnings=far,
+        deferred=deferred,
+    )
 
 
 def table_capture(
@@ -229,6 +271,8 @@ def _capture_notes(table: AvroTable, arrival: str | None, partition: str | None)
             f"the body's text is in column '{RAW_BODY}')"
         )
     frame = table.frame
+    if table.deferred is not None:
+        frame = attach(frame.head(0), table.deferred)
     kept = []
     if arrival is None:
         kept += [ARRIVAL_DEFAULT] if ARRIVAL_DEFAULT in frame.columns else []
@@ -257,6 +301,7 @@ def avro_capture(
         arrival=arrival,
         partition=partition,
         fixed=_capture_choices(table),
+        deferred=table.deferred,
     )
 
 
@@ -268,12 +313,20 @@ def read_capture(
     path_format: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     csv_options: CsvOptions | None = None,
+    cache: CaptureCache | None = None,
+    defer: bool = False,
 ) -> Capture:
     """Read a capture file (CSV, JSON Lines, Parquet, ``.gz``; ``.avro``), a folder of
     Event Hubs Capture files, or several Parquet files (a folder or a glob:
     :mod:`diagnostics.captures.datasets`). ``arrival``/``partition`` name the columns (``None``: detect).
     ``progress(files read, files)`` follows a Capture folder's files. Raises
-    :class:`InputError` (or its :class:`SettingError`) naming file, column or setting."""
+    :class:`InputError` (or its :class:`SettingError`) naming file, column or setting.
+
+    Capture files are decoded once into ``cache`` (see
+    :mod:`diagnostics.captures.capture_cache`) and read from it next time; with ``defer``
+    their passthrough columns (``SequenceNumber``, ``Offset``, ``Properties``,
+    ``SystemProperties``, ``Body``) stay there (:attr:`Capture.deferred`), unless a column
+    setting names one of them."""
     several = parquet_files(path)
     if several is not None:
         frame, renames = read_parquet_files(several)
@@ -289,7 +342,14 @@ def read_capture(
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
         files = capture_files(path, path_format or DEFAULT_PATH_FORMAT)
-        return avro_capture(read_capture_files(files, progress), str(path), arrival, partition)
+        defer = defer and arrival is None and partition is None  # Capture's own columns
+        table = read_capture_files(files, progress, cache=cache, defer=defer)
+        capture = avro_capture(table, str(path), arrival, partition)
+        if cache is not None:
+            if cache.persistent:
+                cache.trim()
+            capture = dataclasses.replace(capture, cache_line=cache.describe(len(files)))
+        return capture
     if not path.is_file():
         msg = f"{path}: no such file or folder"
         raise InputError(msg)

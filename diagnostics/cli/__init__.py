@@ -102,13 +102,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from diagnostics.cli.progress import flush_notes
+
+    flush_notes(show=False)  # none left from an earlier run in this process
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except OrderdocError as exc:
+        flush_notes(show=False)
         sys.stderr.write(f"orderdoc {command}: error: {flags.message(exc, args)}\n")
         return exc.exit_code
     except KeyboardInterrupt:
+        flush_notes(show=False)
         sys.stderr.write(f"orderdoc {command}: interrupted\n")
         return 130
     except BrokenPipeError:
+        flush_notes(show=False)
         return 0
+    flush_notes()
+    return code

@@ -20,8 +20,10 @@ from pathlib import Path
 import polars as pl
 
 from diagnostics.captures.far_off import far_off_notes
+from diagnostics.cli.capture_args import add_cache_arguments, cache_of, is_capture_folder
 from diagnostics.cli.flags import FLAGS
 from diagnostics.cli.policy_args import positive_int
+from diagnostics.cli.progress import note
 from diagnostics.cli.values import flag_duration, out_folder
 from diagnostics.cti.frames import CtiColumns
 from diagnostics.cti.outputs import format_summary, write_outputs
@@ -116,6 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("events", metavar="EVENTS", help="the event capture")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_cache_arguments(parser)
     ctis = parser.add_argument_group("CTIs")
     ctis.add_argument(
         "--cti-every",
@@ -271,7 +274,12 @@ def replay_from_args(args: argparse.Namespace) -> CtiReplayResult:
     policy = policy_from_args(args)
     window = window_from_args(args)
     second = args.cti_join or args.cti_union
-    read = [read_events_renamed(path) for path in (args.events, *([second] if second else []))]
+    read = [
+        read_events_renamed(
+            path, cache=cache_of(args) if is_capture_folder(path) else None, report=note
+        )
+        for path in (args.events, *([second] if second else []))
+    ]
     left = read[0][0]
     inputs = [frame for frame, _ in read]
     import_other = args.cti_import == IMPORT_OTHER

@@ -69,8 +69,8 @@ def separator_arg(text: str) -> str:
 
 
 def add_column_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--arrival-col``, ``--partition-col``, ``--capture-path-format``, ``--separator``
-    and ``--decimal-comma``."""
+    """``--arrival-col``, ``--partition-col``, ``--capture-path-format``, ``--separator``,
+    ``--decimal-comma``, and the capture cache's ``--cache DIR`` / ``--no-cache``."""
     parser.add_argument(
         "--separator",
         type=separator_arg,
@@ -107,6 +107,9 @@ def add_column_arguments(parser: argparse.ArgumentParser) -> None:
             "{Namespace}/{EventHub}/{PartitionId}/{Year}/{Month}/{Day}/{Hour}/{Minute}/{Second}"
         ),
     )
+    from diagnostics.cli.capture_args import add_cache_arguments
+
+    add_cache_arguments(parser)
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser, *, sweep: bool = False) -> None:

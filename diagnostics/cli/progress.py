@@ -29,3 +29,20 @@ class ProgressLine:
             self.stream.write("\n")
             self.stream.flush()
             self._shown = False
+
+
+#: Lines a command prints on stderr once it has succeeded (an error stays one line).
+_NOTES: list[str] = []
+
+
+def note(line: str) -> None:
+    """Print ``line`` on stderr when the command ends without an error."""
+    _NOTES.append(line)
+
+
+def flush_notes(stream: TextIO | None = None, *, show: bool = True) -> None:
+    """Print the notes (``show``: else drop them)."""
+    lines, _NOTES[:] = list(_NOTES), []
+    if show:
+        for line in lines:
+            (stream or sys.stderr).write(line + "\n")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import polars as pl
+
+from diagnostics.captures.deferred import rows_with_deferred, still_deferred
 from diagnostics.captures.footprint import (
     CaptureTooLargeError,
     available_memory,
@@ -33,6 +36,8 @@ from diagnostics.cli.progress import ProgressLine
 from diagnostics.cli.replay_spark import add_arguments as add_spark_arguments
 from diagnostics.cli.replay_spark import check_spark_flags, run_spark
 from diagnostics.cli.values import out_folder
+from diagnostics.engine.columns import OUTCOME_COLUMNS
+from diagnostics.engine.outcomes_files import write_outcomes_file
 from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
 from diagnostics.engines.policy import Rules
@@ -161,9 +166,23 @@ def check_flags(args: argparse.Namespace, resolved: Resolved) -> None:
     raise UsageError(msg)
 
 
-def write_outcomes(result: ReplayResult) -> Callable[[Path], object]:
-    """Writes the outcome frame (snappy Parquet) to the path it is given."""
-    return lambda path: result.outcomes.write_parquet(path, compression="snappy")
+def write_outcomes(
+    result: ReplayResult, capture: Capture | None = None
+) -> Callable[[Path], object]:
+    """Writes the outcome frame (Parquet) to the path it is given, the capture's deferred
+    passthrough columns joined back in place."""
+    deferred = None if capture is None else still_deferred(capture.deferred, result.outcomes)
+    inputs = result.outcomes.width - len(OUTCOME_COLUMNS)
+    return lambda path: write_outcomes_file(path, result.outcomes, deferred, inputs)
+
+
+def example_rows(
+    result: ReplayResult, capture: Capture
+) -> Callable[[Sequence[int]], pl.DataFrame] | None:
+    """The outcome rows of some events with the capture's deferred columns (``None``: the
+    outcomes hold every input column)."""
+    inputs = result.outcomes.width - len(OUTCOME_COLUMNS)
+    return rows_with_deferred(result.outcomes, capture.deferred, inputs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -181,15 +200,19 @@ def run(args: argparse.Namespace) -> int:
         return run_spark(args, resolved)
     check_memory(args)
     out = out_folder(args.out, create=True)
-    capture = capture_from_args(args)
+    capture = capture_from_args(args, defer=True)
     result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
     # diagnostics and the summary are computed from the same frame in this one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
-        writing = pool.submit(atomic_write, out / "outcomes.parquet", write_outcomes(result))
+        writing = pool.submit(
+            atomic_write, out / "outcomes.parquet", write_outcomes(result, capture)
+        )
         if not args.outcomes_only:
-            write_outputs(result, out, options_from_args(args, resolved.job))
+            write_outputs(
+                result, out, options_from_args(args, resolved.job), example_rows(result, capture)
+            )
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
         summary = {"input": capture.to_dict(), **summarize(result)}
         try:

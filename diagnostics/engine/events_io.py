@@ -7,11 +7,14 @@ chooses the arrival and partition columns and reports renames; this is the table
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from diagnostics.captures.avro import read_capture_files
+from diagnostics.captures.capture_cache import CaptureCache
 from diagnostics.captures.names import Rename
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files
 from diagnostics.captures.storable import storable
@@ -24,13 +27,26 @@ def read_events(path: str | Path) -> pl.DataFrame:
     return read_events_renamed(path)[0]
 
 
-def read_events_renamed(path: str | Path) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
+def read_events_renamed(
+    path: str | Path,
+    cache: CaptureCache | None = None,
+    report: Callable[[str], None] | None = None,
+) -> tuple[pl.DataFrame, tuple[Rename, ...]]:
     """:func:`read_events` and the columns the reader renamed (empty or repeated CSV header
     cells, empty names, Avro body fields named like a Capture column). Columns Parquet
-    cannot store (empty JSON objects) are JSON text."""
+    cannot store (empty JSON objects) are JSON text. ``cache``: the capture cache Event
+    Hubs Capture files go through; ``report(line)`` is told what it did."""
     path = Path(path)
     if path.is_dir() or (path.is_file() and table_kind(path.name)[0] == "avro"):
-        table = read_capture_files(capture_files(path, DEFAULT_PATH_FORMAT))
+        files = capture_files(path, DEFAULT_PATH_FORMAT)
+        started = time.perf_counter()
+        table = read_capture_files(files, cache=cache)
+        if cache is not None:
+            if cache.persistent:
+                cache.trim()
+            if report is not None:
+                took = time.perf_counter() - started
+                report(f"{cache.describe(len(files))} ({took:.1f} s)")
         return storable(table.frame)[0], table.renames
     if not path.is_file():
         msg = f"{path}: no such file"

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
+from diagnostics.captures.deferred import in_order
 from diagnostics.errors import InputError
+
+if TYPE_CHECKING:
+    from diagnostics.captures.deferred import Deferred
 
 #: The local replay's outcomes file.
 OUTCOMES_FILE = "outcomes.parquet"
@@ -72,3 +77,67 @@ def read_outcomes(path: str | Path, columns: Sequence[str] | None = None) -> pl.
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         msg = f"{path}: its part files do not hold the same columns ({detail})"
         raise InputError(msg) from exc
+
+
+#: Rows of outcomes per Parquet row group when the passthrough columns join them on the way.
+ROW_GROUP = 65_536
+
+
+def write_outcomes_file(
+    path: Path, outcomes: pl.DataFrame, deferred: Deferred | None = None, inputs: int = 0
+) -> None:
+    """Write ``outcomes`` (zstd Parquet) to ``path``; with ``deferred``, its passthrough
+    columns joined back in place, row for row, a row group at a time (the first ``inputs``
+    columns of ``outcomes`` are the capture's other input columns, perhaps renamed)."""
+    if deferred is None:
+        outcomes.write_parquet(path, compression="zstd", compression_level=1)
+        return
+    if deferred.rows != outcomes.height:
+        msg = f"{deferred.rows} rows of passthrough columns for {outcomes.height} outcomes"
+        raise ValueError(msg)
+    order = [*deferred.full_order(outcomes.columns[:inputs]), *outcomes.columns[inputs:]]
+    heavy = deferred.scan()
+    if heavy is not None:  # streamed from the cache's files into the outcomes file
+        try:
+            joined = in_order(pl.concat([outcomes.lazy(), heavy], how="horizontal"), order)
+            joined.sink_parquet(path, compression="zstd", compression_level=1)
+        except pl.exceptions.PolarsError as exc:
+            raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer: pq.ParquetWriter | None = None
+    start = 0
+    pending: list[pl.DataFrame] = []
+    held = 0
+
+    def flush() -> None:
+        nonlocal writer, start, held
+        if not pending:
+            return
+        heavy = pl.concat(pending, how="vertical")
+        rows = outcomes.slice(start, heavy.height)
+        chunk = in_order(pl.concat([rows, heavy], how="horizontal"), order).to_arrow()
+        if writer is None:
+            writer = pq.ParquetWriter(path, chunk.schema, compression="zstd", compression_level=1)
+        writer.write_table(chunk, row_group_size=max(heavy.height, 1))
+        start += heavy.height
+        pending.clear()
+        held = 0
+
+    try:
+        for frame in deferred.frames():
+            pending.append(frame)
+            held += frame.height
+            if held >= ROW_GROUP:
+                flush()
+        flush()
+        if writer is None:  # no rows: the columns alone
+            empty = pl.concat([outcomes.head(0), deferred.frame().head(0)], how="horizontal")
+            pq.write_table(in_order(empty, order).to_arrow(), path)
+    except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
+        raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+    finally:
+        if writer is not None:
+            writer.close()

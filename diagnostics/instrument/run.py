@@ -48,6 +48,7 @@ def instrument(
     policy_text: str,
     partitions: Sequence[int] | None = None,
     watermark_delay: pl.DataFrame | Callable[[], pl.DataFrame | None] | None = None,
+    example_rows: Callable[[Sequence[int]], pl.DataFrame] | None = None,
 ) -> Instrumented:
     """Diagnostics records, idle notices and per-minute metrics of one replay.
 
@@ -55,7 +56,9 @@ def instrument(
     ``application_time`` and the five flag columns at least). ``policy_text`` is any canonical
     rendering of the ordering policy (it only feeds the correlation ID). ``partitions`` are the
     declared partitions (default: those present). ``watermark_delay`` is the engine's per-minute
-    watermark-delay frame, or a function that computes it.
+    watermark-delay frame, or a function that computes it. ``example_rows``: the outcome
+    rows of some events with every input column (when ``outcomes`` lacks some: a capture's
+    deferred passthrough columns), for the example events.
 
     The independent parts (input digest, idle notices, watermark delay, error aggregates) are
     computed on two worker threads; the result does not depend on their timing.
@@ -67,7 +70,9 @@ def instrument(
         digest = pool.submit(input_digest, outcomes)
         notices_job = pool.submit(_notices, outcomes, options, partitions)
         aggregates = aggregate_errors(narrow, options.error_window_ns, keys)
-        examples = example_payloads(outcomes, aggregates["example_event_id"].to_list())
+        example_ids = aggregates["example_event_id"].to_list()
+        full = outcomes if example_rows is None else example_rows(example_ids)
+        examples = example_payloads(full, example_ids)
         cid = correlation_id(digest.result(), policy_text)
         notices = notices_job.result()
         records = diagnostics_records(aggregates, examples, notices, options, cid, keys)

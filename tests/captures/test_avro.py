@@ -220,7 +220,16 @@ def test_reading_a_folder_reports_progress_per_file(tmp_path: Path) -> None:
 
 _FIELD = st.one_of(
     st.sampled_from(
-        [*OUTCOME_COLUMNS, *CAPTURE_COLUMNS, *PROPERTY_COLUMNS, "input_late", "*", "a.b", "ü"]
+        [
+            *OUTCOME_COLUMNS,
+            *CAPTURE_COLUMNS,
+            *PROPERTY_COLUMNS,
+            "input_late",
+            "*",
+            "^x$",
+            "a.b",
+            "ü",
+        ]
     ),
     st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8),
 )

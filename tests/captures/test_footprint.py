@@ -10,7 +10,9 @@ import pytest
 
 from diagnostics.captures.capture_writer import write_capture_folder
 from diagnostics.captures.footprint import (
-    BYTES_PER_EVENT,
+    BASE_BYTES,
+    JSON_TEXT_FACTOR,
+    PER_EVENT,
     CaptureTooLargeError,
     Footprint,
     available_memory,
@@ -40,7 +42,7 @@ def test_parquet_counts_rows_from_the_footer(tmp_path):
     found = estimate(path)
     assert found.events == N
     assert found.text_bytes == 0
-    assert found.needed == N * BYTES_PER_EVENT
+    assert found.needed == BASE_BYTES + N * PER_EVENT["parquet"]
 
 
 @pytest.mark.parametrize("name", ["cap.csv", "cap.jsonl", "cap.csv.gz", "cap.jsonl.gz"])
@@ -55,7 +57,9 @@ def test_text_estimates_lines_and_holds_the_text(tmp_path, name):
     gz = name.endswith(".gz")
     held = len(text) + (path.stat().st_size if gz else 0)
     assert abs(found.text_bytes - held) <= 0.02 * held
-    assert found.needed == found.events * BYTES_PER_EVENT + found.text_bytes
+    kind = "csv" if ".csv" in name else "json"
+    text = JSON_TEXT_FACTOR * found.text_bytes if kind == "json" else 0
+    assert found.needed == int(BASE_BYTES + found.events * PER_EVENT[kind] + text)
 
 
 def test_avro_folder_scales_the_first_file_records(tmp_path):
@@ -79,7 +83,7 @@ def test_missing_and_unreadable_inputs_are_one_line_errors(tmp_path, capsys):
 
 
 def test_check_fits_refuses_with_the_estimate():
-    footprint = Footprint("cap.csv", 20_000_000, 1_500_000_000)
+    footprint = Footprint("cap.csv", 20_000_000, 1_500_000_000, "csv")
     check_fits(footprint, None)  # not known: no check
     check_fits(footprint, footprint.needed)  # exactly enough
     with pytest.raises(CaptureTooLargeError) as raised:
@@ -88,7 +92,7 @@ def test_check_fits_refuses_with_the_estimate():
     assert "\n" not in text
     assert "cap.csv" in text
     assert "20,000,000 events" in text
-    assert "7.2 GB" in text  # 20M x 284 B + 1.5 GB of text
+    assert "16.2 GB" in text  # 0.2 GB + 20M x 800 B
     assert "4.0 GB" in text
     assert "stopped before reading" in text
 
@@ -119,7 +123,8 @@ def test_replay_stops_before_reading_when_memory_is_short(tmp_path, capsys, monk
     err = captured.err.strip()
     assert err.count("\n") == 0
     assert f"{N:,} events" in err
-    assert f"about {N * BYTES_PER_EVENT / 1e6:,.1f} MB of memory" in err
+    needed = Footprint(str(path), N, 0).needed
+    assert f"about {needed / 1e6:,.1f} MB of memory" in err
     assert "1.0 MB this machine has available" in err
     assert "replay it on Spark with --spark" in err
     assert "--skip-memory-check" in err
