@@ -239,7 +239,11 @@ def build_from_capture(
     ``capture_warnings``, which the Overview shows. ``deferred``: the capture's columns
     ``events`` lacks (Event Hubs Capture's passthrough columns, kept in the capture cache),
     joined back into the files."""
-    from diagnostics.captures.deferred import rows_with_deferred, still_deferred
+    from diagnostics.captures.deferred import (
+        body_fields_reader,
+        rows_with_deferred,
+        still_deferred,
+    )
     from diagnostics.engine.replay import replay
     from diagnostics.engine.summary import far_off_of, invalid_time_warning
     from diagnostics.engine.watermarks import watermark_delay_per_minute
@@ -269,7 +273,7 @@ def build_from_capture(
             events, policy, partitions=partitions, columns=settings.columns, progress=step
         )
         invalid = invalid_time_warning(result)
-        far, fate = far_off_of(result.outcomes, policy)
+        far, fate = far_off_of(result.outcomes, policy, body_fields_reader(deferred, events))
         progress(0.65, "computing the watermark delay per minute")
         delay = watermark_delay_per_minute(result)
         progress(0.75, "writing ASA diagnostics records and metrics")

@@ -186,6 +186,21 @@ def take_columns(
     return joined, rest if rest.columns else None
 
 
+def body_fields_reader(
+    deferred: Deferred | None, frame: pl.DataFrame
+) -> Callable[[], pl.DataFrame] | None:
+    """A function reading the deferred body fields (not the passthrough columns) that
+    ``frame`` lacks, row for row with it; ``None`` when there are none (to name the senders
+    of a few events: :func:`diagnostics.engine.summary.summarize`)."""
+    rest = still_deferred(deferred, frame)
+    if rest is None:
+        return None
+    names = [n for n in rest.names if n not in PASSTHROUGH]
+    if not names:
+        return None
+    return lambda: rest.frame(names) if frame.height else rest.empty(names)
+
+
 def still_deferred(deferred: Deferred | None, frame: pl.DataFrame) -> Deferred | None:
     """The columns of ``deferred`` that ``frame`` does not hold (those a query names are
     read into the events: :func:`take_columns`); ``None`` when it holds them all."""

@@ -15,7 +15,7 @@ import polars as pl
 from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
 from diagnostics.captures.capture_cache import CaptureCache
 from diagnostics.captures.datasets import parquet_files, read_parquet_files
-from diagnostics.captures.deferred import Deferred, attach, take_columns
+from diagnostics.captures.deferred import Deferred, attach, body_fields_reader, take_columns
 from diagnostics.captures.detect import (
     ARRIVAL_DEFAULT,
     ASA_ARRIVALS,
@@ -116,6 +116,11 @@ class Capture:
             return self
         events = attach(self.events, self.deferred)
         return dataclasses.replace(self, events=events, deferred=None)
+
+    def more_inputs(self) -> Callable[[], pl.DataFrame] | None:
+        """A function reading the body fields kept out of memory, row for row with
+        :attr:`events` (:func:`diagnostics.captures.deferred.body_fields_reader`)."""
+        return body_fields_reader(self.deferred, self.events)
 
     def with_columns(self, names: Sequence[str]) -> Capture:
         """This capture with the deferred columns ``names`` read into :attr:`events`."""

@@ -214,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
                 result, out, options_from_args(args, resolved.job), example_rows(result, capture)
             )
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
-        summary = {"input": capture.to_dict(), **summarize(result)}
+        summary = {"input": capture.to_dict(), **summarize(result, capture.more_inputs())}
         try:
             writing.result()
         except OSError as exc:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from diagnostics.captures.far_off import FarOffTimes, far_off_times
+from diagnostics.captures.far_off import FarOffTimes, far_off_mask, far_off_times
 from diagnostics.durations import format_duration
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.policy import OrderingPolicy
@@ -112,13 +112,19 @@ def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
     return delay_seconds(picked)
 
 
-def summarize(result: ReplayResult) -> dict[str, Any]:
+#: The input columns a replay's outcomes lack, aligned with them row for row (a capture's
+#: columns kept out of memory: ``diagnostics.captures.reader.Capture.more_inputs``).
+MoreInputs = Callable[[], pl.DataFrame]
+
+
+def summarize(result: ReplayResult, more_inputs: MoreInputs | None = None) -> dict[str, Any]:
     """Counts by outcome and release delay (release time − arrival, seconds) of a replay;
-    ``far_off_application_times`` when some are far off the others (:func:`far_off_of`)."""
+    ``far_off_application_times`` when some are far off the others (:func:`far_off_of`;
+    ``more_inputs``: read only then, to name their senders)."""
     out = result.outcomes
     arrival = out["arrival"]
     warning = invalid_time_warning(result)
-    far, fate = far_off_of(out, result.policy)
+    far, fate = far_off_of(out, result.policy, more_inputs)
     summary = summary_of(
         result.policy,
         result.partitions,
@@ -148,25 +154,34 @@ def sender_column(out: pl.DataFrame, policy: OrderingPolicy) -> str | None:
     return choose_senders(out.select(inputs), lateness, exclude, out["partition"]).column
 
 
-def far_off_of(out: pl.DataFrame, policy: OrderingPolicy) -> tuple[FarOffTimes | None, str]:
+def far_off_of(
+    out: pl.DataFrame, policy: OrderingPolicy, more_inputs: MoreInputs | None = None
+) -> tuple[FarOffTimes | None, str]:
     """The far-off application times of a replay's outcomes, named by the TIMESTAMP BY
-    column with their values as written and their senders, and what became of them."""
-    _, far, fate = far_off_events(out, policy)
+    column with their values as written and their senders, and what became of them
+    (``more_inputs``: input columns the outcomes lack, read only when some time is far off)."""
+    _, far, fate = far_off_events(out, policy, more_inputs)
     return far, fate
 
 
 def far_off_events(
-    out: pl.DataFrame, policy: OrderingPolicy
+    out: pl.DataFrame, policy: OrderingPolicy, more_inputs: MoreInputs | None = None
 ) -> tuple[np.ndarray, FarOffTimes | None, str]:
     """:func:`far_off_of` and which events (a mask over ``out``) are far off."""
     column = policy.timestamp_by
     if column is None or out.is_empty():
         return np.zeros(out.height, dtype=bool), None, ""
+    frame = out
+    if more_inputs is not None:
+        valid = out.get_column("application_time").dt.epoch("ns").drop_nulls().to_numpy()
+        if valid.size and far_off_mask(valid.astype(np.int64))[0].any():
+            more = more_inputs()
+            frame = out.hstack(more.select([c for c in more.columns if c not in out.columns]))
     mask, far = far_off_times(
-        out,
-        column if column in out.columns else "application_time",
-        out.get_column("application_time"),
-        lambda: sender_column(out, policy),
+        frame,
+        column if column in frame.columns else "application_time",
+        frame.get_column("application_time"),
+        lambda: sender_column(frame, policy),
     )
     if far is None:
         return mask, None, ""
