@@ -144,3 +144,22 @@ def test_without_times_the_name_decides() -> None:
     )
     assert late.min() > 0  # and with them, the evidence decides the same
     assert choose_senders(frame, late, ("eventTime",), frame["PartitionId"]).column == "sensorName"
+
+
+def test_a_large_capture_is_measured_at_a_stride_with_the_same_choice(monkeypatch) -> None:
+    """Rules 3 and 4 read a large capture at an even stride: the same column, the same OVER
+    candidates, and rule 2 still counts every event."""
+    import diagnostics.whatif.senders as senders
+
+    table = fleet_table(FleetConfig(events=40_000, seed=3))
+    whole = sender_choice(table, POLICY, COLUMNS)
+    monkeypatch.setattr(senders, "MEASURED_EVENTS", 5_000)
+    assert senders.measured_stride(table.height) == 8
+    strided = sender_choice(table, POLICY, COLUMNS)
+    assert strided.column == whole.column == "deviceId"
+    assert strided.over_columns == whole.over_columns
+    assert [c.values for c in strided.candidates] == [c.values for c in whole.candidates]
+    assert [round(c.per_value) for c in strided.candidates] == [
+        round(c.per_value) for c in whole.candidates
+    ]
+    assert dict(strided.left_out) == dict(whole.left_out)
