@@ -285,6 +285,7 @@ class _Stop:
 def _check_state(state: Path) -> None:
     """A corrupt state folder is reported before Spark starts."""
     from diagnostics.watch.alertstate import AlertStore
+    from diagnostics.watch.compaction import pending
     from diagnostics.watch.jobs import JobStore
     from diagnostics.watch.manifest import StateFiles
 
@@ -294,6 +295,7 @@ def _check_state(state: Path) -> None:
         return
     files = StateFiles(state)
     files.pending_plan(files.manifest())
+    pending(state)
     JobStore(state / "jobs").load()
     if (state / "alerts").is_dir():
         AlertStore(state / "alerts").close()
@@ -315,6 +317,7 @@ def _metrics_updater(metrics: Any, clock: Callable[[], datetime]) -> Callable[[A
             folders=watcher.config.folders,
             rules=watcher.rules,
             evaluated_at=report.evaluated_at,
+            tick_seconds=report.seconds,
         )
 
     return update
