@@ -330,6 +330,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "max": {key: max((s[key] for s in samples), default=float("nan")) for key in SAMPLED},
         "watch_exit": watcher.returncode,
     }
+    said = (work / "watch.log").read_text(encoding="utf-8", errors="replace")
+    result["passes"] = len(re.findall(r"\] pass \d+: \d+ read", said))
+    result["compactions"] = said.count(" compacted ")
+    result["tracebacks"] = said.count("Traceback")
     result["alerts"] = one_shot_check(logs, state, work, firing_gauge)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

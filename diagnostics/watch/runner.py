@@ -215,7 +215,8 @@ class Watcher:
         self.hook("committed")
         if compaction.due(self.root):
             work = compaction.compact(self.root, plan.number, self.hook)
-            self.say(f"pass {plan.number}: compacted {len(work.merges)} folder(s) of passes")
+            folders = plural(len(work.merges), "table folder")
+            self.say(f"pass {plan.number}: compacted the files of the passes so far ({folders})")
         self._records += records
         self._passes.append(plan.number)
         self.say(
