@@ -29,7 +29,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +269,9 @@ _PENDING, _FIRING, _RESOLVED = (
 )
 
 
+_SECOND = timedelta(seconds=1)
+
+
 def _time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
@@ -318,6 +321,9 @@ class _Step:
             record = {**record, "active_at": iso(floor)}
             if floor > _time(record["starts_at"]):
                 record["starts_at"] = iso(floor)
+        while _stored(self.con, record["fingerprint"], record["active_at"]) is not None:
+            # a key taken by an episode it does not overlap (the data changed under it)
+            record = {**record, "active_at": iso(_time(record["active_at"]) + _SECOND)}
         _upsert(self.con, record)
         if record["state"] == _FIRING:
             self.tell(record, AlertState.FIRING)

@@ -307,3 +307,23 @@ def test_a_past_episode_seen_again_with_a_new_start_is_not_told_again(tmp_path: 
             "2024-03-05T21:45:00Z",
         )
         assert [n.status for n in store.notifications()] == [AlertState.FIRING, AlertState.RESOLVED]
+
+
+def test_a_new_episode_never_takes_the_key_of_a_stored_one(tmp_path: Path) -> None:
+    """An evaluated episode that overlaps no stored one but starts when a stored one started
+    (an empty span: the data changed under it) gets a key of its own, so the told episode
+    and its notifications stay as they were."""
+    with AlertStore(tmp_path) as store:
+        store.apply([alert(AlertState.FIRING)], T0)
+        ends = T0 + timedelta(minutes=20)
+        store.apply([alert(AlertState.RESOLVED, ends=ends)], T0 + timedelta(minutes=30))
+        empty = alert(AlertState.RESOLVED, ends=T0)
+        added = store.apply([empty], T0 + timedelta(minutes=40))
+        assert [n.status for n in added] == [AlertState.FIRING, AlertState.RESOLVED]
+        keys = sorted(e.active_at for e in store.history())
+        assert keys == ["2024-03-05T10:03:00Z", "2024-03-05T10:03:01Z"]
+        told = [(n.active_at, n.status.value) for n in store.notifications()]
+        assert told[:2] == [
+            ("2024-03-05T10:03:00Z", "firing"),
+            ("2024-03-05T10:03:00Z", "resolved"),
+        ]
