@@ -213,16 +213,27 @@ class Watcher:
         self.hook("derived")
         self.files.commit(plan)
         self.hook("committed")
-        if compaction.due(self.root):
-            work = compaction.compact(self.root, plan.number, self.hook)
-            folders = plural(len(work.merges), "table folder")
-            self.say(f"pass {plan.number}: compacted the files of the passes so far ({folders})")
         self._records += records
         self._passes.append(plan.number)
         self.say(
             f"pass {plan.number}: {len(plan.reads)} read(s), {records} record(s), "
             f"{len(plan.after.files)} log file(s) known"
         )
+        if compaction.due(self.root):
+            self._compact(plan.number)
+
+    def _compact(self, through: int) -> None:
+        """Compact the passes' files up to ``through`` (committed); a failure is a warning
+        and the compaction is finished before the next pass."""
+        try:
+            work = compaction.compact(self.root, through, self.hook)
+        except OrderdocError:
+            raise
+        except Exception as exc:
+            self._warn(f"compacting the state failed: {describe(exc)} (finished next pass)")
+            return
+        folders = plural(len(work.merges), "table folder")
+        self.say(f"pass {through}: compacted the files of the passes so far ({folders})")
 
     def _warn(self, message: str) -> None:
         self._warnings.setdefault(message, None)

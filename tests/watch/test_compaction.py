@@ -201,3 +201,34 @@ def test_a_corrupt_plan_is_one_line(tmp_path: Path) -> None:
     (tmp_path / compaction.PLAN).write_text(json.dumps({"through": "x", "merges": []}))
     with pytest.raises(InputError, match=r"compaction\.json: corrupt watcher state \('through'"):
         compaction.finish(tmp_path)
+
+
+def test_a_failed_compaction_is_a_warning_and_finished_before_the_next_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from diagnostics.rules.loader import load_rules
+    from diagnostics.watch.runner import WatchConfig, Watcher
+
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    logs.mkdir()
+    make_state(state, 10)
+    before = rows(state)
+    config = WatchConfig(folders=(logs,), state=state, once=True)
+    watcher = Watcher(None, config, load_rules([]), clock=lambda: None)  # type: ignore[arg-type]
+    real = compaction._merge_files
+
+    def full(target: Path, sources: list[Path]) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(compaction, "_merge_files", full)
+    watcher._compact(10)
+    assert list(watcher._warnings) == [
+        "compacting the state failed: OSError: [Errno 28] No space left on device "
+        "(finished next pass)"
+    ]
+    assert (state / compaction.PLAN).exists()
+    monkeypatch.setattr(compaction, "_merge_files", real)
+    watcher.run_pass([])  # before the next pass's plan: the compaction is finished
+    assert rows(state) == before
+    assert not (state / compaction.PLAN).exists()
+    assert len(list((state / "agg").rglob("*.parquet"))) == 4
