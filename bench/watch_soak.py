@@ -9,13 +9,13 @@ writes. ``orderdoc watch LOGS --state STATE --interval 2s --webhook URL --metric
 
 Every minute it records: the state folder's files (in all, and in agg/data_errors,
 agg/quarantine, jobs/, checkpoint/), its bytes, the ticks' times (from
-``orderdoc_watch_tick_seconds``), the RSS of the watcher's Python process, and the JVM's heap
-(used, and used after a full GC, from ``jcmd``); minutes count from the end of the first tick
-(Spark's start and a first pass over what was written meanwhile). At the end it prints the least-squares slope
-of each per minute over the second half of the run (the first minutes are warm-up: the JVM
-compiles, the first hour files arrive), and checks what was told against ``orderdoc alerts``
-on one aggregate of the final logs: the same episodes of every alert, told once each, and
-``orderdoc_alerts_firing`` equal to the alerts firing.
+``orderdoc_watch_tick_seconds``), the RSS of the watcher's Python process and of its JVM, and
+the JVM's heap (used, and used after a full GC, from ``jcmd``). Minutes count from the end of
+the first tick (Spark's start and a first pass over what was written meanwhile). At the end
+it prints the least-squares slope of each per minute over the second half of the run (the
+first minutes are warm-up: the JVM compiles, the first hour files arrive), and checks what
+was told against ``orderdoc alerts`` on one aggregate of the final logs: the same episodes of
+every alert, told once each, and ``orderdoc_alerts_firing`` equal to the alerts firing.
 
 Usage::
 
@@ -26,10 +26,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -61,7 +63,8 @@ JOBS = ("orders", "payments", "sensors", "billing")
 #: Share of the writes that stop in the middle of a line (the issue's run: 508 of 3,434).
 SPLIT = 0.15
 SAMPLED = ("files", "bytes", "data_errors_files", "quarantine_files", "jobs_files",
-           "checkpoint_files", "tick_s", "python_rss_mb", "jvm_heap_mb", "jvm_live_mb")  # fmt: skip
+           "checkpoint_files", "tick_s", "python_rss_mb", "jvm_rss_mb", "jvm_heap_mb",
+           "jvm_live_mb")  # fmt: skip
 
 
 @dataclass
@@ -222,6 +225,26 @@ def one_shot_check(logs: Path, state: Path, work: Path, firing_gauge: float) -> 
     }
 
 
+def from_log(samples: list[dict[str, float]], said: str, args: argparse.Namespace) -> None:
+    """Tick times from the watcher's output when it has no ``orderdoc_watch_tick_seconds``
+    (an older watcher): the time between two evaluations, less the interval (1 s steps)."""
+    from datetime import UTC, datetime
+
+    from diagnostics.durations import SECOND, parse_duration
+
+    interval = parse_duration(args.interval) / SECOND
+    today = datetime.now(UTC).date()
+    stamps = [
+        datetime.combine(today, datetime.strptime(m, "%H:%M:%S").time(), UTC).timestamp()
+        for m in re.findall(r"^\[(\d\d:\d\d:\d\d)\] rules evaluated", said, re.M)
+    ]
+    steps = [(b, b - a - interval) for a, b in itertools.pairwise(stamps)]
+    for sample in samples:
+        inside = [d for at, d in steps if sample["wall"] - args.every < at <= sample["wall"]]
+        sample["tick_s"] = sum(inside) / len(inside) if inside else float("nan")
+        sample["ticks"] = float(len(inside))
+
+
 def _is_json(text: bytes) -> bool:
     try:
         json.loads(text)
@@ -249,7 +272,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONUNBUFFERED": "1"}
     with receiver() as hook:
         command = [
-            str(Path(sys.executable).parent / "orderdoc"), "watch", str(logs), "--state", str(state),
+            *(shlex.split(args.command) if args.command else [str(Path(sys.executable).parent / "orderdoc")]),
+            "watch", str(logs), "--state", str(state),
             "--interval", args.interval, "--webhook", hook.url, "--metrics-port", str(port),
             "--evaluate-at", "data-end", *args.watch_args,
         ]  # fmt: skip
@@ -264,9 +288,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     values = scrape(port)
                 except OSError:
                     continue
-                if "orderdoc_watch_tick_seconds" in values:
-                    ended = values["orderdoc_watch_last_tick_timestamp_seconds"]
-                    ticks.add(ended, values["orderdoc_watch_tick_seconds"])
+                ended = values.get("orderdoc_watch_last_tick_timestamp_seconds", 0.0)
+                if ended > 0:  # 0 until the first tick ends
+                    ticks.add(ended, values.get("orderdoc_watch_tick_seconds", float("nan")))
 
         poller = threading.Thread(target=poll, daemon=True)
         try:
@@ -290,10 +314,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 durations = ticks.since(time.time() - args.every)
                 sample = {
                     "minute": float(minute),
+                    "wall": time.time(),
                     **state_files(state),
                     "tick_s": sum(durations) / len(durations) if durations else float("nan"),
                     "ticks": float(len(durations)),
                     "python_rss_mb": rss_mb(watcher.pid),
+                    "jvm_rss_mb": rss_mb(jvm) if jvm else float("nan"),
                     "jvm_heap_mb": heap_mb(jvm, collect=False) if jvm else float("nan"),
                     "jvm_live_mb": heap_mb(jvm, collect=True) if jvm else float("nan"),
                     "lines_written": float(writer.written),
@@ -342,6 +368,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "watch_exit": watcher.returncode,
     }
     said = (work / "watch.log").read_text(encoding="utf-8", errors="replace")
+    if all(s["tick_s"] != s["tick_s"] for s in samples):  # a watcher without the gauge
+        from_log(samples, said, args)
     result["passes"] = len(re.findall(r"\] pass \d+: \d+ read", said))
     result["compactions"] = said.count(" compacted ")
     result["tracebacks"] = said.count("Traceback")
@@ -361,6 +389,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--json", type=Path, help="write the result here")
     parser.add_argument("--keep", help="work in this folder and keep it")
+    parser.add_argument(
+        "--command",
+        help="the orderdoc command to run (default: this venv's orderdoc), e.g. an older "
+        "checkout's: 'env PYTHONPATH=/tmp/old .venv/bin/python -m diagnostics'",
+    )
     parser.add_argument(
         "--watch-arg", dest="watch_args", action="append", default=[],
         help="an extra flag for orderdoc watch (repeatable), e.g. --watch-arg=--conf=...",

@@ -60,11 +60,16 @@ from diagnostics.words import noun, plural
 
 #: Spark's adaptive query execution, which streaming queries do not use.
 ADAPTIVE = "spark.sql.adaptive.enabled"
-#: How many batches the streaming checkpoint keeps (Spark's default 100: three files each).
-#: The watcher never goes back to an old batch (the manifest knows what was read), so a few
-#: are enough, and the checkpoint's files stay few however long it runs.
-RETAIN = "spark.sql.streaming.minBatchesToRetain"
-KEPT_BATCHES = "5"
+#: What the streaming checkpoint keeps. The watcher never goes back to an old batch (the
+#: manifest knows what was read), so: the last 5 batches (Spark keeps 100, six files each
+#: with their checksums), and the file source's log compacted every 5 batches with the
+#: files before the last compaction deleted after a minute (Spark: 10 batches, 10 minutes),
+#: so that the checkpoint holds about 50 files however long the watcher runs.
+CHECKPOINT_CONF = {
+    "spark.sql.streaming.minBatchesToRetain": "5",
+    "spark.sql.streaming.fileSource.log.compactInterval": "5",
+    "spark.sql.streaming.fileSource.log.cleanupDelay": "1m",
+}
 
 #: How long the file source remembers files (it never forgets the ones it handed over, but
 #: ignores files older than this relative to the newest; ours must all be seen).
@@ -289,7 +294,7 @@ class Watcher:
         # Streaming queries run without adaptive execution anyway; started with it on, Spark
         # warns so on the console at every tick. Off while the query starts only: the passes
         # keep the session's setting (and so for the batches the checkpoint keeps).
-        with settings_set(self.spark, {ADAPTIVE: "false", RETAIN: KEPT_BATCHES}):
+        with settings_set(self.spark, {ADAPTIVE: "false", **CHECKPOINT_CONF}):
             query = writer.start()
         query.awaitTermination()
 
