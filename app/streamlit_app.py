@@ -16,6 +16,18 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+# Before any page: the libraries plotly looks up in ``sys.modules`` without importing them
+# (to accept their arrays and frames) are imported here, whole. Every session runs this
+# script in a thread of its own; were pandas first imported half-way through one session's
+# page (polars and Streamlit import it on first use), another session's chart would find it
+# half-initialised ("partially initialized module 'pandas' has no attribute 'Series'").
+# An import statement waits for the same import under way in another thread, so past these
+# lines they are complete in every session (tests/app/test_concurrent_sessions.py).
+import numpy  # noqa: E402, F401
+import pandas  # noqa: E402, F401
+import PIL.Image  # noqa: E402, F401
+import plotly.graph_objects  # noqa: E402
+import plotly.io  # noqa: E402, F401
 import streamlit as st  # noqa: E402
 from screens import (  # noqa: E402
     alerts,

@@ -18,14 +18,25 @@ Then measures, each in a fresh process so that nothing is cached between runs:
    chart are visible, until the alerts KPI is filled in, and until the top finding (the
    explainer) is shown; cold (first time for the folder) and warm (again, from the cache).
 
+4. ``users`` (``--users N``): a team opening the app at once. ``orderdoc app FOLDER`` is
+   started cold (fresh process, nothing imported or cached) on the late_senders scenario
+   (built once into ``bench/data/app-users``, or ``--users-folder``), and N headless chromium
+   sessions open it at the same moment; then each goes back and forth between Findings and
+   Overview ``--visits`` times. Measured: the first load (the URL until the Overview's KPI
+   row and chart are shown) with N users at once against one user alone on a cold server,
+   each page visit's time (Findings: p50, p95, max), and the tracebacks any page showed
+   (Streamlit's exception element; there must be none).
+
 Usage::
 
     .venv/bin/python bench/app_bench.py [--rows 1000000] [--skip-browser]
+    .venv/bin/python bench/app_bench.py --users 5 [--visits 10] [--users-folder DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -47,6 +58,8 @@ JOBS, PARTITIONS = 20, 8
 KINDS = np.array(["LateInputEvent", "OutOfOrderEvent", "EarlyInputEvent", "InvalidInputTimeStamp"])
 KIND_P = [0.75, 0.24, 0.008, 0.002]
 TS = pa.timestamp("us", tz="UTC")
+USER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+              "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
 def _write(table: pa.Table, folder: Path, day: str) -> None:
@@ -254,11 +267,9 @@ def browser(folder: Path) -> dict:
                     break
             except OSError:
                 time.sleep(0.25)
-        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]  # fmt: skip
         results: dict = {}
         with sync_playwright() as pw:
-            chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+            chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=USER_FLAGS)
             page = chromium.new_page(viewport={"width": 1400, "height": 1000})
             t0 = time.perf_counter()
             page.goto(url)
@@ -286,11 +297,136 @@ def browser(folder: Path) -> dict:
             proc.wait(timeout=30)
 
 
+def users_folder() -> Path:
+    """The late_senders scenario replayed and aggregated as the Load page does (made once)."""
+    folder = ROOT / "data" / "app-users"
+    if not (folder / "summary.json").is_file():
+        sys.path.insert(0, str(ROOT.parent))
+        from tests.app.conftest import scenario_folder
+
+        built = scenario_folder(folder.parent / "app-users-build", "late_senders")
+        built.rename(folder)
+    return folder
+
+
+def _start_app(folder: Path) -> tuple[subprocess.Popen, str]:
+    """``orderdoc app FOLDER`` on a free port, cold; returns the process and its URL once it
+    answers."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "diagnostics", "app", str(folder), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ORDERDOC_APP_WORKDIR": str(ROOT / "data" / "app-work")},
+    )
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(480):
+        try:
+            with urllib.request.urlopen(url + "_stcore/health", timeout=2):
+                return proc, url
+        except OSError:
+            time.sleep(0.25)
+    proc.kill()
+    raise SystemExit(f"orderdoc app did not answer on {url}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+async def _settled(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page's script run is over (Streamlit's "running" widget is gone)."""
+    await page.wait_for_timeout(100)
+    await page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=600_000)
+
+
+async def _user(browser, url: str, visits: int) -> dict:  # type: ignore[no-untyped-def]
+    """One user: open the app on the Overview, then Findings and Overview in turn."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    t0 = time.perf_counter()
+    await page.goto(url + "?page=overview")
+    await page.get_by_text("Worst watermark delay").wait_for(timeout=600_000)
+    await page.locator(".js-plotly-plot").first.wait_for(timeout=600_000)
+    first = time.perf_counter() - t0
+    await _settled(page)
+    errors = await page.get_by_test_id("stException").count()
+    sidebar = page.get_by_test_id("stSidebar")
+    times: dict[str, list[float]] = {"Findings": [], "Overview": []}
+    for _ in range(visits):
+        for name in ("Findings", "Overview"):
+            t0 = time.perf_counter()
+            await sidebar.get_by_text(name, exact=True).click()
+            await page.get_by_role("heading", name=name, exact=True).wait_for(timeout=600_000)
+            await _settled(page)
+            times[name].append(time.perf_counter() - t0)
+            errors += await page.get_by_test_id("stException").count()
+    await context.close()
+    return {"first_load": first, "visits": times, "tracebacks": errors}
+
+
+async def _users(url: str, count: int, visits: int) -> list[dict]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=USER_FLAGS)
+        try:
+            return list(await asyncio.gather(*(_user(browser, url, visits) for _ in range(count))))
+        finally:
+            await browser.close()
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
+
+
+def users(count: int, visits: int, folder: Path) -> dict:
+    """A cold server and one user, then a cold server and ``count`` users at once."""
+    report: dict = {"folder": str(folder), "users": count, "visits_each": visits}
+    for label, n in (("alone", 1), ("together", count)):
+        proc, url = _start_app(folder)
+        try:
+            runs = asyncio.run(_users(url, n, visits))
+        finally:
+            _stop(proc)
+        first = [r["first_load"] for r in runs]
+        findings = [t for r in runs for t in r["visits"]["Findings"]]
+        overview = [t for r in runs for t in r["visits"]["Overview"]]
+        report[label] = {
+            "first_load_max_s": round(max(first), 2),
+            "first_load_median_s": _p(first, 0.5),
+            "findings_p50_s": _p(findings, 0.5),
+            "findings_p95_s": _p(findings, 0.95),
+            "findings_max_s": round(max(findings, default=0.0), 2),
+            "overview_p95_s": _p(overview, 0.95),
+            "page_visits": len(findings) + len(overview) + n,
+            "tracebacks": sum(r["tracebacks"] for r in runs),
+        }
+    report["load_average_1m"] = round(os.getloadavg()[0], 1)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--skip-browser", action="store_true")
+    parser.add_argument("--users", type=int, help="only the team run: N users at once")
+    parser.add_argument("--visits", type=int, default=10, help="Findings visits per user")
+    parser.add_argument("--users-folder", type=Path, help="aggregate folder for --users")
     args = parser.parse_args()
+    if args.users:
+        report = users(args.users, args.visits, args.users_folder or users_folder())
+        out = ROOT / "results" / f"app-users-{args.users}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
+        return
     folder = ROOT / "data" / f"app-{args.rows}"
     if not (folder / "summary.json").is_file():
         t0 = time.perf_counter()

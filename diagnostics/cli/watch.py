@@ -48,6 +48,23 @@ def _resend(text: str) -> float:
     return _interval(text)
 
 
+#: Spark settings of a watcher's own session (a ``--conf`` of the same key wins): a process
+#: that runs for weeks keeps what Spark keeps of every finished job, stage, task, SQL query
+#: and streaming query for its status pages up to these counts (Spark's defaults, 1,000 jobs,
+#: 1,000 queries and 100,000 tasks, are hours of ticks and hundreds of MB of heap), and
+#: cleans up the shuffle files of finished passes every 5 minutes instead of 30
+#: (docs/watch.md, "Running for weeks").
+WATCH_CONF: tuple[tuple[str, str], ...] = (
+    ("spark.ui.retainedJobs", "100"),
+    ("spark.ui.retainedStages", "100"),
+    ("spark.ui.retainedTasks", "10000"),
+    ("spark.sql.ui.retainedExecutions", "50"),
+    ("spark.sql.streaming.ui.retainedQueries", "10"),
+    ("spark.sql.streaming.ui.retainedProgressUpdates", "10"),
+    ("spark.sql.streaming.numRecentProgressUpdates", "10"),
+    ("spark.cleaner.periodicGC.interval", "5min"),
+)
+
 #: ``--resend-every`` when the webhook is an Alertmanager (its URL ends in this) and the flag
 #: is not given: Alertmanager resolves an alert by itself ``resolve_timeout`` (5 minutes by
 #: default) after the last post, so a firing alert must be re-posted well before that.
@@ -192,8 +209,12 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         msg = f"--webhook-attempts {args.webhook_attempts} must be at least 1"
         raise UsageError(msg)
     rules = load_rules(args.rules or default_rule_paths())
+    own = () if args.remote else WATCH_CONF  # a Connect server's settings are its own
     target = SparkTarget(
-        master=args.master, remote=args.remote, app_name="orderdoc-watch", conf=tuple(args.conf)
+        master=args.master,
+        remote=args.remote,
+        app_name="orderdoc-watch",
+        conf=own + tuple(args.conf),
     )
     from diagnostics.watch.runner import EvaluateAt, WatchConfig
 
@@ -285,6 +306,7 @@ class _Stop:
 def _check_state(state: Path) -> None:
     """A corrupt state folder is reported before Spark starts."""
     from diagnostics.watch.alertstate import AlertStore
+    from diagnostics.watch.compaction import pending
     from diagnostics.watch.jobs import JobStore
     from diagnostics.watch.manifest import StateFiles
 
@@ -294,6 +316,7 @@ def _check_state(state: Path) -> None:
         return
     files = StateFiles(state)
     files.pending_plan(files.manifest())
+    pending(state)
     JobStore(state / "jobs").load()
     if (state / "alerts").is_dir():
         AlertStore(state / "alerts").close()
@@ -315,6 +338,7 @@ def _metrics_updater(metrics: Any, clock: Callable[[], datetime]) -> Callable[[A
             folders=watcher.config.folders,
             rules=watcher.rules,
             evaluated_at=report.evaluated_at,
+            tick_seconds=report.seconds,
         )
 
     return update

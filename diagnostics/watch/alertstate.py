@@ -1,30 +1,25 @@
 """Alert state that survives restarts: an SQLite store in ``STATE/alerts/alerts.db``.
 
-Two tables:
+* ``alerts``: one row per alert episode, keyed by its fingerprint (a hash of the rule id and
+  the group labels, :func:`diagnostics.rules.model.fingerprint`) and the ``active_at`` it was
+  first recorded with, in its latest state, with the ``startsAt``/``endsAt`` it was told with.
+  Which stored episode an evaluated one is does not depend on its start, which may move while
+  the episode grows: :mod:`diagnostics.watch.episodes`. At most one episode of an alert is
+  open (pending or firing).
+* ``notifications``: the outbox. A state change that must be told (an episode fires, a firing
+  one resolves) is recorded here in the same transaction as the change, *before* anything is
+  sent; ``sent_at`` is set once the receiver accepted it. At most one firing and one resolved
+  notification exist per episode (a unique key), so however often the watcher is killed and
+  restarted an episode is told at most once per state; what was recorded but not marked sent
+  is sent again after a restart (Alertmanager de-duplicates it by its labels).
 
-* ``alerts``: one row per alert episode, keyed by (fingerprint, active_at), in its latest
-  state (pending, firing, resolved). The fingerprint is a hash of the rule id and the group
-  labels (:func:`diagnostics.rules.model.fingerprint`), stable across runs.
-* ``notifications``: the outbox. A state change that must be told (an episode starts firing,
-  a firing episode resolves) is recorded here, in the same transaction as the state change,
-  *before* anything is sent; ``sent_at`` is set once the receiver accepted it. At most one
-  firing and one resolved notification exist per episode (a unique key), so however often
-  the watcher is killed and restarted, an episode is notified at most once per state; what
-  was recorded but not marked sent is sent again after a restart, which Alertmanager
-  de-duplicates by fingerprint.
-
-An episode first seen already resolved (it began and ended while the watcher was not
-running, or its logs came late) was never told: it is notified as it happened, firing (its
-``startsAt``) and then resolved (its ``endsAt``), once each like any other episode. Only the
-store's first evaluation records such episodes as history without notifying them: they are
-the past of the logs the watcher was started on, not something it missed (``evaluations``
-keeps the time of every evaluation, in the same transaction as its state changes). A
-resolved notification is sent only after its firing one was delivered by an earlier
-:meth:`AlertStore.send_unsent` call, so receivers always get them in that order and
-Alertmanager, which does not notify a group it has only ever seen resolved, gets the firing
-alert first. A firing episode that no longer appears in an evaluation (its rule was removed)
-is resolved at that evaluation's time. Times come from the caller (``now``); nothing here
-reads the clock.
+An episode first seen already over (it began and ended while the watcher was not running, or
+its logs came late) is told as it happened, firing and then resolved, except at the store's
+first evaluation: that is the past of the logs the watcher started on (``evaluations`` keeps
+the last evaluation's time). A resolved notification is sent only after its firing one was
+delivered by an earlier :meth:`AlertStore.send_unsent` call, so receivers get them in that
+order (Alertmanager does not notify a group it has only ever seen resolved). Times come from
+the caller (``now``); nothing here reads the clock.
 """
 
 from __future__ import annotations
@@ -34,12 +29,13 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from diagnostics.errors import InputError
 from diagnostics.rules.model import Alert, AlertState, iso
+from diagnostics.watch.episodes import Span, match
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS alerts (
@@ -158,59 +154,39 @@ class AlertStore:
             raise
         self.con.execute("COMMIT")
 
-    def _open_records(self, con: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    def _episodes(self, con: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+        """Every stored episode by fingerprint, oldest first."""
         rows = con.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM alerts WHERE state != ? ORDER BY active_at",
-            (AlertState.RESOLVED.value,),
+            f"SELECT {', '.join(_COLUMNS)} FROM alerts ORDER BY fingerprint, active_at"
         ).fetchall()
-        return {row[0]: _record(row) for row in rows}
+        found: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            record = _record(row)
+            found.setdefault(record["fingerprint"], []).append(record)
+        for records in found.values():
+            records.sort(key=lambda r: _time(r["active_at"]))
+        return found
 
     def apply(self, alerts: Sequence[Alert], now: datetime) -> list[Notification]:
-        """Record the alerts of one evaluation at ``now``; the notifications this added."""
+        """Record the alerts of one evaluation at ``now``; the notifications this added.
+        Each evaluated episode is matched to the stored one it is
+        (:mod:`diagnostics.watch.episodes`), whatever its start did since."""
         stamp = iso(now)
+        evaluated: dict[str, list[dict[str, Any]]] = {}
+        for alert in sorted(alerts, key=lambda a: (a.fingerprint, a.active_at)):
+            evaluated.setdefault(alert.fingerprint, []).append(
+                {**alert.to_dict(), "updated_at": stamp}
+            )
         added: list[tuple[str, str, str]] = []
         with self._transaction() as con:
             first = _first_evaluation(con)
+            con.execute("DELETE FROM evaluations")  # only the last one is ever read
             con.execute("INSERT INTO evaluations (at) VALUES (?)", (stamp,))
-            open_by_fp = self._open_records(con)
-            seen: set[str] = set()
-            for alert in sorted(alerts, key=lambda a: (a.fingerprint, a.active_at)):
-                record = {**alert.to_dict(), "updated_at": stamp}
-                old = _stored(con, alert.fingerprint, record["active_at"])
-                held = open_by_fp.get(alert.fingerprint)
-                if old is None and held is not None and held["active_at"] <= record["active_at"]:
-                    old = held  # the same episode seen again (a sliding or untimed window)
-                    record["active_at"], record["starts_at"] = held["active_at"], held["starts_at"]
-                seen.add(alert.fingerprint)
-                before = None if old is None else old["state"]
-                _upsert(con, record)
-                if record["state"] == AlertState.RESOLVED.value:  # a later episode is new
-                    open_by_fp.pop(alert.fingerprint, None)
-                else:
-                    open_by_fp[alert.fingerprint] = record
-                if record["state"] == AlertState.FIRING.value and before != "firing":
-                    added.append(_enqueue(con, record, AlertState.FIRING, stamp))
-                elif record["state"] == AlertState.RESOLVED.value and before == "firing":
-                    added.append(_enqueue(con, record, AlertState.RESOLVED, stamp))
-                elif record["state"] == AlertState.RESOLVED.value and before != "resolved":
-                    if first:  # the past of the logs the watcher starts on: history only
-                        continue
-                    # it fired and resolved unseen: told as it happened, firing first
-                    added.append(_enqueue(con, record, AlertState.FIRING, stamp))
-                    added.append(_enqueue(con, record, AlertState.RESOLVED, stamp))
-            for fp, held in open_by_fp.items():
-                if fp in seen:
-                    continue
-                if held["state"] == AlertState.PENDING.value:
-                    con.execute(
-                        "DELETE FROM alerts WHERE fingerprint = ? AND active_at = ?",
-                        (fp, held["active_at"]),
-                    )
-                    continue
-                record = {**held, "state": AlertState.RESOLVED.value, "ends_at": stamp}
-                record["updated_at"] = stamp
-                _upsert(con, record)
-                added.append(_enqueue(con, record, AlertState.RESOLVED, stamp))
+            stored = self._episodes(con)
+            for fp in sorted(set(evaluated) | set(stored)):
+                step = _Step(con, stamp, first)
+                step.reconcile(stored.get(fp, []), evaluated.get(fp, []))
+                added += step.added
         wanted = set(added)
         return [
             n
@@ -284,6 +260,96 @@ class AlertStore:
             f"SELECT {', '.join(_COLUMNS)} FROM alerts ORDER BY active_at DESC, rule_id"
         ).fetchall()
         return [_episode(_record(row)) for row in rows]
+
+
+_PENDING, _FIRING, _RESOLVED = (
+    AlertState.PENDING.value,
+    AlertState.FIRING.value,
+    AlertState.RESOLVED.value,
+)
+
+
+_SECOND = timedelta(seconds=1)
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _span(record: dict[str, Any]) -> Span:
+    """Where a stored or evaluated episode is (a stored one keeps its first ``active_at``)."""
+    ends = record["ends_at"] if record["state"] == _RESOLVED else None
+    return Span(_time(record["active_at"]), None if ends is None else _time(ends))
+
+
+class _Step:
+    """The changes one evaluation makes to one alert's episodes, and what they tell."""
+
+    def __init__(self, con: sqlite3.Connection, stamp: str, first: bool) -> None:
+        self.con, self.stamp, self.first = con, stamp, first
+        self.added: list[tuple[str, str, str]] = []
+
+    def tell(self, record: dict[str, Any], status: AlertState) -> None:
+        self.added.append(_enqueue(self.con, record, status, self.stamp))
+
+    def reconcile(self, stored: list[dict[str, Any]], evaluated: list[dict[str, Any]]) -> None:
+        found = match([_span(r) for r in stored], [_span(r) for r in evaluated])
+        for new_index, old_index in found.pairs:
+            self.same(stored[old_index], evaluated[new_index])
+        for new_index, floor in found.new:
+            self.new(evaluated[new_index], floor)
+        for old_index, ends in found.gone:
+            self.gone(stored[old_index], ends)
+
+    def same(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """``new`` is the stored episode ``old`` as evaluated now."""
+        if old["state"] == _RESOLVED:
+            return  # told resolved (or history): what was told stands
+        told = {"active_at": old["active_at"], "updated_at": self.stamp}
+        if old["state"] == _FIRING:  # it keeps the start it fired with, and firing
+            told |= {"starts_at": old["starts_at"], "state": max(new["state"], _FIRING, key=_rank)}
+        record = {**new, **told}
+        _upsert(self.con, record)
+        if old["state"] == _PENDING and record["state"] != _PENDING:
+            self.tell(record, AlertState.FIRING)
+        if record["state"] == _RESOLVED:
+            self.tell(record, AlertState.RESOLVED)
+
+    def new(self, record: dict[str, Any], floor: datetime | None) -> None:
+        """An episode not stored yet; ``floor``: the end of a told one it must start after."""
+        if floor is not None and floor > _time(record["active_at"]):
+            record = {**record, "active_at": iso(floor)}
+            if floor > _time(record["starts_at"]):
+                record["starts_at"] = iso(floor)
+        while _stored(self.con, record["fingerprint"], record["active_at"]) is not None:
+            # a key taken by an episode it does not overlap (the data changed under it)
+            record = {**record, "active_at": iso(_time(record["active_at"]) + _SECOND)}
+        _upsert(self.con, record)
+        if record["state"] == _FIRING:
+            self.tell(record, AlertState.FIRING)
+        elif record["state"] == _RESOLVED and not self.first:
+            # it fired and resolved unseen: told as it happened, firing first. At the first
+            # evaluation such episodes are the past of the logs the watcher starts on.
+            self.tell(record, AlertState.FIRING)
+            self.tell(record, AlertState.RESOLVED)
+
+    def gone(self, old: dict[str, Any], ends: datetime | None) -> None:
+        """An open episode that no evaluated one continues: forgotten while pending, else
+        resolved at ``ends`` (the evaluation's time when ``None``)."""
+        if old["state"] == _PENDING:
+            self.con.execute(
+                "DELETE FROM alerts WHERE fingerprint = ? AND active_at = ?",
+                (old["fingerprint"], old["active_at"]),
+            )
+            return
+        record = {**old, "state": _RESOLVED, "ends_at": self.stamp if ends is None else iso(ends)}
+        record["updated_at"] = self.stamp
+        _upsert(self.con, record)
+        self.tell(record, AlertState.RESOLVED)
+
+
+def _rank(state: str) -> int:
+    return (_PENDING, _FIRING, _RESOLVED).index(state)
 
 
 def _episode(r: dict[str, Any]) -> Episode:

@@ -217,7 +217,7 @@ class Resolution:
         return self._by_name.get(key, stored)
 
 
-def _with_job_id(table: pa.Table) -> pa.Table:
+def with_job_id(table: pa.Table) -> pa.Table:
     """``table`` with a ``job_id`` column. A data_errors file written by a watcher from before
     the column existed read no resource ids: its rows get a null id (placed after ``job``, as
     the schema orders them), so they are rows whose records named only their job."""
@@ -232,14 +232,14 @@ def _with_job_id(table: pa.Table) -> pa.Table:
 
 def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
     """The data_errors file ``path`` (or its ``columns``), with a ``job_id`` column even when
-    it was written without one (:func:`_with_job_id`)."""
+    it was written without one (:func:`with_job_id`)."""
     with pq.ParquetFile(path) as file:
         present = JOB_ID in file.schema_arrow.names
         wanted = columns if columns is None or present else [c for c in columns if c != JOB_ID]
         table = file.read(columns=wanted)
     if present:
         return table
-    table = _with_job_id(table)
+    table = with_job_id(table)
     return table if columns is None else table.select(columns)
 
 
@@ -293,11 +293,11 @@ def _split_named(path: Path, number: int) -> None:
     """Move the rows of a file that mixes rows with and without ids of their own (as the
     watcher wrote them before it resolved jobs) so that the named ones have a file of their
     own. A file written before the ``job_id`` column existed is rewritten with it (null ids:
-    :func:`_with_job_id`). Safe to redo: the named rows are written before they leave
+    :func:`with_job_id`). Safe to redo: the named rows are written before they leave
     ``path``."""
     with pq.ParquetFile(path) as file:
         old = JOB_ID not in file.schema_arrow.names
-        table = _with_job_id(file.read())
+        table = with_job_id(file.read())
     mask = pc.and_(pc.is_null(table[JOB_ID]), pc.is_valid(table["job"]))
     count = pc.sum(mask).as_py() or 0
     if count == 0:

@@ -21,7 +21,9 @@ manifest:
 * ``orderdoc_watch_lag_seconds{folder}``: per log folder, the tick's time minus the
   modification time the newest file read had when it was read (how far the watcher is behind
   what ASA wrote there);
-* ``orderdoc_watch_passes`` and ``orderdoc_watch_last_tick_timestamp_seconds``.
+* ``orderdoc_watch_passes``, ``orderdoc_watch_last_tick_timestamp_seconds`` and
+  ``orderdoc_watch_tick_seconds`` (how long the last tick took: its passes, the rules, the
+  notifications).
 
 Nothing is computed on scrape: the values are set after a tick, so a scrape is cheap.
 """
@@ -100,6 +102,9 @@ class WatchMetrics:
         self.last_tick = Gauge(
             "orderdoc_watch_last_tick_timestamp_seconds", "When the last tick ended", registry=reg
         )
+        self.tick = Gauge(
+            "orderdoc_watch_tick_seconds", "How long the last tick took", registry=reg
+        )
         self._server: Any = None
 
     def serve(self, port: int, host: str = "127.0.0.1") -> int:
@@ -129,16 +134,20 @@ class WatchMetrics:
         folders: Iterable[Path] = (),
         rules: RuleSet | None = None,
         evaluated_at: datetime | None = None,
+        tick_seconds: float | None = None,
     ) -> None:
         """Set every gauge from the tables under ``agg``, the alert history, the files read
         (the manifest's) and the rule pack. ``now`` is the tick's time; ``evaluated_at`` the
         time the rules were evaluated at (the data's end with ``--evaluate-at data-end``),
-        which says whether a partition is idle now (default ``now``)."""
+        which says whether a partition is idle now (default ``now``); ``tick_seconds`` how
+        long the tick took."""
         self._tables(agg, evaluated_at or now)
         self._firing(history, rules)
         self._lag(list(files), list(folders), now)
         self.passes.set(passes)
         self.last_tick.set(now.timestamp())
+        if tick_seconds is not None:
+            self.tick.set(tick_seconds)
 
     def _firing(self, history: Iterable[Episode], rules: RuleSet | None) -> None:
         self.firing.clear()

@@ -147,8 +147,16 @@ def drop_file_rows(agg: Path, source_file: str, number: int) -> None:
 
 def _move_staged(staged: Path, agg: Path, table: TableName, number: int, marker: str = "") -> None:
     """Move the Parquet files Spark wrote under ``staged`` into the table, tagged by pass
-    (and ``marker``)."""
-    for path in sorted(staged.rglob("*.parquet")):
+    (and ``marker``). Files of no rows (Spark writes one for an empty frame) are left out,
+    but for one when the table has no file yet: an empty table exists, as in a one-shot
+    aggregate."""
+    paths = sorted(staged.rglob("*.parquet"))
+    empty = [p for p in paths if pq.read_metadata(p).num_rows == 0]
+    if len(empty) == len(paths) and paths and not table_files(agg, table):
+        empty = empty[1:]
+    for path in paths:
+        if path in empty:
+            continue
         relative = path.relative_to(staged)
         target = agg / table.value / relative.parent / f"{tag(number)}{marker}{relative.name}"
         target.parent.mkdir(parents=True, exist_ok=True)

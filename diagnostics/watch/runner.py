@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -44,7 +45,7 @@ from diagnostics.rules.evaluate import evaluate_detailed
 from diagnostics.rules.model import AlertState, RuleSet, iso
 from diagnostics.rules.webhook import DeliveryError, DeliveryPolicy, post_json
 from diagnostics.spark.session import is_connect, settings_set
-from diagnostics.watch import passes
+from diagnostics.watch import compaction, passes
 from diagnostics.watch.alertstate import AlertStore
 from diagnostics.watch.discovery import (
     checkpoint_problem,
@@ -59,6 +60,16 @@ from diagnostics.words import noun, plural
 
 #: Spark's adaptive query execution, which streaming queries do not use.
 ADAPTIVE = "spark.sql.adaptive.enabled"
+#: What the streaming checkpoint keeps. The watcher never goes back to an old batch (the
+#: manifest knows what was read), so: the last 5 batches (Spark keeps 100, six files each
+#: with their checksums), and the file source's log compacted every 5 batches with the
+#: files before the last compaction deleted after a minute (Spark: 10 batches, 10 minutes),
+#: so that the checkpoint holds about 50 files however long the watcher runs.
+CHECKPOINT_CONF = {
+    "spark.sql.streaming.minBatchesToRetain": "5",
+    "spark.sql.streaming.fileSource.log.compactInterval": "5",
+    "spark.sql.streaming.fileSource.log.cleanupDelay": "1m",
+}
 
 #: How long the file source remembers files (it never forgets the ones it handed over, but
 #: ignores files older than this relative to the newest; ours must all be seen).
@@ -131,6 +142,7 @@ class TickReport:
     pending: int
     notified: int
     problems: tuple[str, ...]
+    seconds: float = 0.0  # how long the tick took
 
 
 class Watcher:
@@ -146,6 +158,7 @@ class Watcher:
         say: Callable[[str], None] = lambda _m: None,
         hook: Callable[[str], None] = lambda _step: None,
         on_tick: Callable[[TickReport, Watcher], None] = lambda _r, _w: None,
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spark = spark
         self.config = config
@@ -154,6 +167,7 @@ class Watcher:
         self.say = say
         self.hook = hook
         self.on_tick = on_tick
+        self.timer = timer
         self.root = config.state
         self.files = StateFiles(self.root)
         self.agg = self.root / "agg"
@@ -166,6 +180,7 @@ class Watcher:
         self._listed: set[str] = set()
         self._failed: BaseException | None = None  # a pass that failed in foreachBatch
         self.files.manifest()  # a corrupt state folder fails here, before any work
+        compaction.finish(self.root)  # one a crash interrupted
         with AlertStore(self.root / "alerts"):
             pass
         problem = checkpoint_problem(self.checkpoint)
@@ -180,6 +195,7 @@ class Watcher:
     def run_pass(self, discovered: list[str]) -> None:
         """Finish an interrupted pass if there is one, then run one for ``discovered`` and the
         growth of known files (nothing when nothing changed)."""
+        compaction.finish(self.root)  # one that failed half-way on an earlier tick
         manifest = self.files.manifest()
         pending = self.files.pending_plan(manifest)
         if pending is not None:
@@ -208,6 +224,21 @@ class Watcher:
             f"pass {plan.number}: {len(plan.reads)} read(s), {records} record(s), "
             f"{len(plan.after.files)} log file(s) known"
         )
+        if compaction.due(self.root):
+            self._compact(plan.number)
+
+    def _compact(self, through: int) -> None:
+        """Compact the passes' files up to ``through`` (committed); a failure is a warning
+        and the compaction is finished before the next pass."""
+        try:
+            work = compaction.compact(self.root, through, self.hook)
+        except OrderdocError:
+            raise
+        except Exception as exc:
+            self._warn(f"compacting the state failed: {describe(exc)} (finished next pass)")
+            return
+        folders = plural(len(work.merges), "table folder")
+        self.say(f"pass {through}: compacted the files of the passes so far ({folders})")
 
     def _warn(self, message: str) -> None:
         self._warnings.setdefault(message, None)
@@ -262,8 +293,8 @@ class Watcher:
         )
         # Streaming queries run without adaptive execution anyway; started with it on, Spark
         # warns so on the console at every tick. Off while the query starts only: the passes
-        # keep the session's setting.
-        with settings_set(self.spark, {ADAPTIVE: "false"}):
+        # keep the session's setting (and so for the batches the checkpoint keeps).
+        with settings_set(self.spark, {ADAPTIVE: "false", **CHECKPOINT_CONF}):
             query = writer.start()
         query.awaitTermination()
 
@@ -347,6 +378,7 @@ class Watcher:
         one-line warning naming the cause: the pass stays planned (``plan.json``) and is
         redone on the next tick, and the rules are still evaluated on the tables as they are.
         """
+        started = self.timer()
         self._records, self._passes = 0, []
         self._warnings, self._failed = {}, None
         problems: list[str] = []
@@ -389,7 +421,14 @@ class Watcher:
         for warning in warnings:
             self.say(f"warning: {warning}")
         report = TickReport(
-            tuple(self._passes), self._records, evaluated, firing, pending, sent, tuple(warnings)
+            tuple(self._passes),
+            self._records,
+            evaluated,
+            firing,
+            pending,
+            sent,
+            tuple(warnings),
+            self.timer() - started,
         )
         self.on_tick(report, self)
         if evaluated is not None:

@@ -234,3 +234,96 @@ def test_refresh_posts_the_firing_alerts_and_records_nothing(tmp_path: Path) -> 
         assert body["labels"]["job"] == "j1"
         assert body["endsAt"] == "2024-03-05T10:07:00Z"
         assert statuses(store) == [("firing", False)]  # the one notification, unchanged
+
+
+def idle(
+    state: AlertState,
+    active: datetime,
+    ends: datetime | None = None,
+    *,
+    fired: datetime | None = None,
+) -> Alert:
+    """An alert of the idle-partition rule, whose start follows its episode's last notice."""
+    base = alert(state, job="orders", active=active, ends=ends, rule="partition-not-progressing")
+    return Alert(**{**base.__dict__, "starts_at": fired or active})
+
+
+def open_episodes(store: AlertStore) -> list[str]:
+    return [e.active_at for e in store.history() if e.state is not AlertState.RESOLVED]
+
+
+def test_a_growing_episode_after_a_resolved_one_is_one_episode(tmp_path: Path) -> None:
+    """The reported bug: from the second idle episode on, every tick moved the episode's start
+    (its last notice moved) and the resolved first episode made the store forget the open one,
+    so each tick posted a new "firing" and none of them was ever resolved."""
+    first = idle(AlertState.RESOLVED, T0, T0 + timedelta(minutes=25))
+    told: list = []
+    with AlertStore(tmp_path) as store:
+        ticks = [T0 + timedelta(minutes=m) for m in (61, 66, 71, 76)]
+        for minute, now in enumerate(ticks):
+            growing = idle(AlertState.FIRING, T0 + timedelta(minutes=60 + 5 * minute))
+            told += [
+                (n.status.value, n.body["startsAt"]) for n in store.apply([first, growing], now)
+            ]
+            assert len(open_episodes(store)) == 1
+        # the episode's last notice was at 11:18: it resolves 10 minutes after, at 11:29
+        over = idle(AlertState.RESOLVED, T0 + timedelta(minutes=76), T0 + timedelta(minutes=86))
+        told += [
+            (n.status.value, n.body["startsAt"], n.body["endsAt"])
+            for n in store.apply([first, over], T0 + timedelta(minutes=90))
+        ]
+        assert open_episodes(store) == []
+        assert [e.state for e in store.history()] == [AlertState.RESOLVED, AlertState.RESOLVED]
+    assert told == [
+        ("firing", "2024-03-05T11:03:00Z"),
+        ("resolved", "2024-03-05T11:03:00Z", "2024-03-05T11:29:00Z"),
+    ]
+
+
+def test_a_past_episode_seen_again_with_a_new_start_is_not_told_again(tmp_path: Path) -> None:
+    """The other half: an episode already told resolved (21:21-21:45) that the next evaluation
+    shows with a later start (21:35, its last notice moved) is the same episode."""
+    start = datetime(2024, 3, 5, 21, 21, tzinfo=UTC)
+    with AlertStore(tmp_path) as store:
+        assert [n.status for n in store.apply([idle(AlertState.FIRING, start)], start)] == [
+            AlertState.FIRING
+        ]
+        moved = idle(AlertState.FIRING, start + timedelta(minutes=9))
+        assert store.apply([moved], start + timedelta(minutes=10)) == []
+        over = idle(
+            AlertState.RESOLVED, start + timedelta(minutes=14), start + timedelta(minutes=24)
+        )
+        [resolved] = store.apply([over], start + timedelta(minutes=30))
+        assert (resolved.body["startsAt"], resolved.body["endsAt"]) == (
+            "2024-03-05T21:21:00Z",
+            "2024-03-05T21:45:00Z",
+        )
+        for later in (31, 40, 90):  # the same data again, and again: nothing new to tell
+            assert store.apply([over], start + timedelta(minutes=later)) == []
+        [episode] = store.history()
+        assert (episode.state, episode.starts_at, episode.ends_at) == (
+            AlertState.RESOLVED,
+            "2024-03-05T21:21:00Z",
+            "2024-03-05T21:45:00Z",
+        )
+        assert [n.status for n in store.notifications()] == [AlertState.FIRING, AlertState.RESOLVED]
+
+
+def test_a_new_episode_never_takes_the_key_of_a_stored_one(tmp_path: Path) -> None:
+    """An evaluated episode that overlaps no stored one but starts when a stored one started
+    (an empty span: the data changed under it) gets a key of its own, so the told episode
+    and its notifications stay as they were."""
+    with AlertStore(tmp_path) as store:
+        store.apply([alert(AlertState.FIRING)], T0)
+        ends = T0 + timedelta(minutes=20)
+        store.apply([alert(AlertState.RESOLVED, ends=ends)], T0 + timedelta(minutes=30))
+        empty = alert(AlertState.RESOLVED, ends=T0)
+        added = store.apply([empty], T0 + timedelta(minutes=40))
+        assert [n.status for n in added] == [AlertState.FIRING, AlertState.RESOLVED]
+        keys = sorted(e.active_at for e in store.history())
+        assert keys == ["2024-03-05T10:03:00Z", "2024-03-05T10:03:01Z"]
+        told = [(n.active_at, n.status.value) for n in store.notifications()]
+        assert told[:2] == [
+            ("2024-03-05T10:03:00Z", "firing"),
+            ("2024-03-05T10:03:00Z", "resolved"),
+        ]

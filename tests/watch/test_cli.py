@@ -32,6 +32,8 @@ def _state(tmp: Path, kind: str) -> Path:
     elif kind == "jobs":
         (state / "jobs").mkdir()
         (state / "jobs" / "p00000001.json").write_text('{"sources": {}}', encoding="utf-8")
+    elif kind == "compaction":
+        (state / "compaction.json").write_text('{"through": "x", "merges": []}', encoding="utf-8")
     elif kind == "alerts":
         (state / "alerts").mkdir()
         (state / "alerts" / "alerts.db").write_bytes(b"garbage" * 200)
@@ -61,6 +63,7 @@ def _state(tmp: Path, kind: str) -> Path:
             "--webhook: webhook URL 'notaurl' is not an http(s) URL with a host",
         ),
         ([], "plan", "plan.json: corrupt watcher state"),
+        ([], "compaction", "compaction.json: corrupt watcher state ('through' is 'x'"),
         ([], "jobs", "jobs/p00000001.json: corrupt watcher state (no field 'applied')"),
         ([], "alerts", "alerts.db: cannot open the alert store (file is not a database)"),
         (["--metrics-port", "70000"], "", "argument --metrics-port: '70000' is not a port"),
@@ -150,3 +153,30 @@ def test_the_rules_default_to_orderdoc_rules_as_for_alerts(tmp_path, capsys, mon
     given = capsys.readouterr().err
     assert "absent.yaml" in given
     assert "team.yaml" not in given
+
+
+def test_a_watcher_keeps_little_of_spark_s_finished_jobs(tmp_path, monkeypatch) -> None:
+    """The watcher's own session keeps few finished jobs, queries and tasks for Spark's status
+    pages (a process that runs for weeks); a --conf of the same key wins; a Spark Connect
+    server keeps its own settings."""
+    from diagnostics.cli import watch
+    from diagnostics.spark import session
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    targets = []
+
+    def stop(target):  # type: ignore[no-untyped-def]
+        targets.append(target)
+        raise UsageError("stopped here")
+
+    monkeypatch.setattr(session, "build_session", stop)
+    monkeypatch.setattr(session, "check_reachable", lambda _url: None)
+    base = ["watch", str(logs), "--state", str(tmp_path / "state")]
+    assert main([*base, "--conf", "spark.sql.ui.retainedExecutions=7"]) == 2
+    assert main([*base, "--remote", "sc://127.0.0.1:15002"]) == 2
+    conf = dict(targets[0].conf)
+    assert conf["spark.ui.retainedJobs"] == "100"
+    assert conf["spark.sql.ui.retainedExecutions"] == "7"
+    assert dict(watch.WATCH_CONF)["spark.sql.ui.retainedExecutions"] == "50"
+    assert targets[1].conf == ()

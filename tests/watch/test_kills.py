@@ -109,3 +109,50 @@ def test_kills_at_each_step_lose_and_repeat_nothing(tmp_path: Path) -> None:
             continue
         got = read_table(state / "agg" / table)
         assert canonical(got, columns) == canonical(want, columns), table
+
+
+def test_kills_while_compacting_lose_and_repeat_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compaction after every pass, the watcher killed once its plan is written and once
+    after its first merge: the next start finishes it; the tables equal one aggregate, the
+    passes' files are one per folder, and the alert is told firing and resolved once each."""
+    monkeypatch.setenv("ORDERDOC_TEST_COMPACT_EVERY", "1")
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    live = logs / "y=2024" / "m=03" / "d=05" / "h=10" / "PT1H.json"
+    live.parent.mkdir(parents=True)
+    live.write_bytes(line(1, "LateInputEvent", 4) + line(2, "EarlyInputEvent", 3))
+    log = tmp_path / "watch.log"
+    with receiver() as hook:
+        args = ["watch", str(logs), "--state", str(state), "--rules", str(RULE),
+                "--webhook", hook.url, "--evaluate-at", "data-end", *SPARK, "--once"]  # fmt: skip
+        run_once(args[:-1], log)  # pass 1: nothing to compact yet
+        with live.open("ab") as out:
+            out.write(line(15, "LateInputEvent", 2))
+        crash_at("compaction planned", args, log)  # pass 2 committed, compaction planned
+        assert passes(state) == 2
+        assert (state / "compaction.json").exists()
+        with live.open("ab") as out:
+            out.write(line(40, "LateInputEvent", 1))  # past keep_firing_for: resolves
+        crash_at("compaction merged", args, log)  # started: finished pass 2's; then pass 3
+        assert passes(state) == 3
+        assert (state / "compaction.json").exists()
+        run_once(args[:-1], log)  # finishes it; then the resolved notification goes out
+        run_once(args[:-1], log)
+    assert not (state / "compaction.json").exists()
+    told = received(hook)
+    assert [status for status, _alert in told] == ["firing", "resolved"], hook.received()
+    assert {p.name for p in (state / "agg" / "data_errors").rglob("*.parquet")} == {
+        "p00000003-compacted.parquet"
+    }
+    assert sorted(p.name for p in (state / "jobs").iterdir()) == ["p00000003.json"]
+    assert "Traceback" not in log.read_text()
+    files = expand_inputs([str(logs)])
+    expected = reference.aggregate_files(files.logs, files.metrics)
+    for table, columns in COLUMNS.items():
+        want = getattr(expected, table)
+        if not table_files(state / "agg", TableName(table)):
+            assert want.is_empty(), table
+            continue
+        got = read_table(state / "agg" / table)
+        assert canonical(got, columns) == canonical(want, columns), table

@@ -82,7 +82,7 @@ def test_every_gauge_has_its_value(agg: Path, tmp_path: Path) -> None:
         tick = written + timedelta(seconds=90)
         metrics.update(
             agg, history, now=tick, passes=3, files=files, folders=[logs], rules=rules,
-            evaluated_at=IDLE_END + timedelta(minutes=2),
+            evaluated_at=IDLE_END + timedelta(minutes=2), tick_seconds=2.5,
         )  # fmt: skip
         values = scrape(port)
         # idle now: the notice at 17:12 said 5 minutes; at 17:14 a next one would continue it
@@ -108,6 +108,7 @@ def test_every_gauge_has_its_value(agg: Path, tmp_path: Path) -> None:
         assert series(values, "orderdoc_watch_last_tick_timestamp_seconds") == {
             (): tick.timestamp()
         }
+        assert series(values, "orderdoc_watch_tick_seconds") == {(): 2.5}
 
         # later: the partition has progressed, the alert resolved; the series stay, at 0
         with AlertStore(store_folder) as store:

@@ -13,7 +13,8 @@ from diagnostics.logs.inputs import expand_inputs
 from diagnostics.rules.loader import load_rules
 from diagnostics.spark.job import run_aggregate
 from diagnostics.spark.session import settings_set
-from diagnostics.watch import passes
+from diagnostics.watch import compaction, passes
+from diagnostics.watch.jobs import JobStore
 from diagnostics.watch.runner import ADAPTIVE, EvaluateAt, WatchConfig, Watcher
 from tests.spark.conftest import canonical, read_table
 from tests.spark.test_job import COLUMNS
@@ -205,12 +206,19 @@ def _pass_files(agg: Path, *numbers: int) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in files if p.name.startswith(tags)}
 
 
-def test_jobs_spelled_differently_over_passes_equal_one_shot(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize("compacted", [False, True], ids=["passes", "compacted"])
+def test_jobs_spelled_differently_over_passes_equal_one_shot(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compacted: bool
+) -> None:
     """A job known first by ASA's upper-case id takes the casing a later record gives it, a
     record naming only the job joins it and leaves it when a second resource group has a job
     of that name, a rewritten file takes its spellings away; after every pass the tables are
-    those of one aggregate, and a pass that changes no job rewrites no earlier file."""
+    those of one aggregate, and a pass that changes no job rewrites no earlier file. The same
+    when the passes' files are compacted after every pass (their job files merged)."""
     from tests.logs.test_jobs import arm_id, asa_id
+
+    if compacted:
+        monkeypatch.setattr(compaction, "EVERY", 1)
 
     logs, state = tmp_path / "logs", tmp_path / "state"
     agg = state / "agg"
@@ -241,7 +249,13 @@ def test_jobs_spelled_differently_over_passes_equal_one_shot(spark, tmp_path: Pa
     with live.open("ab") as out:
         out.write(_line(west, 15, 16))
     assert w.tick().passes == (3,)
-    assert _pass_files(agg, 1, 2) == before
+    if not compacted:
+        assert _pass_files(agg, 1, 2) == before
+    else:  # one file per folder and kind, one job file
+        assert len(JobStore(state / "jobs").numbers()) == 1
+        assert {p.name for p in (agg / "data_errors").rglob("*.parquet")} == {
+            "p00000003-compacted.parquet", "p00000003-named-compacted.parquet"
+        }  # fmt: skip
     assert_equals_one_shot(spark, logs, agg, tmp_path)
 
     # the same job name in a second resource group, with metrics under an ARM-cased id: both
