@@ -236,8 +236,8 @@ def delay_metric(finding: Any) -> tuple[str, str]:
     release delay the fix (the one recommended setting) measures; otherwise the delay the
     cause adds now."""
     impact = finding.impact
-    if "fix_output_delay_p95_seconds" in impact:
-        value = impact["fix_output_delay_p95_seconds"]
+    if "fix_release_delay_p95_seconds" in impact:
+        value = impact["fix_release_delay_p95_seconds"]
         return "Release delay p95 with the fix", (
             "never released" if value is None else f"{float(value):,.1f} s"
         )

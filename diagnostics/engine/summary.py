@@ -80,7 +80,7 @@ def summary_of(
         "partitions": list(partitions),
         "timelines": timelines,
         "counts": counts,
-        "output_delay_seconds": delays,
+        "release_delay_seconds": delays,
         "arrival_from": arrival_from,
         "arrival_to": arrival_to,
         "warnings": list(warnings),
@@ -94,7 +94,7 @@ def events_with_data_errors(outcomes: pl.DataFrame) -> int:
     return int((outcomes.get_column("status") != "accepted").sum())
 
 
-def output_delays(out: pl.DataFrame) -> dict[str, float | None]:
+def delay_percentiles(out: pl.DataFrame) -> dict[str, float | None]:
     """Release time − arrival percentiles in seconds, of the released events of an outcomes
     frame: the release delay of an ASA replay (until the watermark releases the event to the
     query), the emission delay of a replay under Flink's or Spark's rules (until the window
@@ -130,7 +130,7 @@ def summarize(result: ReplayResult, more_inputs: MoreInputs | None = None) -> di
         result.partitions,
         timelines=_distinct(out["timeline"]),
         counts=count_columns(out),
-        delays=output_delays(out),
+        delays=delay_percentiles(out),
         arrival_from=None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         arrival_to=None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
         warnings=[*([] if warning is None else [warning]), *(far.lines(fate) if far else ())],
@@ -269,7 +269,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     """The summary as a short human-readable report."""
     c = summary["counts"]
     n = c["events"]
-    d = summary["output_delay_seconds"]
+    d = summary["release_delay_seconds"]
     lines = [
         f"policy      {summary['policy']}",
         f"partitions  {len(summary['partitions'])} "

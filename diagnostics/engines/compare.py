@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from diagnostics.engine.summary import output_delays
+from diagnostics.engine.summary import delay_percentiles
 from diagnostics.engines.windows import tumbling_end
 from diagnostics.timestamps import from_ns
 
@@ -119,8 +119,8 @@ def compare(
         asa_only=asa_only.height,
         asa_only_adjusted=int((asa_only["status"] == "adjusted").sum()),
         engine_only=int((both["dropped"] & ~both["dropped_e"]).sum()),
-        asa_delay=output_delays(asa),
-        engine_delay=output_delays(engine),
+        asa_delay=delay_percentiles(asa),
+        engine_delay=delay_percentiles(engine),
         delay_change={
             "p50": _quantile(change, 0.5),
             "p95": _quantile(change, 0.95),

@@ -8,8 +8,8 @@ from typing import Any
 import polars as pl
 
 from diagnostics.engine.summary import (
+    delay_percentiles,
     invalid_time_line,
-    output_delays,
     percent,
 )
 from diagnostics.engines.policy import EngineRules, Rules
@@ -55,7 +55,7 @@ def summarize_rules(result: EngineReplayResult) -> dict[str, Any]:
         "partitions": list(result.partitions),
         "inputs": list(result.sources),
         "counts": rule_counts(out),
-        "emission_delay_seconds": output_delays(out),
+        "emission_delay_seconds": delay_percentiles(out),
         "arrival_from": None if out.is_empty() else as_datetime(arrival.min()).isoformat(),
         "arrival_to": None if out.is_empty() else as_datetime(arrival.max()).isoformat(),
         "warnings": [] if warning is None else [warning],

@@ -219,7 +219,7 @@ def from_capture(
         idle=_idle(out, replayed.partitions),
         idle_source="capture",
         partition_events=dict(sorted(per_part.items())),
-        output_delay=summary["output_delay_seconds"],
+        release_delay=summary["release_delay_seconds"],
         arrival_lateness=lateness.filter(valid & ~pl.Series(mask)).drop_nulls().to_numpy(),
         disorder=across.drop_nulls().to_numpy(),
         key_analysis=keys,

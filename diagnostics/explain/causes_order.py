@@ -73,7 +73,7 @@ def out_of_order(evidence: Evidence) -> Finding | None:
     impact: Impact = {
         "events_affected": stats.events,
         "delay_seconds": 0.0,
-        "fix_adds_output_delay_seconds": 0 if over is not None else added,
+        "fix_adds_release_delay_seconds": 0 if over is not None else added,
     }
     if consequence:
         impact["consequence_of"] = Cause.LATE_ARRIVALS.value

@@ -152,7 +152,7 @@ def healthy(evidence: Evidence, others: list[Finding]) -> Finding | None:
                 str(k): v for k, v in sorted(evidence.partition_events.items())
             },
             "watermark_delay_seconds": evidence.watermark_delay,
-            "output_delay_seconds": evidence.output_delay,
+            "release_delay_seconds": evidence.release_delay,
             "sources": list(evidence.sources),
             **({"log_records_read": read, "log_records_quarantined": unread} if unread else {}),
         },

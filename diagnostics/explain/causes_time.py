@@ -131,7 +131,7 @@ def late_arrivals(evidence: Evidence) -> Finding | None:
     lateness = lateness_evidence(stats)
     impact: Impact = {"events_affected": stats.events, "delay_seconds": 0.0}
     if value is not None:  # unlimited now: lowering it to the suggestion adds no delay
-        impact["fix_adds_output_delay_seconds"] = 0 if current is None else max(value - current, 0)
+        impact["fix_adds_release_delay_seconds"] = 0 if current is None else max(value - current, 0)
     if value is not None and stats.lateness.size and stats.exact:
         lateness["share_covered_by_suggestion"] = round(stats.covered(value) or 0.0, 4)
     elif value is not None and stats.lateness.size:
@@ -238,7 +238,7 @@ def tolerance_too_loose(evidence: Evidence) -> Finding | None:
             "lateness_p99_9_seconds": round(p999, 3),
             "lateness_max_seconds": round(float(lateness.max()), 3),
             "events_between_suggestion_and_current": caught,
-            "output_delay_seconds": evidence.output_delay,
+            "release_delay_seconds": evidence.release_delay,
         },
         impact={
             "events_affected": 0,

@@ -44,7 +44,7 @@ class Evidence:
     idle_source: str = "logs"
     partition_events: dict[int, int] = field(default_factory=dict)
     watermark_delay: dict[str, float] | None = None
-    output_delay: dict[str, float | None] | None = None
+    release_delay: dict[str, float | None] | None = None
     arrival_lateness: np.ndarray | None = None
     disorder: np.ndarray | None = None
     key_analysis: list[dict[str, Any]] = field(default_factory=list)

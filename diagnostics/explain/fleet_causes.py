@@ -70,7 +70,7 @@ def _impact(group: SenderGroup, evidence: Evidence, value: int | None) -> Impact
         impact["dropped"] = group.late
     if value is not None:
         current = late_s(evidence)
-        impact["fix_adds_output_delay_seconds"] = 0 if current is None else max(value - current, 0)
+        impact["fix_adds_release_delay_seconds"] = 0 if current is None else max(value - current, 0)
     return impact
 
 

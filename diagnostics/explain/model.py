@@ -102,9 +102,9 @@ class Impact(TypedDict):
 
     ``events_affected``: events adjusted or dropped because of the cause; ``delay_seconds``:
     release delay it adds (0 when none); ``dropped``: how many of the affected were dropped;
-    ``effect``: what happens to the events, in words; ``fix_adds_output_delay_seconds``: the
+    ``effect``: what happens to the events, in words; ``fix_adds_release_delay_seconds``: the
     release delay the suggested fix adds (``None``: it can hold output back indefinitely);
-    ``fix_output_delay_p95_seconds`` / ``output_delay_p95_now_seconds``: with a capture, the
+    ``fix_release_delay_p95_seconds`` / ``release_delay_p95_now_seconds``: with a capture, the
     p95 release delay measured under the one recommended setting and under the job as it is;
     ``consequence_of``: the cause (value of :class:`Cause`) this finding follows from;
     ``events_on_hot_partition``, ``events_caught``: counts some causes add; ``lost``: the
@@ -118,9 +118,9 @@ class Impact(TypedDict):
     delay_seconds: float
     dropped: NotRequired[int]
     effect: NotRequired[str]
-    fix_adds_output_delay_seconds: NotRequired[float | None]
-    fix_output_delay_p95_seconds: NotRequired[float | None]
-    output_delay_p95_now_seconds: NotRequired[float | None]
+    fix_adds_release_delay_seconds: NotRequired[float | None]
+    fix_release_delay_p95_seconds: NotRequired[float | None]
+    release_delay_p95_now_seconds: NotRequired[float | None]
     consequence_of: NotRequired[str]
     events_on_hot_partition: NotRequired[int]
     events_caught: NotRequired[int]

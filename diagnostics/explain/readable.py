@@ -35,7 +35,7 @@ LABELS = {
     "episodes": "silent periods",
     "idle_minutes_total": "silent minutes in all",
     "watermark_delay_seconds": "watermark delay",
-    "output_delay_seconds": "release delay",
+    "release_delay_seconds": "release delay",
     "lateness_p99_9_seconds": "lateness, 99.9th percentile",
     "lateness_max_seconds": "lateness, largest",
     "invalid_timestamp": "events without a usable timestamp",
@@ -298,8 +298,8 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
     elif delay:
         parts.append(f"output held back by up to {_seconds(delay)}")
     text = _sentence("; ".join(parts)) + "." if parts else ""
-    fix_cost = impact.get("fix_adds_output_delay_seconds")
-    if "fix_adds_output_delay_seconds" in impact:
+    fix_cost = impact.get("fix_adds_release_delay_seconds")
+    if "fix_adds_release_delay_seconds" in impact:
         if fix_cost == 0:
             text += " The fix adds no release delay."
         elif fix_cost is None:
@@ -309,10 +309,10 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
                 f" The suggested tolerance adds up to {_seconds(fix_cost)} of release delay "
                 "(none with OVER)."
             )
-    if "fix_output_delay_p95_seconds" in impact:
+    if "fix_release_delay_p95_seconds" in impact:
         fixed, now = (
-            impact["fix_output_delay_p95_seconds"],
-            impact.get("output_delay_p95_now_seconds"),
+            impact["fix_release_delay_p95_seconds"],
+            impact.get("release_delay_p95_now_seconds"),
         )
         text += (
             " Measured on the capture, the recommended setting gives a p95 release delay of "
@@ -332,9 +332,9 @@ def impact_sentence(impact: Mapping[str, Any]) -> str:
         "lost",
         "fate_unknown",
         "minimum",
-        "fix_adds_output_delay_seconds",
-        "fix_output_delay_p95_seconds",
-        "output_delay_p95_now_seconds",
+        "fix_adds_release_delay_seconds",
+        "fix_release_delay_p95_seconds",
+        "release_delay_p95_now_seconds",
         "consequence_of",
         "effect",
     }

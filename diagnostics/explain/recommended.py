@@ -149,13 +149,13 @@ def harmonise(
             suggestions.append(snippets.partition_by(source, timestamp_by))
         impact: dict[str, object] = {}
         for k, v in finding.impact.items():  # the fix's measured delay where the guess was
-            if k == "fix_adds_output_delay_seconds":
-                impact["fix_output_delay_p95_seconds"] = delay_fix
-                impact["output_delay_p95_now_seconds"] = delay_now
+            if k == "fix_adds_release_delay_seconds":
+                impact["fix_release_delay_p95_seconds"] = delay_fix
+                impact["release_delay_p95_now_seconds"] = delay_now
             else:
                 impact[k] = v
-        impact.setdefault("fix_output_delay_p95_seconds", delay_fix)
-        impact.setdefault("output_delay_p95_now_seconds", delay_now)
+        impact.setdefault("fix_release_delay_p95_seconds", delay_fix)
+        impact.setdefault("release_delay_p95_now_seconds", delay_now)
         evidence = dict(finding.evidence)
         lateness = evidence.get("lateness")
         if isinstance(lateness, Mapping) and "share_covered_by_suggestion" in lateness:

@@ -40,7 +40,7 @@ def verify_recommended(
         action=Action(row["action"]) if row.get("action") else result.policy.action,
     )
     summary = summarize(replay(events, policy, partitions=partitions, columns=columns))
-    counts, delay = summary["counts"], summary["output_delay_seconds"]
+    counts, delay = summary["counts"], summary["release_delay_seconds"]
 
     def close(a: float | None, b: float | None) -> bool:
         if a is None or b is None:

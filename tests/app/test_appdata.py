@@ -413,7 +413,7 @@ def test_readable_evidence_and_impact_speak_words_not_json():
         ),
     ]
     text = impact_text(
-        {"events_affected": 513, "delay_seconds": 0.0, "fix_adds_output_delay_seconds": 116}
+        {"events_affected": 513, "delay_seconds": 0.0, "fix_adds_release_delay_seconds": 116}
     )
     assert text == (
         "513 events adjusted or dropped. The suggested tolerance adds up to 116 s of release "

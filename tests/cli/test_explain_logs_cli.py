@@ -163,7 +163,7 @@ def test_late_events_without_an_example_say_how_to_size_the_tolerance(
 ) -> None:
     late = _finding(_json(capsys, ["explain", str(agg)]), "late_arrivals")
     assert late["evidence"]["lateness"]["from"].startswith("not measured: no log record")
-    assert "fix_adds_output_delay_seconds" not in late["impact"]
+    assert "fix_adds_release_delay_seconds" not in late["impact"]
     (suggestion,) = late["suggestions"]
     assert suggestion["kind"] == "measure_lateness"
     # the library says what to do; the command line adds the flags that do it

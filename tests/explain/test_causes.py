@@ -60,7 +60,7 @@ def test_a_loose_tolerance_is_reported_and_tightening_it_costs_nothing(healthy) 
     before = summarize(replay(healthy, loose, partitions=PARTITIONS))
     after = summarize(replay(healthy, tight, partitions=PARTITIONS))
     assert after["counts"]["adjusted"] == before["counts"]["adjusted"] == 0
-    assert after["output_delay_seconds"]["max"] < before["output_delay_seconds"]["max"] / 10
+    assert after["release_delay_seconds"]["max"] < before["release_delay_seconds"]["max"] / 10
 
 
 def test_the_default_tolerance_is_not_called_loose(healthy) -> None:

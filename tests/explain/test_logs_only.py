@@ -80,7 +80,7 @@ def test_late_events_without_an_example_suggest_measuring_first() -> None:
     assert found is not None
     assert [s.kind for s in found.suggestions] == [SuggestionKind.MEASURE_LATENESS]
     assert found.evidence["lateness"]["from"].startswith("not measured")
-    assert "fix_adds_output_delay_seconds" not in found.impact
+    assert "fix_adds_release_delay_seconds" not in found.impact
     assert "no tolerance can be sized from them" in found.explanation
     assert impact_sentence(found.impact) == "21 events adjusted or dropped."
     with_column = late_arrivals(
@@ -106,7 +106,7 @@ def test_the_given_tolerances_shape_the_logs_findings() -> None:
     # out-of-order tolerance (30 s) already covers it: not suggested again
     assert [s.kind for s in found.suggestions] == [SuggestionKind.LATE_ARRIVAL_TOLERANCE]
     assert found.suggestions[0].value_seconds == 25
-    assert found.impact["fix_adds_output_delay_seconds"] == 15
+    assert found.impact["fix_adds_release_delay_seconds"] == 15
     disorder = out_of_order(_logs(policy, OutOfOrderEvent=KindStats(events=1)))
     assert disorder is not None
     assert disorder.title == "1 event was out of order beyond the out-of-order tolerance"
@@ -169,6 +169,6 @@ def test_from_logs_the_out_of_order_finding_says_the_late_findings_tolerance() -
     for kind in (SuggestionKind.LATE_ARRIVAL_TOLERANCE, SuggestionKind.OUT_OF_ORDER_TOLERANCE):
         assert said[kind] == raised[SuggestionKind.LATE_ARRIVAL_TOLERANCE]
     # the same fix, the same added delay (120 s from the job's 5 s)
-    added = found.impact["fix_adds_output_delay_seconds"]
+    added = found.impact["fix_adds_release_delay_seconds"]
     assert added == 120 - 5
-    assert disorder.impact["fix_adds_output_delay_seconds"] == added
+    assert disorder.impact["fix_adds_release_delay_seconds"] == added

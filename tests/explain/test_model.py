@@ -36,8 +36,8 @@ def test_impact_keys_keep_the_order_each_cause_gives_them() -> None:
     assert list(disorder["impact"])[:4] == [
         "events_affected",
         "delay_seconds",
-        "fix_output_delay_p95_seconds",  # measured under the one recommendation
-        "output_delay_p95_now_seconds",
+        "fix_release_delay_p95_seconds",  # measured under the one recommendation
+        "release_delay_p95_now_seconds",
     ]
 
 

@@ -105,6 +105,9 @@ def assert_identical(got: Path, want: Path) -> None:
         (want / "summary.json").read_text()
     )
     for table, columns in COLUMNS.items():
+        if not (want / table).exists():  # an empty metrics or job_events table is not written
+            assert not (got / table).exists(), table
+            continue
         assert canonical(read_table(got / table), columns) == canonical(
             read_table(want / table), columns
         ), table

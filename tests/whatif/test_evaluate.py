@@ -41,7 +41,7 @@ def _assert_matches_replay(events, policy, parts) -> None:
         counts["dropped"],
         counts["never_released"],
     ), policy.describe()
-    delays = summary["output_delay_seconds"]
+    delays = summary["release_delay_seconds"]
     if result.delays_s.size:
         got = np.quantile(result.delays_s, [0.5, 0.95, 1.0], method="higher")
         assert np.allclose(got, [delays["p50"], delays["p95"], delays["max"]], atol=1e-3)

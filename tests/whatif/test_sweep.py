@@ -64,7 +64,7 @@ def test_rows_agree_with_the_engine_summary(captures, late_sweep) -> None:
         timestamp_by="event_time", late_arrival_ns=60 * S, out_of_order_ns=5 * S
     )
     summary = summarize(replay(captures["late_senders"], policy, partitions=PARTS))
-    counts, delay = summary["counts"], summary["output_delay_seconds"]
+    counts, delay = summary["counts"], summary["release_delay_seconds"]
     assert row["pct_adjusted"] == pytest.approx(100 * counts["adjusted"] / counts["events"])
     assert row["pct_dropped"] == pytest.approx(100 * counts["dropped"] / counts["events"])
     assert row["delay_p50_s"] == pytest.approx(delay["p50"], abs=1e-3)
