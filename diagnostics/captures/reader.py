@@ -272,8 +272,9 @@ def _capture_notes(table: AvroTable, arrival: str | None, partition: str | None)
         notes.append(
             f"{table.bodies_without_json:,} events have a body that is not a JSON object"
             + (f" ({repeated:,} of them repeat a key in one object)" if repeated else "")
-            + " (no body fields: under TIMESTAMP BY their application time is invalid; "
-            f"the body's text is in column '{RAW_BODY}')"
+            + " (ASA's input rejects them, InputDeserializerError.InvalidData; the replay "
+            "drops them under TIMESTAMP BY as events without body fields; the body's text is "
+            f"in column '{RAW_BODY}')"
         )
     frame = table.frame
     if table.deferred is not None:

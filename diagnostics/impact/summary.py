@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnostics.captures.avro import RAW_BODY
 from diagnostics.impact.compare import Cause, compare
 from diagnostics.impact.edges import EDGE, Edge, Span, window_edges
 from diagnostics.impact.model import QuerySteps
@@ -37,9 +38,13 @@ class Impact:
     moves: pl.DataFrame
     query: QuerySteps
     #: events without a valid application time: dropped as emitted, with no on-time place
+    #: (bodies the input could not read at all left out: they are ``unreadable``)
     unplaced: int = 0
     #: the data's span and silent partitions the edge windows are judged by
     span: Span | None = None
+    #: events whose body the input could not read (a Capture body that is not JSON): ASA's
+    #: deserializer rejects them before TIMESTAMP BY, so they are not invalid timestamps
+    unreadable: int = 0
 
 
 def measure_impact(
@@ -52,7 +57,19 @@ def measure_impact(
     table, moves = compare(outcomes, steps.steps, per_timeline=per_timeline)
     edges, span = window_edges(outcomes, table, moves, steps.steps)
     table = table.join(edges, on=_WINDOW, how="left", nulls_equal=True, maintain_order="left")
-    return Impact(table, moves, steps, int(outcomes["application_time"].null_count()), span)
+    no_time = outcomes["application_time"].is_null()
+    unreadable = no_time & _unreadable(outcomes)
+    return Impact(
+        table, moves, steps, int(no_time.sum() - unreadable.sum()), span, int(unreadable.sum())
+    )
+
+
+def _unreadable(outcomes: pl.DataFrame) -> pl.Series:
+    """The events whose body the input could not read: a Capture reader keeps the text of a
+    body that is not a JSON object in ``Body`` (and ``Body`` is null for every other one)."""
+    if RAW_BODY in outcomes.columns and outcomes.schema[RAW_BODY] == pl.String:
+        return outcomes[RAW_BODY].is_not_null()
+    return pl.repeat(False, outcomes.height, eager=True)
 
 
 def changed_windows(table: pl.DataFrame) -> pl.DataFrame:
@@ -151,6 +168,7 @@ def summarize(result: Impact) -> dict[str, Any]:
         "largest": _largest(interior),
         "causes": causes,
         "events_without_application_time": result.unplaced,
+        "events_unreadable": result.unreadable,
     }
 
 
@@ -256,6 +274,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(
             f"{plural(unplaced, 'event')} without a valid application time "
             "(InvalidInputTimeStamp): dropped by the job, in no window on either side"
+        )
+    unreadable = summary.get("events_unreadable", 0)
+    if unreadable:
+        lines.append(
+            f"{plural(unreadable, 'event')} whose body the input could not read "
+            "(InputDeserializerError.InvalidData): lost before the query, in no window on "
+            "either side"
         )
     moved = [c for c in summary["causes"] if c["events"]]
     if moved:

@@ -24,12 +24,17 @@ from ..fleet_small import SMALL_FLEET, small_fleet
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory):
+def replayed(tmp_path_factory):
     fleet = small_fleet(tmp_path_factory.mktemp("fleet10"))
     capture = read_capture(fleet.capture)
     job = job_policy(read_job_definition(fleet.job))
     events, policy = capture.apply(job.policy)
-    outcomes = replay(events, policy, columns=capture.columns).outcomes
+    return replay(events, policy, columns=capture.columns).outcomes, job
+
+
+@pytest.fixture(scope="module")
+def measured(replayed):
+    outcomes, job = replayed
     assert job.definition.query is not None
     impact = measure_impact(outcomes, job.definition.query, job.input.name)
     return impact, summarize(impact)
@@ -162,3 +167,20 @@ def test_a_period_is_found_and_noise_is_not_one():
     assert find_pattern(steady, STEP) is None
     session = AggregateStep("s", Window(WindowKind.SESSION, 60 * 10**9, 0, 0, 600 * 10**9), (), ())
     assert find_pattern(periodic, session) is None
+
+
+def test_unreadable_bodies_are_not_counted_as_invalid_timestamps(replayed, measured):
+    """Issue 39, point 9: a body that is not JSON is rejected by ASA's input
+    (InputDeserializerError.InvalidData) before TIMESTAMP BY: impact counts it apart from
+    the events without a valid application time, each event once."""
+    outcomes, _ = replayed
+    _, summary = measured
+    no_time = outcomes["application_time"].null_count()
+    assert summary["events_unreadable"] == SMALL_FLEET.non_json == 84
+    assert summary["events_without_application_time"] == no_time - 84 > 0
+    text = format_summary(summary)
+    assert "84 events whose body the input could not read (InputDeserializerError.InvalidData)" in (
+        text
+    )
+    unplaced = summary["events_without_application_time"]
+    assert f"{unplaced:,} events without a valid application time (InvalidInputTimeStamp)" in text
