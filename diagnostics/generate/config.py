@@ -63,6 +63,17 @@ CAUSES: dict[Scenario, str] = {
 }
 
 
+def check_size(events: int, partitions: int) -> None:
+    """Refuse a number of events outside 1..:data:`MAX_EVENTS` or a number of partitions
+    the engine does not take (:class:`UsageError` naming the flag)."""
+    if not 1 <= events <= MAX_EVENTS:
+        msg = f"number of events {events}: must be 1 to {MAX_EVENTS}"
+        raise UsageError(msg, Setting.EVENT_COUNT)
+    problem = partition_count_problem(partitions)
+    if problem is not None:
+        raise UsageError(problem, Setting.PARTITIONS)
+
+
 @dataclass(frozen=True)
 class GenerateConfig:
     """Settings of one capture. Invariants: all counts and the duration are positive.
@@ -78,12 +89,7 @@ class GenerateConfig:
     start_ms: int = DEFAULT_START_MS
 
     def __post_init__(self) -> None:
-        if not 1 <= self.events <= MAX_EVENTS:
-            msg = f"number of events {self.events}: must be 1 to {MAX_EVENTS}"
-            raise UsageError(msg, Setting.EVENT_COUNT)
-        problem = partition_count_problem(self.partitions)
-        if problem is not None:
-            raise UsageError(problem, Setting.PARTITIONS)
+        check_size(self.events, self.partitions)
         if not 1_000 <= self.duration_ms <= 366 * 86_400_000:
             msg = f"duration {self.duration_ms} ms: must be 1s to 366 days"
             raise UsageError(msg, Setting.DURATION)

@@ -35,9 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from diagnostics.engine.replay import partition_count_problem
-from diagnostics.errors import Setting, UsageError
-from diagnostics.generate.config import MAX_EVENTS
+from diagnostics.errors import UsageError
+from diagnostics.generate.config import check_size
 
 #: The fleet's name among ``orderdoc generate``'s scenarios, and what it holds.
 FLEET = "fleet"
@@ -106,12 +105,7 @@ class FleetConfig:
     far_off: int = 6
 
     def __post_init__(self) -> None:
-        if not 1 <= self.events <= MAX_EVENTS:
-            msg = f"number of events {self.events}: must be 1 to {MAX_EVENTS}"
-            raise UsageError(msg, Setting.EVENT_COUNT)
-        problem = partition_count_problem(self.partitions)
-        if problem is not None:
-            raise UsageError(problem, Setting.PARTITIONS)
+        check_size(self.events, self.partitions)
         for name in ("devices", "duration_ms", "gateway_period_ms", "gateway_devices"):
             if getattr(self, name) <= 0:
                 msg = f"fleet setting {name} must be positive, got {getattr(self, name)}"
