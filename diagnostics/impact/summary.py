@@ -58,10 +58,8 @@ def measure_impact(
     edges, span = window_edges(outcomes, table, moves, steps.steps)
     table = table.join(edges, on=_WINDOW, how="left", nulls_equal=True, maintain_order="left")
     no_time = outcomes["application_time"].is_null()
-    unreadable = no_time & _unreadable(outcomes)
-    return Impact(
-        table, moves, steps, int(no_time.sum() - unreadable.sum()), span, int(unreadable.sum())
-    )
+    unreadable = int((no_time & _unreadable(outcomes)).sum())
+    return Impact(table, moves, steps, int(no_time.sum()) - unreadable, span, unreadable)
 
 
 def _unreadable(outcomes: pl.DataFrame) -> pl.Series:
