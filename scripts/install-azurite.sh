@@ -3,9 +3,19 @@
 # storage tests (tests/storage): they start its Blob service on 127.0.0.1 (a free port, a
 # temporary folder, no telemetry) and upload the bundled samples to it. Idempotent: nothing
 # happens when the pinned version is there. Node.js comes from Debian when it is missing.
-# Without node, npm or the registry the storage tests are skipped with a reason, so this
-# warns and exits 0.
+# In CI (CI=true) the storage tests must run: a failed install fails here, loudly (exit 1).
+# Elsewhere, without node, npm or the registry, the storage tests are skipped with a reason,
+# so this warns and exits 0.
 set -euo pipefail
+# give_up MESSAGE: fail in CI, warn (the tests skip) elsewhere
+give_up() {
+  if [ "${CI:-}" = "true" ]; then
+    echo "error: $1; CI runs the storage tests (tests/storage), so Azurite is required" >&2
+    exit 1
+  fi
+  echo "warning: $1; the storage tests (Azurite) will be skipped" >&2
+  exit 0
+}
 cd "$(dirname "$0")/.."
 VERSION=3.37.0
 DIR=.azurite
@@ -26,8 +36,7 @@ if ! command -v npm >/dev/null 2>&1; then
     }
   fi
   if ! command -v npm >/dev/null 2>&1; then
-    echo "warning: npm is missing and cannot be installed here; the storage tests (Azurite) will be skipped" >&2
-    exit 0
+    give_up "npm is missing and cannot be installed here"
   fi
 fi
 echo "installing azurite $VERSION into $DIR for the storage tests..." >&2
@@ -40,6 +49,8 @@ if installed; then
 fi
 if ! npm install --prefix "$DIR" --no-audit --no-fund --no-save --loglevel=error \
   --engine-strict=false "azurite@$VERSION" >/dev/null; then
-  echo "warning: installing azurite failed; the storage tests will be skipped" >&2
-  exit 0
+  give_up "installing azurite $VERSION with npm failed"
+fi
+if ! installed; then
+  give_up "azurite $VERSION is not in $DIR after npm install"
 fi

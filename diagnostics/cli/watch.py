@@ -84,7 +84,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="follow live log folders: aggregate, evaluate the rules, notify (Spark)",
         description=__doc__,
     )
-    parser.add_argument("folders", nargs="+", metavar="LOG_DIR", help="folder of ASA logs")
+    parser.add_argument(
+        "folders",
+        nargs="+",
+        metavar="LOG_DIR",
+        help="folder of ASA logs, or a storage URL (az://insights-logs-execution/...: its "
+        "append blobs followed; docs/storage.md)",
+    )
     parser.add_argument(
         "--state",
         required=True,
@@ -195,10 +201,13 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     target = SparkTarget(
         master=args.master, remote=args.remote, app_name="orderdoc-watch", conf=tuple(args.conf)
     )
+    from diagnostics.cli.watch_storage import follow_urls, sync_all, syncing, with_urls
     from diagnostics.watch.runner import EvaluateAt, WatchConfig
 
+    mirrors, folders = follow_urls(args.folders, args.state)
+    say = with_urls(_say) if mirrors else _say
     config = WatchConfig(
-        folders=tuple(Path(f) for f in args.folders),
+        folders=tuple(folders),
         state=args.state,
         interval_s=args.interval,
         once=args.once,
@@ -208,6 +217,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         resend_s=resend_period(args.webhook, args.resend_every),
     )
     _check_state(args.state)
+    sync_all(mirrors, say, first=True)  # bad credentials, no such container: exit 2 here
     metrics = None
     if args.metrics_port is not None:
         from diagnostics.watch.metrics import WatchMetrics
@@ -233,13 +243,15 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     stop = _Stop()
     try:
         on_tick = _metrics_updater(metrics, clock) if metrics else (lambda _r, _w: None)
-        watcher = Watcher(spark, config, rules, clock=clock, say=_say, on_tick=on_tick)
+        watcher = Watcher(spark, config, rules, clock=clock, say=say, on_tick=on_tick)
         if metrics is not None:
             port = metrics.serve(args.metrics_port, args.metrics_host)
             _say(f"metrics on http://{args.metrics_host}:{port}/metrics")
         _say(f"watching {', '.join(args.folders)}; state in {args.state}")
         with stop:
-            watcher.run(stop.sleep, lambda: stop.requested)
+            watcher.run(
+                syncing(stop.sleep, mirrors, say, lambda: stop.requested), lambda: stop.requested
+            )
     finally:
         if metrics is not None:
             metrics.stop()

@@ -73,7 +73,7 @@ def staging_root(cache_root: Path | None = None) -> Path:
     return root
 
 
-def _local_name(blob: str) -> PurePosixPath:
+def local_name(blob: str) -> PurePosixPath:
     """A blob name as a relative local path (no ``..``, no empty or absolute parts)."""
     parts = [p for p in blob.split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
@@ -122,9 +122,14 @@ def _new_view(root: Path, url: StorageUrl) -> Path:
     runs.mkdir(parents=True, exist_ok=True)
     view = Path(tempfile.mkdtemp(prefix="view-", dir=runs))
     atexit.register(shutil.rmtree, view, True)
-    base = str(StorageUrl(url.scheme, url.container, "", url.account, url.suffix))
-    _VIEWS[str(view)] = base.rstrip("/")
+    register_view(view, url)
     return view
+
+
+def register_view(local: Path, url: StorageUrl) -> None:
+    """Messages name ``local`` (a folder standing for ``url``'s container) by the URL."""
+    base = str(StorageUrl(url.scheme, url.container, "", url.account, url.suffix))
+    _VIEWS[str(local)] = base.rstrip("/")
 
 
 def stage(
@@ -147,28 +152,28 @@ def stage(
         raise StorageError(msg)
     root = staging_root(cache_root)
     mirror = root / container.credentials.account / url.container
-    stale = [b for b in blobs if not _fresh(mirror / _local_name(b.name), container, b)]
+    stale = [b for b in blobs if not _fresh(mirror / local_name(b.name), container, b)]
     if say is not None and stale:
         size = sum(b.size for b in stale) / 1e6
         say(f"downloading {len(stale)} of {len(blobs)} blobs ({size:,.1f} MB) from {url}")
 
     def target(blob: Blob) -> Path:
-        path = mirror / _local_name(blob.name)
+        path = mirror / local_name(blob.name)
         sidecar(path).unlink(missing_ok=True)  # the file changes: its identity first
         return path
 
     def done(blob: Blob) -> None:
-        path = mirror / _local_name(blob.name)
+        path = mirror / local_name(blob.name)
         sidecar(path).write_text(identity(container, blob) + "\n", encoding="utf-8")
 
     container.download(stale, target, done)
     view = _new_view(root, url)
     for blob in blobs:
-        name = _local_name(blob.name)
+        name = local_name(blob.name)
         _link(mirror / name, view / name)
         with contextlib.suppress(OSError):
             _link(sidecar(mirror / name), sidecar(view / name))
-    local = view / _local_name(single.name) if single is not None else view / url.path
+    local = view / local_name(single.name) if single is not None else view / url.path
     return Staged(url, local, len(blobs), len(stale), sum(b.size for b in stale))
 
 
@@ -179,4 +184,12 @@ def shown(text: str) -> str:
     return text
 
 
-__all__ = ["Staged", "shown", "stage", "staged_identity", "staging_root"]
+__all__ = [
+    "Staged",
+    "local_name",
+    "register_view",
+    "shown",
+    "stage",
+    "staged_identity",
+    "staging_root",
+]
