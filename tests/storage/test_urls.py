@@ -148,7 +148,8 @@ def test_azurite_shorthand_and_bad_connection_strings() -> None:
     )
     with pytest.raises(UrlError, match="a part without '='") as caught:
         credentials_for(
-            parse_url("az://logs/"), {"AZURE_STORAGE_CONNECTION_STRING": f"AccountName=a;{KEY.rstrip('=')}"}
+            parse_url("az://logs/"),
+            {"AZURE_STORAGE_CONNECTION_STRING": f"AccountName=a;{KEY.rstrip('=')}"},
         )
     assert KEY not in str(caught.value)
 
