@@ -23,6 +23,7 @@ def follow_urls(folders: list[str], state: Path) -> tuple[list[Mirror], list[Pat
     for folder in folders:
         if is_url(folder):
             mirror = Mirror.open(folder, state / "storage")
+            mirror.folder.mkdir(parents=True, exist_ok=True)  # filled by the first sync
             mirrors.append(mirror)
             local.append(mirror.folder)
         else:

@@ -8,16 +8,19 @@ container, name and ETag: a blob whose ETag has not changed is not downloaded ag
 capture cache keys a staged Capture file by its blob and ETag (:func:`staged_identity`), so a
 second command over the same container decodes nothing.
 
-A command reads a *view* of exactly the blobs listed this time (hard links in a folder of
-its own under ``storage/runs/``, removed when the process ends), never blobs staged earlier
-that are gone from the container or outside ``--since``/``--until``. Messages name the URL:
-:func:`shown` turns a view's local paths back into it.
+A command reads a *view* of exactly the blobs listed this time (hard links to the staged
+files, in ``storage/views/KEY/``, one per URL and time range, rebuilt by every command that
+reads it and left in place so that the files a table's ``source_file`` names are there
+afterwards), never blobs staged earlier that are gone from the container or outside
+``--since``/``--until``. Messages name the URL: :func:`shown` turns a view's local paths
+back into it.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -117,13 +120,27 @@ def _link(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def _new_view(root: Path, url: StorageUrl) -> Path:
-    runs = root / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    view = Path(tempfile.mkdtemp(prefix="view-", dir=runs))
-    atexit.register(shutil.rmtree, view, True)
-    register_view(view, url)
-    return view
+def _view_of(root: Path, url: StorageUrl, since: datetime | None, until: datetime | None) -> Path:
+    """The view's folder: one per URL and time range, rebuilt by each command (so the
+    files a table's ``source_file`` names stay there after the command)."""
+    key = hashlib.sha256(f"{url}|{url.account}|{since}|{until}".encode()).hexdigest()[:16]
+    return root / "views" / key
+
+
+def _publish(building: Path, view: Path) -> None:
+    """Put the folder ``building`` in the place of ``view`` (the old one removed)."""
+    trash = None
+    if view.exists():
+        trash = view.with_name(f".{view.name}.old-{uuid.uuid4().hex[:8]}")
+        with contextlib.suppress(OSError):
+            view.rename(trash)
+    try:
+        building.rename(view)
+    except OSError:  # another command published the same view meanwhile: use ours as it is
+        shutil.rmtree(view, ignore_errors=True)
+        building.rename(view)
+    if trash is not None:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def register_view(local: Path, url: StorageUrl) -> None:
@@ -167,12 +184,16 @@ def stage(
         sidecar(path).write_text(identity(container, blob) + "\n", encoding="utf-8")
 
     container.download(stale, target, done)
-    view = _new_view(root, url)
+    view = _view_of(root, url, since, until)
+    view.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{view.name}.new-", dir=view.parent))
     for blob in blobs:
         name = local_name(blob.name)
-        _link(mirror / name, view / name)
+        _link(mirror / name, building / name)
         with contextlib.suppress(OSError):
-            _link(sidecar(mirror / name), sidecar(view / name))
+            _link(sidecar(mirror / name), sidecar(building / name))
+    _publish(building, view)
+    register_view(view, url)
     local = view / local_name(single.name) if single is not None else view / url.path
     return Staged(url, local, len(blobs), len(stale), sum(b.size for b in stale))
 

@@ -38,7 +38,8 @@ def one_line_error(*argv: str) -> str:
     assert stdout == ""
     lines = [line for line in stderr.splitlines() if line.strip()]
     errors = [line for line in lines if "error:" in line]
-    assert len(errors) == 1 and lines[-1] == errors[0], stderr
+    assert len(errors) == 1, stderr
+    assert lines[-1] == errors[0], stderr
     assert "Traceback" not in stderr
     return errors[0]
 
@@ -56,7 +57,8 @@ def test_bad_credentials_are_one_line_without_the_key(
     line = one_line_error(*replay_argv(f"az://{capture_container}/", tmp_path))
     assert line.startswith(f"orderdoc replay: error: az://{capture_container}/: access refused")
     assert "account 'devstoreaccount1' (account key from AZURE_STORAGE_CONNECTION_STRING)" in line
-    assert WRONG_KEY not in line and WRONG_KEY[:12] not in line
+    assert WRONG_KEY not in line
+    assert WRONG_KEY[:12] not in line
 
 
 def test_a_missing_container_is_one_line(storage: Azurite, tmp_path: Path) -> None:
@@ -90,7 +92,8 @@ def test_a_failed_read_is_one_line_without_the_token(
         in line
     )
     signature = token.split("sig=")[1].split("&")[0]
-    assert signature not in line and token not in line
+    assert signature not in line
+    assert token not in line
 
 
 def test_an_empty_folder_and_a_bad_url_are_one_line(
@@ -112,7 +115,7 @@ def test_since_until_list_only_the_hours_needed(storage: Azurite, tmp_path: Path
         at = start + timedelta(hours=hour)
         path = logs / f"{JOB}/y={at:%Y}/m={at:%m}/d={at:%d}/h={at:%H}/m=00/PT1H.json"
         path.parent.mkdir(parents=True)
-        path.write_text('{"time": "%s"}\n' % at.isoformat())
+        path.write_text(f'{{"time": "{at.isoformat()}"}}\n')
     (logs / "README.txt").write_text("outside the layout")
     upload_folder(storage.connection_string, name, logs)
     container = Container.open(parse_url(f"az://{name}/"))
@@ -126,7 +129,8 @@ def test_since_until_list_only_the_hours_needed(storage: Azurite, tmp_path: Path
     ]
     assert [b.name for b in found if "/y=" not in b.name] == ["README.txt"]
     # the folders above y= one level at a time, then one listing per hour of the range
-    assert listed[0] == "" and listed[-1].endswith("STREAMINGJOBS/ORDERS/")
+    assert listed[0] == ""
+    assert listed[-1].endswith("STREAMINGJOBS/ORDERS/")
     assert len(listed) == JOB.count("/") + 2
     everything = select_blobs(container, "")
     assert len(everything) == 49

@@ -122,7 +122,8 @@ def test_capture_commands_read_a_url_as_the_local_file(
         argv = [a.format(**names, out=str(tmp_path / "out")) for a in CAPTURE_COMMANDS[command]]
         code, stdout, stderr = run_cli(*argv)
         assert code == 0, stderr
-        assert "staging" not in stdout and "view-" not in stdout  # the URL is named
+        assert "staging" not in stdout
+        assert "view-" not in stdout
         printed[where] = _normal(stdout, *names.values())
         if where == "remote":
             assert f"{url}/capture/capture.csv: 1 blob, " in stderr
