@@ -13,6 +13,7 @@ from diagnostics.appdata.build import UNNAMED_JOB, CaptureSettings
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import OrderdocError, Setting, setting_of
+from diagnostics.storage import is_url, resolve_input
 
 #: Session key of the uploaded job definition: (file name, bytes, input, parameter bytes).
 JOB_UPLOAD = "job_upload"
@@ -53,6 +54,11 @@ def _chosen_capture() -> tuple[tuple, object | None]:
         if files and (len(files) == 1 or avro):
             return _file_key(files[0]), files[0]
     path = str(st.session_state.get("capture_path") or "").strip()
+    if path and is_url(path):  # a storage URL: its columns read from the staged blobs
+        try:
+            return ("path", path), Path(resolve_input(path))
+        except OrderdocError:
+            return ("path", path), None
     if path:
         return ("path", path), Path(path)
     return (), None
