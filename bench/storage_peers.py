@@ -69,16 +69,12 @@ def azure_blob(job: Job, runs: int) -> dict[str, float]:
 
     def capture() -> int:
         with ThreadPoolExecutor(8) as pool:
-            return sum(
-                pool.map(lambda n: len(client.download_blob(n).readall()), job.capture)
-            )
+            return sum(pool.map(lambda n: len(client.download_blob(n).readall()), job.capture))
 
     blob = client.get_blob_client(job.append)
 
     def ranges() -> int:
-        return sum(
-            len(blob.download_blob(offset=a, length=b - a).readall()) for a, b in job.ranges
-        )
+        return sum(len(blob.download_blob(offset=a, length=b - a).readall()) for a, b in job.ranges)
 
     return _three(runs, listing, capture, ranges) | {
         "import": _import_seconds("azure.storage.blob")
@@ -88,7 +84,9 @@ def azure_blob(job: Job, runs: int) -> dict[str, float]:
 def adlfs_fs(job: Job, runs: int) -> dict[str, float]:
     import adlfs
 
-    fs = adlfs.AzureBlobFileSystem(connection_string=job.connection_string, skip_instance_cache=True)
+    fs = adlfs.AzureBlobFileSystem(
+        connection_string=job.connection_string, skip_instance_cache=True
+    )
 
     def listing() -> int:
         fs.invalidate_cache()
