@@ -62,13 +62,27 @@ def time_range(
     return since, until
 
 
-def _to_cluster(args: argparse.Namespace, value: str) -> bool:
-    """Whether ``value`` goes to a Spark cluster as it is (``--spark`` with ``--master`` or
-    ``--remote`` and an ``abfs[s]://`` URL: the cluster's hadoop-azure reads it)."""
+def for_cluster(args: argparse.Namespace, command: str | None, name: str, value: str) -> str | None:
+    """The URL ``replay --spark`` hands to a cluster (``--master``/``--remote``) for the
+    capture ``value`` (the input ``name``): its ``abfss://`` form, which the cluster's hadoop-azure reads
+    (docs/storage.md, "The Spark path (--spark)"); ``None`` when it is staged here instead
+    (no cluster, another command or input, or an ``az://`` URL whose account is unknown)."""
     on_cluster = getattr(args, "spark", False) and (
         getattr(args, "master", None) or getattr(args, "remote", None)
     )
-    return bool(on_cluster) and value.lower().startswith(("abfs://", "abfss://"))
+    if not on_cluster or command != "replay" or name != "events":
+        return None
+    from diagnostics.storage import parse_url
+    from diagnostics.storage.auth import credentials_for
+    from diagnostics.storage.urls import StorageUrl
+
+    url = parse_url(value)
+    if url.scheme in ("abfs", "abfss"):
+        return value
+    if url.account is None:
+        account = credentials_for(url).account
+        url = StorageUrl(url.scheme, url.container, url.path, account, "core.windows.net")
+    return url.abfss
 
 
 def _say(line: str) -> None:
@@ -124,19 +138,27 @@ def stage_urls(args: argparse.Namespace, command: str | None) -> bool:
     since, until = time_range(args)
     for name, value in given.items():
         if isinstance(value, list):
-            setattr(args, name, [_one(args, v, since, until) for v in value])
+            setattr(args, name, [_one(args, command, name, v, since, until) for v in value])
         else:
-            setattr(args, name, _one(args, value, since, until))
+            setattr(args, name, _one(args, command, name, value, since, until))
     return True
 
 
 def _one(
-    args: argparse.Namespace, value: object, since: datetime | None, until: datetime | None
+    args: argparse.Namespace,
+    command: str | None,
+    name: str,
+    value: object,
+    since: datetime | None,
+    until: datetime | None,
 ) -> object:
     from diagnostics.storage import is_url, resolve_input
 
-    if not isinstance(value, str) or not is_url(value) or _to_cluster(args, value):
+    if not isinstance(value, str) or not is_url(value):
         return value
+    cluster = for_cluster(args, command, name, value)
+    if cluster is not None:
+        return cluster
     return resolve_input(value, since=since, until=until, say=_say)
 
 

@@ -23,6 +23,7 @@ from diagnostics.logs import aggregate as reference
 from diagnostics.logs.inputs import expand_inputs
 from tests.storage.azurite import Azurite, upload_folder
 from tests.storage.conftest import ROOT, SAMPLES
+from tests.storage.tables import assert_tables_equal_local
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -96,6 +97,7 @@ def test_the_readme_storage_recipe_runs_against_azurite(
     summary = json.loads((tmp_path / "storage" / "agg" / "summary.json").read_text())
     ignore = {"files_skipped": []}
     assert summary | ignore == expected | ignore
+    assert_tables_equal_local(tmp_path / "storage" / "agg", [asa])
     assert "explain" in text
     assert "LateInputEvent" in text
 

@@ -175,3 +175,28 @@ def test_hours_of_the_log_layout() -> None:
     assert not in_range(LOGS, datetime(2024, 3, 5, 11, tzinfo=UTC), None)
     assert not in_range(LOGS, None, datetime(2024, 3, 5, 10, tzinfo=UTC))
     assert in_range("no/hours/here.json", since, until)  # cannot be placed in time: kept
+
+
+def test_replay_on_a_cluster_gets_the_abfss_form() -> None:
+    from argparse import Namespace
+
+    from diagnostics.cli.storage_args import for_cluster
+
+    env = {"AZURE_STORAGE_ACCOUNT": "myacct"}
+    cluster = Namespace(spark=True, master="spark://h:7077", remote=None)
+    abfss = "abfss://capture@myacct.dfs.core.windows.net/ns/hub"
+    assert for_cluster(cluster, "replay", "events", abfss) == abfss
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        patch.delenv("AZURE_STORAGE_CONNECTION_STRING", raising=False)
+        assert for_cluster(cluster, "replay", "events", "az://capture/ns/hub/") == abfss
+    https = "https://myacct.blob.core.windows.net/capture/ns/hub"
+    assert for_cluster(cluster, "replay", "events", https) == abfss
+    # staged on this machine: no cluster, another command (reads it here), another input
+    assert (
+        for_cluster(Namespace(spark=True, master=None, remote=None), "replay", "events", abfss)
+        is None
+    )
+    assert for_cluster(cluster, "whatif", "events", abfss) is None
+    assert for_cluster(cluster, "replay", "job_definition", abfss) is None
