@@ -24,6 +24,7 @@ from typing import Any
 
 from diagnostics.cli.spark_args import add_target_arguments
 from diagnostics.cli.values import out_folder, path_arg
+from diagnostics.cli.watch_storage import add_arguments as add_storage_arguments
 from diagnostics.durations import SECOND, DurationError, parse_duration
 from diagnostics.errors import UsageError
 from diagnostics.rules.webhook import DeliveryPolicy, check_url
@@ -161,6 +162,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="HOST",
         help="address of the metrics endpoint (default 127.0.0.1)",
     )
+    add_storage_arguments(parser)  # --since (docs/storage.md)
     add_target_arguments(
         parser,
         remote_help="Spark Connect URL sc://HOST:PORT (the server must see LOG_DIR and "
@@ -204,7 +206,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     from diagnostics.cli.watch_storage import follow_urls, sync_all, syncing, with_urls
     from diagnostics.watch.runner import EvaluateAt, WatchConfig
 
-    mirrors, folders = follow_urls(args.folders, args.state)
+    mirrors, folders = follow_urls(args.folders, args.state, args.since)
     say = with_urls(_say) if mirrors else _say
     config = WatchConfig(
         folders=tuple(folders),

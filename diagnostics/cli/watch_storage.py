@@ -6,6 +6,7 @@ failed or throttled read is a warning, and the blob is read on the next tick."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,16 +14,30 @@ from pathlib import Path
 from diagnostics.storage.follow import Mirror
 
 
-def follow_urls(folders: list[str], state: Path) -> tuple[list[Mirror], list[Path]]:
-    """The mirrors of the URLs among ``folders``, and the local folders the watcher follows
-    (each URL's mirror folder in its place)."""
-    from diagnostics.storage import is_url
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--since``: the hour folders a watched URL's listing starts from."""
+    parser.add_argument(
+        "--since",
+        metavar="TIME",
+        help="with a storage URL: list and read only the hourly y=/m=/d=/h= folders from this "
+        "time on (ISO 8601, UTC unless it names an offset; default: every blob)",
+    )
 
+
+def follow_urls(
+    folders: list[str], state: Path, since: str | None = None
+) -> tuple[list[Mirror], list[Path]]:
+    """The mirrors of the URLs among ``folders`` (listing the hours from ``since`` on), and
+    the local folders the watcher follows (each URL's mirror folder in its place)."""
+    from diagnostics.storage import is_url
+    from diagnostics.storage.hours import parse_time
+
+    start = parse_time(since, "--since") if since else None
     mirrors: list[Mirror] = []
     local: list[Path] = []
     for folder in folders:
         if is_url(folder):
-            mirror = Mirror.open(folder, state / "storage")
+            mirror = Mirror.open(folder, state / "storage", start)
             mirror.folder.mkdir(parents=True, exist_ok=True)  # filled by the first sync
             mirrors.append(mirror)
             local.append(mirror.folder)
