@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagnostics.storage.auth import CredentialKind, credentials_for, redact
@@ -94,6 +94,7 @@ def test_local_paths_are_not_urls() -> None:
         assert not is_url(text)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     container=st.from_regex(r"[a-z0-9]{3,20}", fullmatch=True),
     parts=st.lists(st.from_regex(r"[A-Za-z0-9=._-]{1,12}", fullmatch=True), max_size=5),
