@@ -5,12 +5,14 @@ wrong (access refused, no such container or blob, the account cannot be reached)
 secret and never the library's own text (which may quote a signed URL).
 
 Requests are retried by obstore (server errors, dropped connections) a bounded number of
-times within :data:`RETRY_SECONDS`; each request times out after :data:`TIMEOUT`.
+times within :data:`RETRY_SECONDS`; a request times out after :data:`TIMEOUT`, or when the
+connection stays silent for :data:`READ_TIMEOUT`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,8 +24,10 @@ from diagnostics.errors import InputError
 from diagnostics.storage.auth import CredentialKind, Credentials, credentials_for
 from diagnostics.storage.urls import StorageUrl
 
-#: Seconds a request may take, and the most time spent retrying one.
-TIMEOUT = "60s"
+#: The most a request may take (a large Capture blob on a slow link), the most a connection
+#: may stay silent, and the most time spent retrying one request.
+TIMEOUT = "1h"
+READ_TIMEOUT = "60s"
 RETRY_SECONDS = 20.0
 MAX_RETRIES = 3
 #: Blobs read at once.
@@ -119,7 +123,11 @@ class Container:
             from obstore.auth.azure import AzureCredentialProvider
 
             provider = AzureCredentialProvider()
-        client: dict[str, Any] = {"timeout": TIMEOUT, "connect_timeout": "10s"}
+        client: dict[str, Any] = {
+            "timeout": TIMEOUT,
+            "read_timeout": READ_TIMEOUT,
+            "connect_timeout": "10s",
+        }
         if (credentials.endpoint or "").startswith("http://"):
             client["allow_http"] = True
         retry: dict[str, Any] = {
@@ -205,7 +213,11 @@ class Container:
                     got = await obstore.get_async(self.store, blob.name)
                     data = await got.bytes_async()
                 path = target(blob)
-                _write_replace(path, bytes(data))
+                try:
+                    _write_replace(path, bytes(data))
+                except OSError as exc:
+                    msg = f"{path}: cannot be written ({exc.strerror or exc}); staging {self.url.child(blob.name)}"
+                    raise StorageError(msg) from None
                 done(blob)
 
         async def every() -> None:
@@ -230,9 +242,12 @@ async def _gather(work: list[Awaitable[_T]]) -> list[_T]:
 def _write_replace(path: Path, data: bytes) -> None:
     """``data`` as ``path``: written to a hidden temporary name beside it, then renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.part")  # two commands at once
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 __all__ = ["Blob", "Container", "StorageError"]

@@ -19,6 +19,7 @@ prefix of the blob's bytes, and the next sync reads on from there. A blob that c
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -124,7 +125,7 @@ class Mirror:
             return "appended", len(data)
         data = self.container.read_range(blob.name, 0, blob.size) if blob.size else b""
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.part")
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.part")
         with tmp.open("wb") as out:
             out.write(data)
             out.flush()

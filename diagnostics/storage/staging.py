@@ -24,6 +24,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from diagnostics.storage.listing import select_blobs
 from diagnostics.storage.urls import StorageUrl, parse_url
 
 SIDECAR = ".{name}.etag"
+#: Seconds between two progress lines of a download.
+PROGRESS_SECONDS = 5.0
 #: The local roots of this process's views and the URL each stands for (for messages).
 _VIEWS: dict[str, str] = {}
 
@@ -179,9 +182,19 @@ def stage(
         sidecar(path).unlink(missing_ok=True)  # the file changes: its identity first
         return path
 
+    progress = {"blobs": 0, "bytes": 0, "said": time.monotonic()}
+
     def done(blob: Blob) -> None:
         path = mirror / local_name(blob.name)
         sidecar(path).write_text(identity(container, blob) + "\n", encoding="utf-8")
+        progress["blobs"] += 1
+        progress["bytes"] += blob.size
+        if say is not None and time.monotonic() - progress["said"] >= PROGRESS_SECONDS:
+            progress["said"] = time.monotonic()
+            say(
+                f"  {progress['blobs']:,} of {len(stale):,} blobs, "
+                f"{progress['bytes'] / 1e6:,.1f} MB downloaded"
+            )
 
     container.download(stale, target, done)
     view = _view_of(root, url, since, until)
