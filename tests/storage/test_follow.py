@@ -5,6 +5,7 @@ and a failed read is a warning retried at the next sync."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,21 @@ def test_the_first_sync_fails_on_a_missing_container(storage: Azurite, tmp_path:
     assert later.warnings == (
         "az://no-such-logs/: not found (no such container); listed again at the next tick",
     )
+
+
+def test_watch_since_lists_the_hours_from_then_on(storage: Azurite, tmp_path: Path) -> None:
+    from diagnostics.cli.watch_storage import follow_urls
+
+    name = container_name("since")
+    client = appender(storage, name)
+    for hour in ("09", "10", "11"):
+        client.upload_blob(HOUR.format(h=hour), f'{{"h": {hour}}}\n'.encode())
+    url = f"az://{name}/resourceId=/"
+    mirrors, folders = follow_urls(
+        [url, str(tmp_path / "local")], tmp_path / "state", "2024-03-05T10:30Z"
+    )
+    assert folders == [mirrors[0].folder, tmp_path / "local"]
+    assert mirrors[0].folder.is_dir()  # there before the watcher checks its folders
+    mirrors[0].sync(datetime(2024, 3, 5, 12, tzinfo=UTC), first=True)
+    synced = sorted(p.name for p in mirrors[0].base.rglob("h=*"))
+    assert synced == ["h=10", "h=11"]  # the hour of --since and after; 09 never listed
