@@ -2,8 +2,8 @@
 input given as ``az://``, ``abfs[s]://`` or ``https://ACCOUNT.blob.core.windows.net/`` is
 staged to a local path (:func:`diagnostics.storage.resolve_input`), so the commands read it as
 they read a folder. ``watch`` follows its URLs itself (:mod:`diagnostics.storage.follow`);
-``replay --spark`` on a cluster (``--master``/``--remote``) hands an ``abfss://`` URL to the
-cluster as before (its hadoop-azure reads it). ``--since``/``--until`` (``aggregate``) select
+``replay --spark`` on a cluster (``--master``/``--remote``) hands the capture's URL to the
+cluster in its ``abfss://`` form, as before (its hadoop-azure reads it). ``--since``/``--until`` (``aggregate``) select
 the hours of ASA's ``y=/m=/d=/h=`` layout.
 """
 
@@ -64,9 +64,10 @@ def time_range(
 
 def for_cluster(args: argparse.Namespace, command: str | None, name: str, value: str) -> str | None:
     """The URL ``replay --spark`` hands to a cluster (``--master``/``--remote``) for the
-    capture ``value`` (the input ``name``): its ``abfss://`` form, which the cluster's hadoop-azure reads
-    (docs/storage.md, "The Spark path (--spark)"); ``None`` when it is staged here instead
-    (no cluster, another command or input, or an ``az://`` URL whose account is unknown)."""
+    capture ``value`` (the input ``name``): its ``abfss://`` form, which the cluster's
+    hadoop-azure reads (docs/storage.md, "The Spark path (--spark)"; an ``az://`` URL takes
+    the environment's account); ``None`` when it is staged here instead (no cluster, or
+    another command or input)."""
     on_cluster = getattr(args, "spark", False) and (
         getattr(args, "master", None) or getattr(args, "remote", None)
     )
