@@ -150,6 +150,8 @@ def register_view(local: Path, url: StorageUrl) -> None:
     """Messages name ``local`` (a folder standing for ``url``'s container) by the URL."""
     base = str(StorageUrl(url.scheme, url.container, "", url.account, url.suffix))
     _VIEWS[str(local)] = base.rstrip("/")
+    with contextlib.suppress(OSError):  # a command may print the path resolved
+        _VIEWS[str(local.resolve())] = base.rstrip("/")
 
 
 def stage(
