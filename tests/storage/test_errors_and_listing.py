@@ -144,3 +144,24 @@ def test_since_after_until_is_refused(tmp_path: Path) -> None:
     assert line == (
         "orderdoc aggregate: error: --since 2024-03-06T00:00Z is not before --until 2024-03-05T00:00Z"
     )
+
+
+def test_aggregate_and_watch_say_it_in_one_line_before_spark_starts(
+    storage: Azurite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = one_line_error("aggregate", "az://no-such-logs/", "--out", str(tmp_path / "agg"))
+    assert line == "orderdoc aggregate: error: az://no-such-logs/: not found (no such container)"
+    line = one_line_error(
+        "watch", "az://no-such-logs/resourceId=/", "--state", str(tmp_path / "st")
+    )
+    assert line == (
+        "orderdoc watch: error: az://no-such-logs/resourceId=/: not found (no such container)"
+    )
+    monkeypatch.setenv(
+        "AZURE_STORAGE_CONNECTION_STRING", storage.connection_string.replace(KEY, WRONG_KEY)
+    )
+    line = one_line_error(
+        "watch", "az://insights-logs-execution/", "--state", str(tmp_path / "st2")
+    )
+    assert "access refused" in line
+    assert WRONG_KEY not in line
