@@ -54,3 +54,22 @@ def test_the_load_page_opens_urls(storage: Azurite, agg_asa: Path, open_app) -> 
     at.button(key="replay_path").click().run()
     assert not at.exception
     assert at.error[0].value == "az://no-such-capture/: not found (no such container)"
+
+
+def test_orderdoc_app_opens_an_aggregate_folder_url(storage: Azurite, agg_asa: Path) -> None:
+    import argparse
+
+    from diagnostics.cli.app import command
+    from diagnostics.cli.storage_args import staged_inputs
+
+    name = container_name("appcmd")
+    upload_folder(storage.connection_string, name, agg_asa, "asa/")
+    args = argparse.Namespace(
+        agg_dir=f"az://{name}/asa", port=8501, host="127.0.0.1", rules=None, watch=None
+    )
+    with staged_inputs(args, "app"):
+        argv, _env = command(args)
+    staged = Path(argv[-1])
+    assert argv[-2] == "--agg-dir"
+    assert (staged / "summary.json").read_bytes() == (agg_asa / "summary.json").read_bytes()
+    assert "storage" in staged.parts  # the staged copy under the cache, kept for the app
