@@ -54,11 +54,8 @@ def _chosen_capture() -> tuple[tuple, object | None]:
         if files and (len(files) == 1 or avro):
             return _file_key(files[0]), files[0]
     path = str(st.session_state.get("capture_path") or "").strip()
-    if path and is_url(path):  # a storage URL: its columns read from the staged blobs
-        try:
-            return ("path", path), Path(resolve_input(path))
-        except OrderdocError:
-            return ("path", path), None
+    if path and is_url(path):  # a storage URL: staged only when its columns are read
+        return ("path", path), path
     if path:
         return ("path", path), Path(path)
     return (), None
@@ -68,6 +65,11 @@ def _columns_of(chosen: object | None) -> tuple[tuple[str, ...], str]:
     """The columns and name of the chosen capture, read from its head."""
     if chosen is None:
         return (), ""
+    if isinstance(chosen, str):  # a storage URL: its blobs staged (docs/storage.md)
+        try:
+            return loadform.path_columns(Path(resolve_input(chosen))), chosen
+        except OrderdocError:
+            return (), ""
     if isinstance(chosen, Path):
         return loadform.path_columns(chosen), chosen.name
     name = str(getattr(chosen, "name", ""))
