@@ -1,7 +1,8 @@
 # Commands that do all set-up on a fresh machine (see README):
 #   make demo     - installs everything into .venv and runs the main job on the bundled samples
-#   make test     - installs everything (with Debian's chromium for the browser test and
-#                   prometheus-alertmanager for the watcher test), lint, and every test but
+#   make test     - installs everything (with Debian's chromium for the browser test,
+#                   prometheus-alertmanager for the watcher test and npm's azurite for the
+#                   storage tests), lint, and every test but
 #                   those marked slow (CI=true, as .ci/run sets, runs them all: make test-all)
 #   make test-all - the same, every test (installing apache-flink into .venv-flink for the
 #                   real-engine tests, in the background from the start), and the wheel check
@@ -13,7 +14,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 OUT ?= out/demo
 
-.PHONY: demo test test-all lint install browser alertmanager flink flink-early archive-early clean
+.PHONY: demo test test-all lint install browser alertmanager azurite flink flink-early archive-early clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +30,11 @@ browser:
 
 alertmanager:
 	@bash scripts/install-alertmanager.sh
+
+# npm's azurite (Azure's storage emulator) into .azurite for tests/storage; fails with CI=true
+# when it cannot be installed (the storage tests must run there)
+azurite:
+	@bash scripts/install-azurite.sh
 
 # apache-flink in its own .venv-flink, for the real-engine tests (scripts/run-tests.sh runs it
 # for the full test set only: it is large)
@@ -58,11 +64,11 @@ archive-early: install
 	  $(BIN)/python -m tests.jvm_archive >/dev/null 2>&1 & \
 	fi
 
-test: flink-early install archive-early browser alertmanager
+test: flink-early install archive-early browser alertmanager azurite
 	@bash scripts/run-tests.sh
 
 test-all: export ORDERDOC_TESTS = all
-test-all: flink-early install archive-early browser alertmanager
+test-all: flink-early install archive-early browser alertmanager azurite
 	@bash scripts/run-tests.sh
 
 lint: install
@@ -71,4 +77,4 @@ lint: install
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .venv-flink out .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-flink .azurite out .pytest_cache .ruff_cache .hypothesis

@@ -24,6 +24,7 @@ from diagnostics.appdata.capture_input import (
 )
 from diagnostics.appdata.store import open_aggregate
 from diagnostics.errors import OrderdocError
+from diagnostics.storage import resolve_input
 from screens import cache, engine_view
 from screens.policy_form import JOB_NAME, JOB_UPLOAD, PATH_FORMAT, policy_form
 
@@ -194,10 +195,14 @@ def render() -> None:
         "with uploaded logs or a capture, not with a folder opened here."
     )
     c1, c2 = st.columns([3, 1])
-    path = c1.text_input("Folder written by `orderdoc aggregate … --out DIR`", key="agg_path")
+    path = c1.text_input(
+        "Folder written by `orderdoc aggregate … --out DIR` (or its storage URL: az://…, "
+        "abfss://…, https://ACCOUNT.blob.core.windows.net/…)",
+        key="agg_path",
+    )
     if c2.button("Open the folder", key="open_folder"):
         try:
-            agg = open_aggregate(path.strip())
+            agg = open_aggregate(resolve_input(path.strip()))
         except OrderdocError as exc:
             st.error(str(exc))
         else:
@@ -218,10 +223,17 @@ def _capture_path(settings: CaptureSettings | None) -> None:
     c1, c2 = st.columns([3, 1])
     path = c1.text_input(
         "A capture file, or an Event Hubs Capture folder ({Namespace}/{EventHub}/"
-        "{PartitionId}/…/{Second}.avro): uses the capture settings above",
+        "{PartitionId}/…/{Second}.avro), here or in a storage account (az://CONTAINER/PATH, "
+        "abfss://…, https://ACCOUNT.blob.core.windows.net/…; docs/storage.md): uses the "
+        "capture settings above",
         key="capture_path",
     )
     if not c2.button("Replay the capture", key="replay_path") or settings is None:
+        return
+    try:  # a storage URL: its blobs staged on this machine (docs/storage.md)
+        path = resolve_input(path.strip())
+    except OrderdocError as exc:
+        st.error(str(exc))
         return
     path_format = _path_format()
     try:

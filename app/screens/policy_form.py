@@ -13,6 +13,7 @@ from diagnostics.appdata.build import UNNAMED_JOB, CaptureSettings
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.errors import OrderdocError, Setting, setting_of
+from diagnostics.storage import is_url, resolve_input
 
 #: Session key of the uploaded job definition: (file name, bytes, input, parameter bytes).
 JOB_UPLOAD = "job_upload"
@@ -53,6 +54,8 @@ def _chosen_capture() -> tuple[tuple, object | None]:
         if files and (len(files) == 1 or avro):
             return _file_key(files[0]), files[0]
     path = str(st.session_state.get("capture_path") or "").strip()
+    if path and is_url(path):  # a storage URL: staged only when its columns are read
+        return ("path", path), path
     if path:
         return ("path", path), Path(path)
     return (), None
@@ -62,6 +65,11 @@ def _columns_of(chosen: object | None) -> tuple[tuple[str, ...], str]:
     """The columns and name of the chosen capture, read from its head."""
     if chosen is None:
         return (), ""
+    if isinstance(chosen, str):  # a storage URL: its blobs staged (docs/storage.md)
+        try:
+            return loadform.path_columns(Path(resolve_input(chosen))), chosen
+        except OrderdocError:
+            return (), ""
     if isinstance(chosen, Path):
         return loadform.path_columns(chosen), chosen.name
     name = str(getattr(chosen, "name", ""))

@@ -3,7 +3,8 @@ that the next command reading it (replay, explain, whatif, impact, translate, ct
 reads columns instead of decoding Avro again.
 
 An entry is keyed by the file's absolute path, size and modification time (an upload: by its
-content), so a file changed, added or removed costs only its own decoding. Entries are written
+content; a blob staged from a storage account: by its blob name and ETag,
+:mod:`diagnostics.storage.staging`), so a file changed, added or removed costs only its own decoding. Entries are written
 to a temporary name and renamed (two commands writing the same entry, or a command killed
 half-way, never leave a partial entry); an entry that cannot be read is decoded again. The
 cache keeps at most :data:`MAX_BYTES` (``ORDERDOC_CACHE_MAX_GB``), dropping the entries
@@ -30,6 +31,7 @@ from diagnostics.captures.bodies import FIELD, VALUES
 from diagnostics.captures.capture_file import HEAD, FileTable
 from diagnostics.captures.paths import CaptureFile
 from diagnostics.errors import InputError
+from diagnostics.storage.staging import staged_identity
 
 #: Changes whenever what an entry holds changes: older entries are then not read.
 VERSION = "2"
@@ -127,6 +129,8 @@ class CaptureCache:
     def _entry(self, file: CaptureFile) -> Path:
         if file.data is not None:
             what = f"upload|{hashlib.sha256(file.data).hexdigest()}"
+        elif (blob := staged_identity(file.path)) is not None:
+            what = f"blob|{blob}"  # a staged blob: its account, container, name and ETag
         else:
             stat = file.path.stat()
             what = f"{file.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"

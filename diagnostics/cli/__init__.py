@@ -105,11 +105,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from diagnostics.cli.progress import flush_notes
 
     flush_notes(show=False)  # none left from an earlier run in this process
+    from diagnostics.cli.storage_args import shown as with_urls
+    from diagnostics.cli.storage_args import staged_inputs
+
     try:
-        code = int(args.func(args) or 0)
+        with staged_inputs(args, command):  # storage URLs as local paths (docs/storage.md)
+            code = int(args.func(args) or 0)
     except OrderdocError as exc:
         flush_notes(show=False)
-        sys.stderr.write(f"orderdoc {command}: error: {flags.message(exc, args)}\n")
+        sys.stderr.write(f"orderdoc {command}: error: {with_urls(flags.message(exc, args))}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         flush_notes(show=False)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from diagnostics.cli.spark_args import add_target_arguments, progress_line
+from diagnostics.cli.storage_args import add_time_range, time_range
 from diagnostics.cli.values import out_folder, path_arg
 from diagnostics.errors import OrderdocError, UsageError
 from diagnostics.logs.inputs import expand_inputs
@@ -25,8 +26,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="aggregate folders of ASA diagnostic logs into Parquet tables (Spark)",
         description=__doc__,
     )
-    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="file, folder or glob")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="file, folder or glob, or a storage URL (az://CONTAINER/PATH, "
+        "abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/PATH, "
+        "https://ACCOUNT.blob.core.windows.net/CONTAINER/PATH; docs/storage.md)",
+    )
     parser.add_argument("--out", required=True, type=path_arg, metavar="DIR", help="output folder")
+    add_time_range(parser)
     add_target_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -117,6 +126,13 @@ def run(args: argparse.Namespace) -> int:
     target = SparkTarget(master=args.master, remote=args.remote, conf=tuple(args.conf))
     out_folder(args.out)
     files = expand_inputs(list(args.inputs))
+    since, until = time_range(args)
+    if since is not None or until is not None:  # the hourly files of the range
+        from dataclasses import replace
+
+        from diagnostics.storage.hours import in_range
+
+        files = replace(files, logs=tuple(f for f in files.logs if in_range(f, since, until)))
     if not files.logs and not files.metrics:
         msg = f"INPUT: no log files among {', '.join(args.inputs)}"
         raise UsageError(msg)

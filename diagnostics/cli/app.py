@@ -47,7 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "app", help="start the troubleshooting app (Streamlit) on 127.0.0.1", description=__doc__
     )
     parser.add_argument(
-        "agg_dir", nargs="?", type=Path, metavar="AGG_DIR", help="aggregate folder to open"
+        "agg_dir",
+        nargs="?",
+        metavar="AGG_DIR",
+        help="aggregate folder to open (or its storage URL, docs/storage.md)",
     )
     parser.add_argument(
         "--watch",

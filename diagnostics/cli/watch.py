@@ -24,6 +24,7 @@ from typing import Any
 
 from diagnostics.cli.spark_args import add_target_arguments
 from diagnostics.cli.values import out_folder, path_arg
+from diagnostics.cli.watch_storage import add_arguments as add_storage_arguments
 from diagnostics.durations import SECOND, DurationError, parse_duration
 from diagnostics.errors import UsageError
 from diagnostics.rules.webhook import DeliveryPolicy, check_url
@@ -101,7 +102,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="follow live log folders: aggregate, evaluate the rules, notify (Spark)",
         description=__doc__,
     )
-    parser.add_argument("folders", nargs="+", metavar="LOG_DIR", help="folder of ASA logs")
+    parser.add_argument(
+        "folders",
+        nargs="+",
+        metavar="LOG_DIR",
+        help="folder of ASA logs, or a storage URL (az://insights-logs-execution/...: its "
+        "append blobs followed; docs/storage.md)",
+    )
     parser.add_argument(
         "--state",
         required=True,
@@ -172,6 +179,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="HOST",
         help="address of the metrics endpoint (default 127.0.0.1)",
     )
+    add_storage_arguments(parser)  # --since (docs/storage.md)
     add_target_arguments(
         parser,
         remote_help="Spark Connect URL sc://HOST:PORT (the server must see LOG_DIR and "
@@ -216,10 +224,13 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         app_name="orderdoc-watch",
         conf=own + tuple(args.conf),
     )
+    from diagnostics.cli.watch_storage import follow_urls, sync_all, syncing, with_urls
     from diagnostics.watch.runner import EvaluateAt, WatchConfig
 
+    mirrors, folders = follow_urls(args.folders, args.state, args.since)
+    say = with_urls(_say) if mirrors else _say
     config = WatchConfig(
-        folders=tuple(Path(f) for f in args.folders),
+        folders=tuple(folders),
         state=args.state,
         interval_s=args.interval,
         once=args.once,
@@ -229,6 +240,7 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
         resend_s=resend_period(args.webhook, args.resend_every),
     )
     _check_state(args.state)
+    sync_all(mirrors, say, first=True)  # bad credentials, no such container: exit 2 here
     metrics = None
     if args.metrics_port is not None:
         from diagnostics.watch.metrics import WatchMetrics
@@ -254,13 +266,15 @@ def run(args: argparse.Namespace, *, clock: Callable[[], datetime] = _clock) -> 
     stop = _Stop()
     try:
         on_tick = _metrics_updater(metrics, clock) if metrics else (lambda _r, _w: None)
-        watcher = Watcher(spark, config, rules, clock=clock, say=_say, on_tick=on_tick)
+        watcher = Watcher(spark, config, rules, clock=clock, say=say, on_tick=on_tick)
         if metrics is not None:
             port = metrics.serve(args.metrics_port, args.metrics_host)
             _say(f"metrics on http://{args.metrics_host}:{port}/metrics")
         _say(f"watching {', '.join(args.folders)}; state in {args.state}")
         with stop:
-            watcher.run(stop.sleep, lambda: stop.requested)
+            watcher.run(
+                syncing(stop.sleep, mirrors, say, lambda: stop.requested), lambda: stop.requested
+            )
     finally:
         if metrics is not None:
             metrics.stop()
