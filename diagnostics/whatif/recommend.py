@@ -43,6 +43,7 @@ from diagnostics.whatif.evaluate import (
     evaluate_locally,
     prepare,
 )
+from diagnostics.whatif.replays import SearchStore
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 from diagnostics.whatif.senders import SenderChoice, sender_choice
@@ -193,12 +194,19 @@ class _Measured:
         columns: EventColumns,
         partitions: Sequence[int] | None,
         evaluator: Evaluator,
+        store: SearchStore | None = None,
     ) -> None:
         self.events, self.base = events, base
         self.columns, self.partitions = columns, partitions
         self.evaluator = evaluator
         self.rows: dict[OrderingPolicy, dict] = {}
-        self._prepared: dict[tuple[str, ...], Prepared] = {}
+        # a search of the same capture made before (explain's, before its fix): its
+        # numbers and prepared frames are used as they are, the rest measured and added
+        if store is None or not store.fits(columns, partitions):
+            store = SearchStore(columns, None if partitions is None else tuple(partitions))
+        self.store = store
+        self.known: dict[OrderingPolicy, Measures] = store.measures
+        self._prepared: dict[tuple[str, ...], Prepared] = store.prepared
         self.skipped: list[str] = []
         #: the capture's events no setting can keep (the same under every setting)
         self.unsaveable = 0
@@ -228,10 +236,11 @@ class _Measured:
                 self.skipped.append(f"{policy.describe()}: {problem}")
                 continue
             todo[policy] = tried_as
-        found: dict[OrderingPolicy, Measures] = {}
-        for over in dict.fromkeys(policy.over for policy in todo):
-            batch = [policy for policy in todo if policy.over == over]
+        found = {policy: self.known[policy] for policy in todo if policy in self.known}
+        for over in dict.fromkeys(policy.over for policy in todo if policy not in found):
+            batch = [policy for policy in todo if policy.over == over and policy not in found]
             found.update(zip(batch, self.evaluator(self.prepared(over), batch), strict=True))
+        self.known.update(found)
         for policy, tried_as in todo.items():
             row = {**row_of(policy, found[policy], self.unsaveable), "action": policy.action.value}
             self.rows[policy] = {**row, "tried_as": tried_as}
@@ -256,7 +265,18 @@ def _search(
 ) -> int | None:
     """Coarse to fine over the guide's settings for one OVER key set and action, PARTITION
     BY off and on; the late tolerance (s) of the best measured one."""
-    points = staircase(lines, late_values, allowed, action)
+    points = measured.store.once(
+        (
+            "staircase",
+            over,
+            policy.timestamp_by,
+            policy.early_policy,
+            tuple(late_values),
+            allowed,
+            action,
+        ),
+        lambda: staircase(lines, late_values, allowed, action),
+    )
     points = [(la, oo) for la, oo in points if la is None or la * SECOND <= MAX_TOLERANCE_NS]
     found: list[tuple[float, int]] = []
     for pby in config.partition_by:
@@ -301,20 +321,28 @@ def recommend(
     config: RecommendConfig | None = None,
     also: Sequence[tuple[OrderingPolicy, str]] = (),
     evaluator: Evaluator = evaluate_locally,
+    store: SearchStore | None = None,
 ) -> Recommendation:
     """The best setting for ``events`` under ``config.rule``; ``policy`` is the job's (its
     TIMESTAMP BY column, action and early policy; its own setting is always measured);
     ``also``: more settings to measure and show, each with where it came from;
-    ``evaluator``: who runs the engine on the settings (default: here)."""
+    ``evaluator``: who runs the engine on the settings (default: here); ``store``: what an
+    earlier search of the same capture measured (used, and added to: the same numbers the
+    evaluator gives, :mod:`diagnostics.whatif.replays`)."""
     config = config or RecommendConfig()
     if policy.timestamp_by is None:
         msg = "a TIMESTAMP BY column is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg, Setting.TIMESTAMP_BY)
+    ts = policy.timestamp_by
     columns = columns or EventColumns()
-    measured = _Measured(events, policy, columns, partitions, evaluator)
+    measured = _Measured(events, policy, columns, partitions, evaluator, store)
     senders = None
+    once = measured.store.once
     if config.over is None:
-        senders = sender_choice(events, policy, columns, measured.prepared(()))
+        senders = once(
+            ("senders", policy, tuple(events.columns)),
+            lambda: sender_choice(events, policy, columns, measured.prepared(())),
+        )
         over_sets: list[tuple[str, ...]] = [(k,) for k in senders.over_columns[: config.most_keys]]
     else:
         over_sets = [tuple(o) for o in config.over if o]
@@ -323,8 +351,11 @@ def recommend(
     over_sets = [(), *dict.fromkeys(over_sets)]
     actions = config.actions or (policy.action,)
     lines = {
-        over: timelines_of(
-            measured.prepared(over), policy.timestamp_by, over, early_policy=policy.early_policy
+        over: once(
+            ("timelines", over, policy.timestamp_by, policy.early_policy),
+            lambda over=over: timelines_of(  # type: ignore[misc]
+                measured.prepared(over), ts, over, early_policy=policy.early_policy
+            ),
         )
         for over in over_sets
     }
