@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from capture_bench import run  # noqa: E402
+from capture_bench import run
 
-from diagnostics.generate.fleet import FleetConfig, fleet_events  # noqa: E402
-from diagnostics.generate.fleet_files import job_template, write_capture  # noqa: E402
+from diagnostics.generate.fleet import FleetConfig, fleet_events
+from diagnostics.generate.fleet_files import job_template, write_capture
 
 #: The issue's bound on ``explain --write-fix`` against ``explain``.
 WRITE_FIX_RATIO = 1.5
