@@ -53,7 +53,6 @@ def commands(capture: Path, job: Path, work: Path) -> dict[str, list[str]]:
             "--write-fix",
             str(work / "fix"),
         ],
-        "whatif": ["whatif", cap, *definition],
         "impact": ["impact", cap, *definition, "--out", str(work / "impact")],
         "translate --events": [
             "translate",
@@ -78,6 +77,7 @@ def commands(capture: Path, job: Path, work: Path) -> dict[str, list[str]]:
             "1m",
         ],
         "replay": ["replay", cap, *definition, "--out", str(work / "replay")],
+        "whatif": ["whatif", cap, *definition],
     }
 
 

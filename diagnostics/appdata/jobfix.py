@@ -405,6 +405,8 @@ def build_fix(
             parameters=kept.parameters,
             measure_hint=MEASURE_IN_APP,
         )
+        if replays is not None:
+            replays.forget()  # the fix's replays: its counts are kept
         files = tuple((p.name, p.read_bytes()) for p in trip.written.values())
         new_definition = trip.written["definition"].read_text(encoding="utf-8")
         text = summary(trip).replace(str(Path(tmp)) + "/", "")

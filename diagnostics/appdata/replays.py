@@ -20,6 +20,10 @@ from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.replay import ReplayResult
 from diagnostics.whatif.replays import Replays
 
+#: Replays the app keeps besides the load's while a fix is measured (a step and the same
+#: step with PARTITION BY; :meth:`Replays.forget` lets them go once it is).
+KEEP = 2
+
 
 def loaded_replays(
     agg_dir: Path, events: pl.DataFrame, outcomes: pl.DataFrame | None = None
@@ -31,7 +35,7 @@ def loaded_replays(
     if ctx is None:
         return None
     partitions = ctx.partitions or None
-    replays = Replays(events, columns=ctx.settings.columns, partitions=partitions)
+    replays = Replays(events, columns=ctx.settings.columns, partitions=partitions, keep=KEEP)
     if outcomes is not None and _is_replay_of(outcomes, events):
         result = ReplayResult(
             outcomes=outcomes,

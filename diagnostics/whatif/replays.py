@@ -146,3 +146,8 @@ class Replays:
         if key not in self._values:
             self._values[key] = work()
         return self._values[key]  # type: ignore[return-value]
+
+    def forget(self) -> None:
+        """Let the replays kept besides the first go (their counts, comparisons and the
+        search's numbers stay): for a long-lived holder, the app, once a fix is measured."""
+        self._recent.clear()
