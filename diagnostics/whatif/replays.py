@@ -12,7 +12,7 @@ windows under both. Many of those are the same replay or the same measured setti
   one, the job's own policy, for the whole command);
 - :meth:`Replays.once`: any small value worked out from them (a fix's before/after counts,
   the query's windows compared), by a key naming what it is and the policy;
-- :attr:`Replays.search`: the recommender's measured settings and prepared frames
+- :attr:`Replays.search`: the recommender's measured settings
   (:class:`SearchStore`), so a second search of the same capture measures only settings
   the first did not.
 
@@ -35,7 +35,7 @@ from diagnostics.engine.replay import ReplayResult, replay
 
 if TYPE_CHECKING:
     from diagnostics.captures.reader import Capture
-    from diagnostics.whatif.evaluate import Measures, Prepared
+    from diagnostics.whatif.evaluate import Measures
 
 T = TypeVar("T")
 #: The columns a policy names: TIMESTAMP BY and the OVER keys.
@@ -50,14 +50,15 @@ KEEP = 4
 
 @dataclass
 class SearchStore:
-    """The recommender's work on one capture: each setting's numbers and each OVER key
-    set's prepared frame, for the ``columns`` and ``partitions`` they were made with."""
+    """The recommender's work on one capture: each setting's numbers, and the search's own
+    small results (the sender columns, the tolerances its guide lists), for the ``columns``
+    and ``partitions`` they were made with. The frames the search prepares (a few columns
+    per event) are not kept: a later search prepares those it needs again."""
 
     columns: EventColumns
     partitions: tuple[int, ...] | None
     measures: dict[OrderingPolicy, Measures] = field(default_factory=dict)
-    prepared: dict[tuple[str, ...], Prepared] = field(default_factory=dict)
-    #: the search's own work besides (the sender columns, the timelines, the guide's lists)
+    #: the search's own small results (the sender columns, the guide's lists)
     values: dict[Hashable, object] = field(default_factory=dict)
 
     def fits(self, columns: EventColumns, partitions: Sequence[int] | None) -> bool:
