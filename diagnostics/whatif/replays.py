@@ -96,8 +96,6 @@ class Replays:
         self._first: tuple[OrderingPolicy, ReplayResult] | None = None
         self._recent: OrderedDict[OrderingPolicy, ReplayResult] = OrderedDict()
         self._values: dict[Hashable, object] = {}
-        #: how many replays this object ran (the tests count them)
-        self.replayed = 0
 
     def apply(
         self, policy: OrderingPolicy, *, named_by: str | None = None
@@ -126,7 +124,6 @@ class Replays:
             return self._recent[policy]
         frame, _ = self.apply(policy)
         result = replay(frame, policy, columns=self.columns, partitions=self.partitions)
-        self.replayed += 1
         self.put(policy, result)
         return result
 
