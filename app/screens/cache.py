@@ -28,10 +28,12 @@ from diagnostics.appdata import engines as engines_data
 from diagnostics.appdata import impact as impact_data
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.appdata.engines import EngineChoice, EngineView
+from diagnostics.appdata.replays import loaded_replays
 from diagnostics.engine.outcomes_files import read_outcomes
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
 from diagnostics.impact import Impact
+from diagnostics.whatif.replays import Replays
 
 AGG_KEY = "agg_dir"
 WATCH_KEY = "watch_state"
@@ -294,14 +296,23 @@ def quarantine(path: str, sig: str) -> pl.DataFrame:
     return quarantine_data.records(_agg(path, sig))
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def replays(path: str, sig: str) -> Replays | None:
+    """Cached per folder signature: the capture's replays, the load's among them, and what
+    the explainer, the corrected job and the recommender measure on it (``None`` without a
+    capture; :mod:`diagnostics.appdata.replays`)."""
+    if capture(path, sig) is None:
+        return None
+    return loaded_replays(Path(path), events(path, sig), outcomes(path, sig))
+
+
 @st.cache_data(show_spinner="Working out the causes…", max_entries=32)
 def report(path: str, sig: str, job: str | None = None) -> Report:
     """The explainer's report for the folder, or for its ``job`` (with its capture and job
     definition, when it has them; see :func:`diagnostics.appdata.jobfix.explain_folder`)."""
-    ctx = build.capture_context(Path(path))
-    return jobfix.explain_folder(
-        Path(path), events(path, sig) if ctx is not None else None, job=job
-    )
+    if capture(path, sig) is None:
+        return jobfix.explain_folder(Path(path), None, job=job)
+    return jobfix.explain_folder(Path(path), events(path, sig), job=job, replays=replays(path, sig))
 
 
 @st.cache_data(show_spinner="Working out which job needs attention…", max_entries=16)
@@ -323,8 +334,15 @@ def scoped() -> str | None:
 
 @st.cache_data(show_spinner="Writing the corrected job…", max_entries=8)
 def job_fix(path: str, sig: str) -> jobfix.FixView | None:
-    """The corrected job of the folder's saved job definition (``None``: none saved)."""
-    return jobfix.build_fix(Path(path))
+    """The corrected job of the folder's saved job definition (``None``: none saved), from
+    the folder's report and the capture's replays (made once, :func:`report`)."""
+    loaded = capture(path, sig) is not None
+    return jobfix.build_fix(
+        Path(path),
+        explained=lambda job: report(path, sig, job),
+        replays=replays(path, sig) if loaded else None,
+        events=events(path, sig) if loaded else None,
+    )
 
 
 def report_or_error(agg: store.Aggregate) -> Report | None:

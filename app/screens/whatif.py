@@ -133,6 +133,7 @@ def recommended(path: str, sig: str) -> insight.RecommendView:
         ctx.settings.policy,
         columns=ctx.settings.columns,
         partitions=ctx.partitions,
+        replays=cache.replays(path, sig),
     )
 
 

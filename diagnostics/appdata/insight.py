@@ -23,6 +23,7 @@ from diagnostics.explain.readable import evidence_lines, impact_sentence, sugges
 from diagnostics.kinds import ErrorKind
 from diagnostics.whatif import chart as sweep_chart
 from diagnostics.whatif import sweep as run_sweep
+from diagnostics.whatif.replays import Replays
 
 #: The data-error kinds each explainer cause is judged on (for its evidence chart).
 CAUSE_KINDS: dict[str, tuple[str, ...]] = {
@@ -63,11 +64,13 @@ def explain(
     partitions: Sequence[int] | None = None,
     job: str | None = None,
     policy_job: str | None = None,
+    replays: Replays | None = None,
 ) -> Report:
     """The explainer's report: findings most important first, sources and policy text.
     ``partitions``: the input's partitions the capture was replayed with (those without an
     event included), as for the replay that measures a fix; ``job``: one job of the folder;
-    ``policy_job``: the job ``policy`` is the policy of (:func:`diagnostics.explain.explain`)."""
+    ``policy_job``: the job ``policy`` is the policy of (:func:`diagnostics.explain.explain`);
+    ``replays``: the capture's replays (:mod:`diagnostics.appdata.replays`)."""
     return run_explainer(
         agg_dir,
         events=events,
@@ -76,6 +79,7 @@ def explain(
         partitions=partitions,
         job=job,
         policy_job=policy_job,
+        replays=replays,
     )
 
 
@@ -193,14 +197,17 @@ def recommendation(
     *,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    replays: Replays | None = None,
 ) -> RecommendView:
     """The recommender (:func:`diagnostics.whatif.recommend.recommend`) on the capture, as
-    ``whatif``, ``explain --write-fix`` and the Findings page run it."""
+    ``whatif``, ``explain --write-fix`` and the Findings page run it (``replays``: the
+    capture's, whose measured settings it uses and adds to)."""
     from diagnostics.engine.replay import partitions_in
     from diagnostics.whatif.choices import clauses, close_lines, setting_words
     from diagnostics.whatif.recommend import recommend
 
-    rec = recommend(events, policy, columns=columns, partitions=partitions)
+    store = None if replays is None else replays.search
+    rec = recommend(events, policy, columns=columns, partitions=partitions, store=store)
     count = len(partitions) if partitions else len(partitions_in(events, columns or EventColumns()))
     notes = tuple(clauses(rec, count))
     if rec.senders is not None and rec.senders.column:

@@ -20,7 +20,7 @@ import difflib
 import json
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +34,7 @@ from diagnostics.explain.model import Finding, Report
 from diagnostics.jobdef import JobPolicy, job_policy, read_job_definition
 from diagnostics.jobdef.fix import query_diff
 from diagnostics.jobdef.job import name_the_input
+from diagnostics.whatif.replays import Replays
 
 JOB_DIR = "job"
 INFO_FILE = "orderdoc-job.json"
@@ -236,7 +237,10 @@ def definition_job(agg_dir: Path, job: JobPolicy) -> str | None:
 
 
 def explain_folder(
-    agg_dir: Path, events: pl.DataFrame | None = None, job: str | None = None
+    agg_dir: Path,
+    events: pl.DataFrame | None = None,
+    job: str | None = None,
+    replays: Replays | None = None,
 ) -> Report:
     """The explainer's report for a folder the app built or opened (of its ``job`` when
     given: the app's job scope, :mod:`diagnostics.appdata.scope`).
@@ -246,7 +250,9 @@ def explain_folder(
     job's policy for the job it names (as ``orderdoc explain AGG_DIR --job-definition
     FILE``: the folder's other jobs are read with ASA's defaults, assumed), so impacts use its
     tolerances. With a job, the query suggestions name its input. Hints at command-line flags
-    become Load page words."""
+    become Load page words. ``replays``: the capture's (:mod:`diagnostics.appdata.replays`:
+    the load's replay is not made again; what is measured is kept for the corrected job).
+    """
     from diagnostics.appdata.build import capture_context
     from diagnostics.appdata.insight import explain
 
@@ -267,6 +273,7 @@ def explain_folder(
             policy=ctx.settings.policy,
             columns=ctx.settings.columns,
             partitions=ctx.partitions or None,  # as build_fix measures the fix
+            replays=replays,
         )
         own = True
     elif kept_job is not None and kept_job.policy.application_time:
@@ -356,10 +363,18 @@ def definition_diff(old: str, new: str, name: str) -> str:
 MEASURE_IN_APP = "upload a capture of the input with the job definition on the Load page"
 
 
-def build_fix(agg_dir: Path) -> FixView | None:
+def build_fix(
+    agg_dir: Path,
+    *,
+    explained: Callable[[str | None], Report] | None = None,
+    replays: Replays | None = None,
+    events: pl.DataFrame | None = None,
+) -> FixView | None:
     """Explain the folder under its saved job, write the fix (in a temporary folder) and
     describe it; ``None`` when the folder has no job definition. With the folder's capture
-    the fix is measured on it; with logs only it follows the findings (no measurement)."""
+    the fix is measured on it; with logs only it follows the findings (no measurement).
+    ``explained``: the folder's report for a job (:func:`explain_folder`'s, kept by the
+    app); ``replays`` and ``events``: the capture's, as the report was made with them."""
     from diagnostics.appdata.build import capture_context
     from diagnostics.jobdef.roundtrip import fix_and_verify, summary
 
@@ -368,10 +383,15 @@ def build_fix(agg_dir: Path) -> FixView | None:
         return None
     job = kept.policy()
     ctx = capture_context(agg_dir)
-    events = pl.read_parquet(ctx.events_path) if ctx is not None else None
-    report = explain_folder(
-        agg_dir, events, job=None if ctx is not None else definition_job(agg_dir, job)
-    )
+    if ctx is not None and events is None:
+        events = pl.read_parquet(ctx.events_path)
+    if ctx is None:
+        events, replays = None, None
+    which = None if ctx is not None else definition_job(agg_dir, job)
+    if explained is not None:
+        report = explained(which)
+    else:
+        report = explain_folder(agg_dir, events, job=which, replays=replays)
     policy = ctx.settings.policy if ctx is not None else job.policy
     with tempfile.TemporaryDirectory(prefix="orderdoc-fix-") as tmp, kept.named():
         trip = fix_and_verify(
@@ -379,12 +399,14 @@ def build_fix(agg_dir: Path) -> FixView | None:
             report.findings,
             Path(tmp),
             current=policy,
-            events=events,
+            events=replays if replays is not None else events,
             columns=ctx.settings.columns if ctx is not None else None,
             partitions=(ctx.partitions or None) if ctx is not None else None,
             parameters=kept.parameters,
             measure_hint=MEASURE_IN_APP,
         )
+        if replays is not None:
+            replays.forget()  # the fix's replays: its counts are kept
         files = tuple((p.name, p.read_bytes()) for p in trip.written.values())
         new_definition = trip.written["definition"].read_text(encoding="utf-8")
         text = summary(trip).replace(str(Path(tmp)) + "/", "")

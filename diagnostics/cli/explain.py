@@ -177,10 +177,17 @@ def run(args: argparse.Namespace) -> int:
     capture = capture_from_args(args) if args.events else None
     for line in capture.warnings if capture is not None else ():
         sys.stderr.write(f"warning: {line}\n")
+    partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
+    # the capture's replays and the recommender's measurements, kept for the results section
+    # and --write-fix (on Spark the replay and the settings are measured there)
+    replays = None
+    if capture is not None and not args.spark:
+        from diagnostics.whatif.replays import Replays
+
+        replays = Replays(capture, partitions=partitions)
     events = None
     if capture is not None and policy is not None:
-        events, policy = capture.apply(policy, named_by=resolved.named_by)
-    partitions = declared_partitions(resolved.partitions) if resolved.partitions else None
+        events, policy = (replays or capture).apply(policy, named_by=resolved.named_by)
     try:
         with capture_engines(args, resolved, partitions) as (replayed, evaluator):
             report = explain(
@@ -193,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
                 replayed=replayed,
                 evaluator=evaluator,
                 policy_job=policy_job,
+                replays=replays,
             )
     except InputError as exc:
         where = args.events if args.events else args.agg_dir
@@ -207,12 +215,12 @@ def run(args: argparse.Namespace) -> int:
     if capture is not None and (args.query or resolved.job is not None):
         from diagnostics.cli.impact import explain_section
 
-        text = explain_section(args, resolved, capture, text, args.format)
+        text = explain_section(args, resolved, capture, text, args.format, replays)
     sys.stdout.write(text)
     if args.write_fix:
         from diagnostics.cli.fix_output import write_and_check
 
-        summary = write_and_check(args, resolved, report, capture, partitions)
+        summary = write_and_check(args, resolved, report, capture, partitions, replays)
         (sys.stderr if args.format == "json" else sys.stdout).write(summary)
     if args.out:
         try:

@@ -22,6 +22,7 @@ from diagnostics.errors import InputError, Setting, UsageError
 
 if TYPE_CHECKING:
     from diagnostics.impact import Impact
+    from diagnostics.whatif.replays import Replays
 
 IMPACT_FILE = "impact.parquet"
 
@@ -97,9 +98,14 @@ def resolve(args: argparse.Namespace) -> tuple[Resolved, QueryText]:
 
 
 def measure(
-    args: argparse.Namespace, resolved: Resolved, query: QueryText, capture: object = None
+    args: argparse.Namespace,
+    resolved: Resolved,
+    query: QueryText,
+    capture: object = None,
+    replays: Replays | None = None,
 ) -> Measured:
-    """Replay the capture and compare the query's windowed results."""
+    """Replay the capture and compare the query's windowed results (``replays``: the
+    capture's replays a command made already, ``explain``'s)."""
     from diagnostics.cli.replay import run_replay
     from diagnostics.engine.summary import invalid_time_warning
     from diagnostics.impact import measure_impact
@@ -111,6 +117,16 @@ def measure(
             "arrive; give --timestamp-by COL to replay on application time"
         )
         raise UsageError(msg, Setting.TIMESTAMP_BY)
+    if replays is not None:
+        from diagnostics.whatif.results import ResultsQuery, impact_of
+
+        mapped = replays.apply(resolved.policy, named_by=resolved.named_by)[1]
+        try:
+            impact = impact_of(replays, mapped, ResultsQuery(query.text, query.input_name))
+        except InputError as exc:
+            msg = f"{query.source}: {exc}"
+            raise InputError(msg) from exc
+        return Measured(impact, invalid_time_warning(replays.result(mapped)))
     result = run_replay(args, capture, resolved)  # type: ignore[arg-type]
     try:
         policy = resolved.policy
@@ -167,16 +183,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def explain_section(
-    args: argparse.Namespace, resolved: Resolved, capture: object, text: str, fmt: str
+    args: argparse.Namespace,
+    resolved: Resolved,
+    capture: object,
+    text: str,
+    fmt: str,
+    replays: Replays | None = None,
 ) -> str:
     """``explain --events`` output with the results section added: a section of text or
     Markdown after the findings, or a ``results`` member of the JSON report. A query the
-    section cannot read is said there, never an error of explain."""
+    section cannot read is said there, never an error of explain. ``replays``: explain's
+    (its replay under the job's policy is not made again)."""
     from diagnostics.impact import format_summary, summarize
 
     try:
         query = query_of(args, resolved)
-        summary: dict[str, object] = summarize(measure(args, resolved, query, capture).impact)
+        measured = measure(args, resolved, query, capture, replays)
+        summary: dict[str, object] = summarize(measured.impact)
         said = format_summary(summary)
     except (InputError, UsageError) as exc:
         summary = {"error": str(exc)}

@@ -34,6 +34,7 @@ from diagnostics.explain.model import (
 from diagnostics.explain.rank import diagnose, rank
 from diagnostics.explain.render import render
 from diagnostics.whatif.evaluate import Evaluator
+from diagnostics.whatif.replays import Replays
 
 __all__ = [
     "Cause",
@@ -63,6 +64,7 @@ def explain(
     replayed: Replayed | None = None,
     evaluator: Evaluator | None = None,
     policy_job: str | None = None,
+    replays: Replays | None = None,
 ) -> Report:
     """Findings from an aggregate folder and/or a capture, most important first.
 
@@ -74,7 +76,9 @@ def explain(
     the folder's other jobs with ASA's defaults, assumed (``None``: ``policy`` is every
     job's; see :mod:`diagnostics.explain.assumed`). ``replayed``: the capture's replay made
     elsewhere (``explain --events --spark``); ``evaluator``: who runs the engine on the
-    recommender's settings (default: here).
+    recommender's settings (default: here); ``replays``: the capture's replays and the
+    recommender's measurements kept for the rest of the command (a fix written after,
+    :mod:`diagnostics.whatif.replays`; ``events`` is then ``replays.apply(policy)``'s).
     """
     if agg_dir is None and events is None:
         msg = "explain needs an aggregate folder or an event capture"
@@ -104,6 +108,7 @@ def explain(
             columns=columns,
             partitions=partitions,
             replayed=replayed,
+            replays=replays,
         )
         evidence = captured if evidence is None else merge(evidence, captured)
     assert evidence is not None
@@ -113,7 +118,13 @@ def explain(
         from diagnostics.explain.recommended import with_recommendation
 
         findings, recommended = with_recommendation(
-            findings, events, policy, columns=columns, partitions=partitions, evaluator=evaluator
+            findings,
+            events,
+            policy,
+            columns=columns,
+            partitions=partitions,
+            evaluator=evaluator,
+            store=None if replays is None else replays.search,
         )
     chosen = evidence.senders
     return Report(

@@ -25,6 +25,7 @@ from diagnostics.explain.kind_stats import KindStats, minute_rates
 from diagnostics.explain.sender_groups import grouped_senders, sender_groups
 from diagnostics.kinds import ErrorKind
 from diagnostics.scalars import as_int
+from diagnostics.whatif.replays import Replays
 from diagnostics.whatif.senders import choose_senders, lateness_seconds
 
 #: A partition without events for this long counts as idle (ASA's notice interval; docs/semantics.md, "Diagnostics ASA writes").
@@ -127,9 +128,11 @@ def from_capture(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     replayed: Replayed | None = None,
+    replays: Replays | None = None,
 ) -> Evidence:
     """Exact evidence from ``events`` replayed under ``policy`` (needs ``TIMESTAMP BY``);
-    ``replayed``: that replay already made elsewhere (``explain --spark``), else run here."""
+    ``replayed``: that replay already made elsewhere (``explain --spark``), else run here
+    (by ``replays``, which keeps it for the rest of the command, when given)."""
     if policy.timestamp_by is None:
         msg = "an event capture needs a TIMESTAMP BY column: without TIMESTAMP BY no ordering rule applies"
         raise InputError(msg, Setting.TIMESTAMP_BY)
@@ -137,7 +140,9 @@ def from_capture(
         msg = f"TIMESTAMP BY column '{policy.timestamp_by}' is missing (columns: {', '.join(events.columns)})"
         raise InputError(msg, Setting.TIMESTAMP_BY)
     columns = columns or EventColumns()
-    if replayed is None:
+    if replayed is None and replays is not None:
+        replayed = Replayed.of(replays.result(policy))
+    elif replayed is None:
         replayed = Replayed.of(replay(events, policy, partitions=partitions, columns=columns))
     out = replayed.outcomes
     arrival_ns = out["arrival"].dt.epoch("ns")

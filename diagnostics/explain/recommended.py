@@ -28,6 +28,7 @@ from diagnostics.whatif.choices import (
 from diagnostics.whatif.choices import setting_words as words
 from diagnostics.whatif.evaluate import Evaluator, evaluate_locally
 from diagnostics.whatif.recommend import CURRENT, Recommendation, policy_of, recommend
+from diagnostics.whatif.replays import SearchStore
 
 #: What replaces a finding's own sizing of its tolerance in its explanation.
 ONE_ANSWER = (
@@ -184,9 +185,11 @@ def with_recommendation(
     columns: EventColumns | None,
     partitions: Sequence[int] | None,
     evaluator: Evaluator | None = None,
+    store: SearchStore | None = None,
 ) -> tuple[list[Finding], Recommended | None]:
     """The findings with the one recommendation's settings, and the recommendation
-    (``evaluator``: who runs the engine on the recommender's settings; default: here)."""
+    (``evaluator``: who runs the engine on the recommender's settings; default: here;
+    ``store``: the recommender's measurements kept for a later search of the capture)."""
     if policy.timestamp_by is None:
         return findings, None
     rec = recommend(
@@ -195,6 +198,7 @@ def with_recommendation(
         columns=columns,
         partitions=partitions,
         evaluator=evaluator or evaluate_locally,
+        store=store,
     )
     count = _partitions(events, columns, partitions)
     said = summary(rec, count)

@@ -18,7 +18,7 @@ from diagnostics.captures.reader import Capture
 from diagnostics.durations import SECOND, format_duration
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
-from diagnostics.engine.replay import partitions_in, replay
+from diagnostics.engine.replay import partitions_in
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Cause, Finding, Suggestion, SuggestionKind
 from diagnostics.jobdef.fix import Fix, Outcome, build_query
@@ -40,6 +40,7 @@ from diagnostics.whatif.recommend import (
     policy_of,
     recommend,
 )
+from diagnostics.whatif.replays import Replays
 
 _SETTINGS = {
     SuggestionKind.LATE_ARRIVAL_TOLERANCE,
@@ -63,20 +64,19 @@ HELD_BACK_SLACK_NS = 5 * SECOND
 Events = pl.DataFrame | Capture
 
 
-def _releases(
-    events: Events,
-    policy: OrderingPolicy,
-    columns: EventColumns | None,
-    partitions: Sequence[int] | None,
-) -> pl.DataFrame:
-    if isinstance(events, Capture):
-        frame, mapped = events.apply(policy)
-        return replay(frame, mapped, columns=events.columns, partitions=partitions).outcomes
-    return replay(events, policy, columns=columns, partitions=partitions).outcomes
+def replays_of(
+    events: Events | Replays,
+    columns: EventColumns | None = None,
+    partitions: Sequence[int] | None = None,
+) -> Replays:
+    """``events`` as a :class:`Replays` (each replay and measurement made once)."""
+    if isinstance(events, Replays):
+        return events
+    return Replays(events, columns=columns, partitions=partitions)
 
 
 def measure(
-    events: Events,
+    events: Events | Replays,
     policy: OrderingPolicy,
     *,
     columns: EventColumns | None = None,
@@ -84,11 +84,18 @@ def measure(
 ) -> Outcome:
     """Replay ``events`` under ``policy``: late, out-of-order, early and dropped events, the
     95th percentile of the release delay, and the events held back by other partitions (left
-    more than 5 s after their own partition's watermark passed them)."""
-    out = _releases(events, policy, columns, partitions)
+    more than 5 s after their own partition's watermark passed them). ``events`` as
+    :class:`Replays`: measured once per policy."""
+    replays = replays_of(events, columns, partitions)
+    mapped = replays.apply(policy)[1]
+    return replays.once(("fix outcome", mapped), lambda: _measured(replays, mapped))
+
+
+def _measured(replays: Replays, policy: OrderingPolicy) -> Outcome:
+    out = replays.result(policy).outcomes
     held = 0
     if not policy.partition_by and policy.application_time:
-        own = _releases(events, replace(policy, partition_by=True), columns, partitions)
+        own = replays.result(replace(policy, partition_by=True)).outcomes
         gap = (out["release_time"] - own["release_time"]).dt.total_nanoseconds()
         never = out["release_time"].is_null() & own["release_time"].is_not_null()
         held = int(((gap > HELD_BACK_SLACK_NS).fill_null(False) | never).sum())
@@ -220,44 +227,37 @@ def _steps(current: OrderingPolicy, chosen: OrderingPolicy) -> list[tuple[str, O
     return steps
 
 
-def _frame(
-    events: Events, policy: OrderingPolicy, columns: EventColumns | None
-) -> tuple[pl.DataFrame, OrderingPolicy, EventColumns | None]:
-    """The events as a frame with the policy naming its columns."""
-    if isinstance(events, Capture):
-        frame, mapped = events.apply(policy)
-        return frame, mapped, events.columns
-    return events, policy, columns
-
-
-def _partition_count(
-    events: Events, columns: EventColumns | None, partitions: Sequence[int] | None
-) -> int:
-    if partitions:
-        return len(partitions)
-    frame, _, cols = _frame(events, OrderingPolicy(), columns)
-    return len(partitions_in(frame, cols or EventColumns()))
+def _partition_count(replays: Replays) -> int:
+    if replays.partitions:
+        return len(replays.partitions)
+    frame = replays.apply(OrderingPolicy())[0]
+    return len(partitions_in(frame, replays.columns))
 
 
 def _recommend(
-    events: Events,
+    replays: Replays,
     current: OrderingPolicy,
     candidates: Sequence[OrderingPolicy],
-    columns: EventColumns | None,
-    partitions: Sequence[int] | None,
     config: RecommendConfig | None = None,
 ) -> Recommendation:
     """The recommender on the capture, with the findings' own proposals measured beside
     (``config``: the recommender's; default its own)."""
-    frame, mapped, cols = _frame(events, current, columns)
+    frame, mapped = replays.apply(current)
     also = []
     for candidate in candidates:
         try:
-            also.append((_frame(events, candidate, columns)[1], PROPOSED))
+            also.append((replays.apply(candidate)[1], PROPOSED))
         except OrderdocError:
             continue  # a proposal naming a column the capture lacks is not measured
-    rec = recommend(frame, mapped, columns=cols, partitions=partitions, also=also, config=config)
-    return rec
+    return recommend(
+        frame,
+        mapped,
+        columns=replays.columns,
+        partitions=replays.partitions,
+        also=also,
+        config=config,
+        store=replays.search,
+    )
 
 
 def _live(
@@ -281,7 +281,7 @@ def plan_fix(
     findings: Sequence[Finding],
     *,
     current: OrderingPolicy | None = None,
-    events: Events | None = None,
+    events: Events | Replays | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     say: Callable[[str], None] | None = None,
@@ -290,8 +290,10 @@ def plan_fix(
     """The corrected job for ``findings`` (``current``: the policy in force, default the
     definition's). With ``events``, candidates are replayed and the best one is kept, with
     the before/after counts; ``say`` hears which replay runs; ``config``: the recommender's
-    (its rule, and a query to weigh settings by results)."""
+    (its rule, and a query to weigh settings by results). ``events`` as :class:`Replays`
+    (``explain``'s, say): the replays and settings it measured already are not made again."""
     current = current or job.policy
+    replays = None if events is None else replays_of(events, columns, partitions)
     wanted, reasons, advice, withheld = _wanted(findings)
     candidates = _candidates(current, wanted) if current.application_time else []
     notes: list[str] = []
@@ -314,17 +316,17 @@ def plan_fix(
     recommendation = None
     choice: list[str] = []
     close: list[str] = []
-    if events is not None and current.application_time:
+    if replays is not None and current.application_time:
         if say:
             say("fix: replaying the capture under the job as it is")
-        before = measure(events, current, columns=columns, partitions=partitions)
+        before = measure(replays, current)
         if wanted:
             if say:
                 say("fix: searching the best setting the capture allows")
-            recommendation = _recommend(events, current, candidates, columns, partitions, config)
+            recommendation = _recommend(replays, current, candidates, config)
             chosen = _live(recommendation, current, withheld)
             if chosen != current:
-                after = measure(events, chosen, columns=columns, partitions=partitions)
+                after = measure(replays, chosen)
             else:
                 after = before
                 notes.append(
@@ -335,13 +337,13 @@ def plan_fix(
                 over=tuple(wanted.get("over", ())),  # type: ignore[arg-type]
                 partition_by=bool(wanted.get("partition_by")),
             )
-            parts = _partition_count(events, columns, partitions)
+            parts = _partition_count(replays)
             query = job.query.text if job.query else None
             choice = explain_choice(recommendation, proposed, parts, query)
             close = close_lines(recommendation)
         else:
             # no finding asks for a change: the one recommendation is said, not written
-            recommendation = _recommend(events, current, [], columns, partitions, config)
+            recommendation = _recommend(replays, current, [], config)
             if policy_of(recommendation.row, recommendation.base) != recommendation.base:
                 notes.append(
                     f"the recommended setting for this capture is "
@@ -353,13 +355,13 @@ def plan_fix(
         reasons = []
 
     def measure_with(policy: OrderingPolicy) -> Outcome:
-        assert events is not None
+        assert replays is not None
         if say:
             say(f"fix: replaying the withheld setting: {policy.describe()}")
-        return measure(events, policy, columns=columns, partitions=partitions)
+        return measure(replays, policy)
 
     notes += _withheld_notes(
-        withheld, current, before, measure_with if events is not None else None
+        withheld, current, before, measure_with if replays is not None else None
     )
     query = build_query(job, chosen)
     if query is not None and job.reads_disagree and chosen.timestamp_by:
@@ -368,11 +370,11 @@ def plan_fix(
             f"corrected query reads it with TIMESTAMP BY {chosen.timestamp_by} in every step"
         )
     steps: list[tuple[str, Outcome]] = []
-    if events is not None and chosen != current:
+    if replays is not None and chosen != current:
         for change, policy in _steps(current, chosen):
             if say:
                 say(f"fix: replaying with {change}")
-            steps.append((change, measure(events, policy, columns=columns, partitions=partitions)))
+            steps.append((change, measure(replays, policy)))
     return Fix(
         job=job,
         policy=chosen,

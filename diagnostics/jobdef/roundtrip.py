@@ -14,8 +14,9 @@ from diagnostics.jobdef.definition import read_job_definition
 from diagnostics.jobdef.fix import Fix, Outcome
 from diagnostics.jobdef.fixfiles import MEASURE_HINT, write_fix
 from diagnostics.jobdef.job import JobPolicy, job_policy
-from diagnostics.jobdef.plan import Events, measure, plan_fix
+from diagnostics.jobdef.plan import Events, measure, plan_fix, replays_of
 from diagnostics.whatif.recommend import RecommendConfig
+from diagnostics.whatif.replays import Replays
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ def fix_and_verify(
     out_dir: Path | str,
     *,
     current: OrderingPolicy | None = None,
-    events: Events | None = None,
+    events: Events | Replays | None = None,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
     parameters: Path | str | None = None,
@@ -44,15 +45,15 @@ def fix_and_verify(
 ) -> RoundTrip:
     """Plan, write into ``out_dir``, read back, replay (with ``events``); ``say`` hears
     which replay runs; ``measure_hint``: FIX.md's words for measuring without a capture;
-    ``config``: the recommender's."""
+    ``config``: the recommender's; ``events`` as :class:`Replays`: each replay made once
+    (with what ``explain`` made before)."""
     current = current or job.policy
+    replays = None if events is None else replays_of(events, columns, partitions)
     fix = plan_fix(
         job,
         findings,
         current=current,
-        events=events,
-        columns=columns,
-        partitions=partitions,
+        events=replays,
         say=say,
         config=config,
     )
@@ -62,11 +63,11 @@ def fix_and_verify(
     given = job.timestamp_given or current.timestamp_by != job.policy.timestamp_by
     again = job_policy(back, job.input.name, timestamp_by=current.timestamp_by if given else None)
     after = None
-    if events is not None and again.policy.application_time:
+    if replays is not None and again.policy.application_time:
         if say:
             say("fix: replaying the capture under the written definition")
         policy = replace(again.policy, early_policy=current.early_policy)
-        after = measure(events, policy, columns=columns, partitions=partitions)
+        after = measure(replays, policy)
     return RoundTrip(fix=fix, written=written, replayed=again, after=after)
 
 

@@ -43,6 +43,7 @@ from diagnostics.whatif.evaluate import (
     evaluate_locally,
     prepare,
 )
+from diagnostics.whatif.replays import SearchStore
 from diagnostics.whatif.results import ResultsQuery, with_results
 from diagnostics.whatif.rule import DEFAULT_RULE, Optimise, Rule, delays, measures
 from diagnostics.whatif.senders import SenderChoice, sender_choice
@@ -193,12 +194,21 @@ class _Measured:
         columns: EventColumns,
         partitions: Sequence[int] | None,
         evaluator: Evaluator,
+        store: SearchStore | None = None,
     ) -> None:
         self.events, self.base = events, base
         self.columns, self.partitions = columns, partitions
         self.evaluator = evaluator
         self.rows: dict[OrderingPolicy, dict] = {}
+        # a search of the same capture made before (explain's, before its fix): its
+        # numbers are used as they are, the rest measured and added; the prepared frames
+        # and timelines (a few columns per event) are this search's only
+        if store is None or not store.fits(columns, partitions):
+            store = SearchStore(columns, None if partitions is None else tuple(partitions))
+        self.store = store
+        self.known: dict[OrderingPolicy, Measures] = store.measures
         self._prepared: dict[tuple[str, ...], Prepared] = {}
+        self._lines: dict[tuple[str, ...], Timelines] = {}
         self.skipped: list[str] = []
         #: the capture's events no setting can keep (the same under every setting)
         self.unsaveable = 0
@@ -215,6 +225,22 @@ class _Measured:
             )
         return self._prepared[over]
 
+    def partition_count(self, over: tuple[str, ...]) -> int:
+        """The partitions the engine replays (those given, else the capture's)."""
+        return self.store.once(("partitions", over), lambda: len(self.prepared(over).partitions))
+
+    def lines(self, over: tuple[str, ...]) -> Timelines:
+        """The timelines of the capture under ``over`` (the search guide's input)."""
+        if over not in self._lines:
+            assert self.base.timestamp_by is not None
+            self._lines[over] = timelines_of(
+                self.prepared(over),
+                self.base.timestamp_by,
+                over,
+                early_policy=self.base.early_policy,
+            )
+        return self._lines[over]
+
     def measure(self, settings: Sequence[tuple[OrderingPolicy, str]]) -> list[dict | None]:
         """The row of each setting (``None``: ASA rejects it, noted in ``skipped``); those
         not measured yet go to the evaluator together, one batch per OVER key set, and are
@@ -223,15 +249,16 @@ class _Measured:
         for policy, tried_as in settings:
             if policy in self.rows or policy in todo:
                 continue
-            problem = policy.partition_problem(len(self.prepared(policy.over).partitions))
+            problem = policy.partition_problem(self.partition_count(policy.over))
             if problem is not None:
                 self.skipped.append(f"{policy.describe()}: {problem}")
                 continue
             todo[policy] = tried_as
-        found: dict[OrderingPolicy, Measures] = {}
-        for over in dict.fromkeys(policy.over for policy in todo):
-            batch = [policy for policy in todo if policy.over == over]
+        found = {policy: self.known[policy] for policy in todo if policy in self.known}
+        for over in dict.fromkeys(policy.over for policy in todo if policy not in found):
+            batch = [policy for policy in todo if policy.over == over and policy not in found]
             found.update(zip(batch, self.evaluator(self.prepared(over), batch), strict=True))
+        self.known.update(found)
         for policy, tried_as in todo.items():
             row = {**row_of(policy, found[policy], self.unsaveable), "action": policy.action.value}
             self.rows[policy] = {**row, "tried_as": tried_as}
@@ -247,7 +274,6 @@ def _score(row: dict | None) -> float:
 def _search(
     measured: _Measured,
     policy: OrderingPolicy,
-    lines: Timelines,
     late_values: list[int],
     allowed: int,
     over: tuple[str, ...],
@@ -256,11 +282,22 @@ def _search(
 ) -> int | None:
     """Coarse to fine over the guide's settings for one OVER key set and action, PARTITION
     BY off and on; the late tolerance (s) of the best measured one."""
-    points = staircase(lines, late_values, allowed, action)
+    points = measured.store.once(
+        (
+            "staircase",
+            over,
+            policy.timestamp_by,
+            policy.early_policy,
+            tuple(late_values),
+            allowed,
+            action,
+        ),
+        lambda: staircase(measured.lines(over), late_values, allowed, action),
+    )
     points = [(la, oo) for la, oo in points if la is None or la * SECOND <= MAX_TOLERANCE_NS]
     found: list[tuple[float, int]] = []
     for pby in config.partition_by:
-        if over and len(measured.prepared(over).partitions) > 1 and not pby:
+        if over and measured.partition_count(over) > 1 and not pby:
             continue
         settings = [
             replace(
@@ -292,6 +329,13 @@ def _search(
     return late
 
 
+def _guide(lines: Timelines, config: RecommendConfig) -> tuple[list[int], int, Unsaveable]:
+    """What the search takes from the timelines besides the guide's steps: the late
+    tolerances worth trying, the events, and those no setting can keep."""
+    top = late_candidates_s(lines, full_scan_s=config.full_scan_s, most=config.most_late_values)
+    return top, lines.events, lines.unsaveable
+
+
 def recommend(
     events: pl.DataFrame,
     policy: OrderingPolicy,
@@ -301,20 +345,28 @@ def recommend(
     config: RecommendConfig | None = None,
     also: Sequence[tuple[OrderingPolicy, str]] = (),
     evaluator: Evaluator = evaluate_locally,
+    store: SearchStore | None = None,
 ) -> Recommendation:
     """The best setting for ``events`` under ``config.rule``; ``policy`` is the job's (its
     TIMESTAMP BY column, action and early policy; its own setting is always measured);
     ``also``: more settings to measure and show, each with where it came from;
-    ``evaluator``: who runs the engine on the settings (default: here)."""
+    ``evaluator``: who runs the engine on the settings (default: here); ``store``: what an
+    earlier search of the same capture measured (used, and added to: the same numbers the
+    evaluator gives, :mod:`diagnostics.whatif.replays`)."""
     config = config or RecommendConfig()
     if policy.timestamp_by is None:
         msg = "a TIMESTAMP BY column is required: without TIMESTAMP BY no tolerance applies"
         raise UsageError(msg, Setting.TIMESTAMP_BY)
+    ts = policy.timestamp_by
     columns = columns or EventColumns()
-    measured = _Measured(events, policy, columns, partitions, evaluator)
+    measured = _Measured(events, policy, columns, partitions, evaluator, store)
     senders = None
+    once = measured.store.once
     if config.over is None:
-        senders = sender_choice(events, policy, columns, measured.prepared(()))
+        senders = once(
+            ("senders", policy, tuple(events.columns)),
+            lambda: sender_choice(events, policy, columns, measured.prepared(())),
+        )
         over_sets: list[tuple[str, ...]] = [(k,) for k in senders.over_columns[: config.most_keys]]
     else:
         over_sets = [tuple(o) for o in config.over if o]
@@ -322,27 +374,27 @@ def recommend(
         over_sets.append(policy.over)
     over_sets = [(), *dict.fromkeys(over_sets)]
     actions = config.actions or (policy.action,)
-    lines = {
-        over: timelines_of(
-            measured.prepared(over), policy.timestamp_by, over, early_policy=policy.early_policy
+    guide = {
+        over: once(
+            ("guide", over, ts, policy.early_policy, config.full_scan_s, config.most_late_values),
+            lambda over=over: _guide(measured.lines(over), config),  # type: ignore[misc]
         )
         for over in over_sets
     }
-    lost = lines[()].unsaveable
+    _, events_in, lost = guide[()]
     measured.unsaveable = lost.total
     # the budget is taken over the events a setting can change
-    allowed = config.rule.allowed(lines[()].events - lost.total)
-    for over, tl in lines.items():
-        top = late_candidates_s(tl, full_scan_s=config.full_scan_s, most=config.most_late_values)
+    allowed = config.rule.allowed(events_in - lost.total)
+    for over, (top, count, _) in guide.items():
         # a large capture: every step-th second first, then every second around the best
-        step = max(1, -(-tl.events * len(top) // config.scan_budget))
+        step = max(1, -(-count * len(top) // config.scan_budget))
         late_values = [v for v in top if v % step == 0 or v == top[-1] or v > config.full_scan_s]
         for action in actions:
-            best = _search(measured, policy, tl, late_values, allowed, over, action, config)
+            best = _search(measured, policy, late_values, allowed, over, action, config)
             if step > 1 and best is not None:
                 near = range(max(0, best - step), best + step + 1)
                 finer = sorted({*late_values, *(v for v in near if v <= top[-1])})
-                _search(measured, policy, tl, finer, allowed, over, action, config)
+                _search(measured, policy, finer, allowed, over, action, config)
     extras = [(extra, t) for extra, t in also if extra.timestamp_by == policy.timestamp_by]
     measured.measure([(policy, CURRENT), *extras])
     schema = {**SCHEMA, "action": pl.String, "tried_as": pl.String}

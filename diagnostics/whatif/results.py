@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import replay
+from diagnostics.whatif.replays import Replays
+
+if TYPE_CHECKING:
+    from diagnostics.impact import Impact
 
 #: The columns the results add to a measured table.
 WINDOWS_CHANGED, WINDOWS_OFF, P95_ERROR = "windows_changed", "windows_off", "p95_relative_error"
@@ -27,8 +32,26 @@ class ResultsQuery:
     input_name: str
 
 
+def impact_of(replays: Replays, policy: OrderingPolicy, query: ResultsQuery) -> Impact:
+    """The query's windows as emitted beside on time with the capture replayed under
+    ``policy`` (``orderdoc impact``), worked out once per policy and query."""
+    from diagnostics.impact import measure_impact
+
+    mapped = replays.apply(policy)[1]
+
+    def work() -> Impact:
+        return measure_impact(
+            replays.result(mapped).outcomes,
+            query.text,
+            query.input_name,
+            per_timeline=mapped.partition_by or bool(mapped.over),
+        )
+
+    return replays.once(("impact", mapped, query), work)
+
+
 def results_of(
-    events: pl.DataFrame,
+    events: pl.DataFrame | Replays,
     policy: OrderingPolicy,
     query: ResultsQuery,
     *,
@@ -36,16 +59,20 @@ def results_of(
     partitions: Sequence[int] | None = None,
 ) -> dict[str, float | int]:
     """Windows changed, interior windows off by more than 5 % and the 95th percentile of the
-    interior windows' relative error with ``events`` replayed under ``policy``."""
+    interior windows' relative error with ``events`` replayed under ``policy`` (as
+    :class:`Replays`: each replay and comparison made once)."""
     from diagnostics.impact import measure_impact, summarize
 
-    outcomes = replay(events, policy, columns=columns, partitions=partitions).outcomes
-    impact = measure_impact(
-        outcomes,
-        query.text,
-        query.input_name,
-        per_timeline=policy.partition_by or bool(policy.over),
-    )
+    if isinstance(events, Replays):
+        impact = impact_of(events, policy, query)
+    else:
+        outcomes = replay(events, policy, columns=columns, partitions=partitions).outcomes
+        impact = measure_impact(
+            outcomes,
+            query.text,
+            query.input_name,
+            per_timeline=policy.partition_by or bool(policy.over),
+        )
     summary = summarize(impact)
     return {
         WINDOWS_CHANGED: int(summary["windows_changed"]),

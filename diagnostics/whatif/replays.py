@@ -1,0 +1,151 @@
+"""The replays of one capture, each made once for the rest of a command or an app session.
+
+``explain --events --write-fix`` replays the capture under the job's policy (the findings),
+searches the best setting (the recommendation), then plans the fix: the job as it is, the
+recommended setting, each step between them and the written definition, and the query's
+windows under both. Many of those are the same replay or the same measured setting. A
+:class:`Replays` holds them for one capture (its events, columns and partitions):
+
+- :meth:`Replays.apply`: the events with the columns a policy names (a Capture's deferred
+  columns are read from its cache once per set of names, not once per replay);
+- :meth:`Replays.result`: the engine's replay under a policy, the last few kept (the first
+  one, the job's own policy, for the whole command);
+- :meth:`Replays.once`: any small value worked out from them (a fix's before/after counts,
+  the query's windows compared), by a key naming what it is and the policy;
+- :attr:`Replays.search`: the recommender's measured settings
+  (:class:`SearchStore`), so a second search of the same capture measures only settings
+  the first did not.
+
+Every value is what the engine gives when asked again: nothing here changes a number, it
+only avoids working the same one out twice.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TypeVar
+
+import polars as pl
+
+from diagnostics.engine.columns import EventColumns
+from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import ReplayResult, replay
+
+if TYPE_CHECKING:
+    from diagnostics.captures.reader import Capture
+    from diagnostics.whatif.evaluate import Measures
+
+T = TypeVar("T")
+#: The columns a policy names: TIMESTAMP BY and the OVER keys.
+_Names = tuple[str | None, tuple[str, ...]]
+
+#: Replays kept besides the first: a fix measures the job as it is, the recommended setting
+#: and each step between, each with PARTITION BY beside (the events held back by another
+#: partition), then compares the query's windows under the recommended one. Each holds the
+#: engine's columns for every event (the input columns are shared with the capture's).
+KEEP = 4
+
+
+@dataclass
+class SearchStore:
+    """The recommender's work on one capture: each setting's numbers, and the search's own
+    small results (the sender columns, the tolerances its guide lists), for the ``columns``
+    and ``partitions`` they were made with. The frames the search prepares (a few columns
+    per event) are not kept: a later search prepares those it needs again."""
+
+    columns: EventColumns
+    partitions: tuple[int, ...] | None
+    measures: dict[OrderingPolicy, Measures] = field(default_factory=dict)
+    #: the search's own small results (the sender columns, the guide's lists)
+    values: dict[Hashable, object] = field(default_factory=dict)
+
+    def fits(self, columns: EventColumns, partitions: Sequence[int] | None) -> bool:
+        """Whether a search with these columns and partitions may use what is stored."""
+        given = None if partitions is None else tuple(partitions)
+        return self.columns == columns and self.partitions == given
+
+    def once(self, key: Hashable, work: Callable[[], T]) -> T:
+        """``work()``, worked out the first time ``key`` is asked for only."""
+        if key not in self.values:
+            self.values[key] = work()
+        return self.values[key]  # type: ignore[return-value]
+
+
+class Replays:
+    """The replays of one capture (a :class:`~diagnostics.captures.reader.Capture` or a
+    frame with ``columns``), made once; see the module's text."""
+
+    def __init__(
+        self,
+        events: Capture | pl.DataFrame,
+        *,
+        columns: EventColumns | None = None,
+        partitions: Sequence[int] | None = None,
+        keep: int = KEEP,
+    ) -> None:
+        from diagnostics.captures.reader import Capture
+
+        self.events = events
+        self.columns = events.columns if isinstance(events, Capture) else columns or EventColumns()
+        self.partitions = None if partitions is None else tuple(partitions)
+        self.keep = keep
+        self.search = SearchStore(self.columns, self.partitions)
+        self._frames: dict[_Names, tuple[pl.DataFrame, _Names]] = {}
+        self._first: tuple[OrderingPolicy, ReplayResult] | None = None
+        self._recent: OrderedDict[OrderingPolicy, ReplayResult] = OrderedDict()
+        self._values: dict[Hashable, object] = {}
+
+    def apply(
+        self, policy: OrderingPolicy, *, named_by: str | None = None
+    ) -> tuple[pl.DataFrame, OrderingPolicy]:
+        """The events with the columns ``policy`` names, and ``policy`` naming them as the
+        events do (a frame: as it is); see ``Capture.apply``."""
+        from diagnostics.captures.reader import Capture
+
+        if not isinstance(self.events, Capture):
+            return self.events, policy
+        names = (policy.timestamp_by, tuple(policy.over))
+        if names not in self._frames:
+            frame, mapped = self.events.apply(policy, named_by=named_by)
+            as_named = (mapped.timestamp_by, tuple(mapped.over))
+            self._frames[names] = self._frames[as_named] = (frame, as_named)
+        frame, (timestamp_by, over) = self._frames[names]
+        return frame, replace(policy, timestamp_by=timestamp_by, over=over)
+
+    def result(self, policy: OrderingPolicy) -> ReplayResult:
+        """The replay under ``policy`` (named as the events name columns: see :meth:`apply`),
+        kept for later (the last :attr:`keep` besides the first)."""
+        if self._first is not None and self._first[0] == policy:
+            return self._first[1]
+        if policy in self._recent:
+            self._recent.move_to_end(policy)
+            return self._recent[policy]
+        frame, _ = self.apply(policy)
+        result = replay(frame, policy, columns=self.columns, partitions=self.partitions)
+        self.put(policy, result)
+        return result
+
+    def put(self, policy: OrderingPolicy, result: ReplayResult) -> None:
+        """Keep a replay made elsewhere (the first one kept stays for the whole command)."""
+        if self._first is None:
+            self._first = (policy, result)
+            return
+        if self._first[0] == policy:
+            return
+        self._recent[policy] = result
+        self._recent.move_to_end(policy)
+        while len(self._recent) > self.keep:
+            self._recent.popitem(last=False)
+
+    def once(self, key: Hashable, work: Callable[[], T]) -> T:
+        """``work()``, worked out the first time ``key`` is asked for only."""
+        if key not in self._values:
+            self._values[key] = work()
+        return self._values[key]  # type: ignore[return-value]
+
+    def forget(self) -> None:
+        """Let the replays kept besides the first go (their counts, comparisons and the
+        search's numbers stay): for a long-lived holder, the app, once a fix is measured."""
+        self._recent.clear()
