@@ -26,13 +26,13 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.bodies import FIELD, VALUES
+from diagnostics.captures.bodies import FIELD, NULLS, VALUES
 from diagnostics.captures.capture_file import HEAD, FileTable
 from diagnostics.captures.paths import CaptureFile
 from diagnostics.errors import InputError
 
 #: Changes whenever what an entry holds changes: older entries are then not read.
-VERSION = "2"
+VERSION = "3"
 FOLDER = f"captures-v{VERSION}"
 #: The most the cache keeps, in bytes (``ORDERDOC_CACHE_MAX_GB`` overrides it).
 MAX_BYTES = 10 * 10**9
@@ -69,9 +69,11 @@ class CachedFile:
     repeated: int
     from_text: int
     raw: int
+    #: the body fields some body holds as null (the entry has their ``n:<key>`` column)
+    nulls: tuple[str, ...] = ()
 
     def read(self, columns: list[str]) -> pl.DataFrame:
-        """The entry's ``columns`` (:data:`HEAD`, ``b:<key>``, ``j:<key>``)."""
+        """The entry's ``columns`` (:data:`HEAD`, ``b:<key>``, ``j:<key>``, ``n:<key>``)."""
         return pl.read_parquet(self.path, columns=columns)
 
 
@@ -151,6 +153,7 @@ class CaptureCache:
                 int(meta["repeated"]),
                 int(meta["from_text"]),
                 int(meta["raw"]),
+                tuple(meta["nulls"]),
             )
             if meta.get("version") != VERSION:
                 raise ValueError(meta.get("version"))
@@ -179,6 +182,7 @@ class CaptureCache:
             "repeated": table.repeated,
             "from_text": table.from_text,
             "raw": table.raw,
+            "nulls": null_keys(table.nulls.columns),
         }
         tmp = self.folder / f".tmp-{uuid.uuid4().hex}.parquet"
         try:
@@ -205,6 +209,7 @@ class CaptureCache:
             table.repeated,
             table.from_text,
             table.raw,
+            tuple(null_keys(table.nulls.columns)),
         )
 
     def trim(self, limit: int | None = None, now: float | None = None) -> int:
@@ -281,11 +286,23 @@ def values_column(key: str) -> str:
     return VALUES + key
 
 
+def null_column(key: str) -> str:
+    """The entry's column marking the bodies that hold field ``key`` as null, there when
+    some body of the file does."""
+    return NULLS + key
+
+
+def null_keys(columns: list[str]) -> list[str]:
+    """The fields of an entry's :func:`null_column` columns."""
+    return [c.removeprefix(NULLS) for c in columns]
+
+
 __all__ = [
     "CachedFile",
     "CaptureCache",
     "default_root",
     "field_column",
     "head_columns",
+    "null_column",
     "values_column",
 ]

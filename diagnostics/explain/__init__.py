@@ -9,7 +9,7 @@ Public API (the app builds on these names)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -63,6 +63,7 @@ def explain(
     replayed: Replayed | None = None,
     evaluator: Evaluator | None = None,
     policy_job: str | None = None,
+    held_null: Callable[[], pl.Series | None] | None = None,
 ) -> Report:
     """Findings from an aggregate folder and/or a capture, most important first.
 
@@ -74,7 +75,8 @@ def explain(
     the folder's other jobs with ASA's defaults, assumed (``None``: ``policy`` is every
     job's; see :mod:`diagnostics.explain.assumed`). ``replayed``: the capture's replay made
     elsewhere (``explain --events --spark``); ``evaluator``: who runs the engine on the
-    recommender's settings (default: here).
+    recommender's settings (default: here); ``held_null()``: which events hold the
+    TIMESTAMP BY field as null, not without it (``Capture.null_values``).
     """
     if agg_dir is None and events is None:
         msg = "explain needs an aggregate folder or an event capture"
@@ -104,6 +106,7 @@ def explain(
             columns=columns,
             partitions=partitions,
             replayed=replayed,
+            held_null=held_null,
         )
         evidence = captured if evidence is None else merge(evidence, captured)
     assert evidence is not None
