@@ -29,6 +29,7 @@ import pyarrow as pa
 from diagnostics.captures.body_template import (
     FieldValues,
     template_tokens,
+    token_firsts,
     token_values,
     usable_keys,
 )
@@ -298,10 +299,12 @@ def read_bodies(body: pl.Series) -> Bodies:
     found = template_tokens(text, template_keys) if template_keys else None
     if template_keys and found is not None:
         rows, tokens = found
-        made = token_values(rows, template_keys, tokens)
+        firsts = token_firsts(tokens)
+        made = token_values(rows, template_keys, tokens, firsts)
         if made is not None:
             for key, token in zip(template_keys, tokens.columns, strict=True):
-                _held_null(nulls, key, rows, tokens[token] == "null")
+                if "n" in firsts[token]:  # some body holds the key as null
+                    _held_null(nulls, key, rows, tokens[token] == "null")
             taken[rows] = True
             holders.append((int(rows[0]), template_keys))
             for key, source in made.items():
