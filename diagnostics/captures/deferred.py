@@ -187,18 +187,29 @@ def take_columns(
 
 
 def body_fields_reader(
-    deferred: Deferred | None, frame: pl.DataFrame
+    deferred: Deferred | None, frame: pl.DataFrame, held: Sequence[str] = ()
 ) -> Callable[[], pl.DataFrame] | None:
     """A function reading the deferred body fields (not the passthrough columns) that
-    ``frame`` lacks, row for row with it; ``None`` when there are none (to name the senders
-    of a few events: :func:`diagnostics.engine.summary.summarize`)."""
+    ``frame`` lacks (and the caller does not hold: ``held``) and that may name senders
+    (text, whole numbers), row for row with it; ``None`` when there are none (to name the
+    senders of a few events: :func:`diagnostics.engine.summary.summarize`)."""
     rest = still_deferred(deferred, frame)
     if rest is None:
         return None
-    names = [n for n in rest.names if n not in PASSTHROUGH]
+    names = [
+        c.name
+        for c in rest.columns
+        if c.name not in PASSTHROUGH and c.name not in held and _may_name(c.dtype)
+    ]
     if not names:
         return None
     return lambda: rest.frame(names) if frame.height else rest.empty(names)
+
+
+def _may_name(dtype: pl.DataType) -> bool:
+    """Whether a column of ``dtype`` may name senders (text or whole numbers; a reading,
+    a float, never does: ``diagnostics.whatif.sender_names.kind_ok``)."""
+    return dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()
 
 
 def still_deferred(deferred: Deferred | None, frame: pl.DataFrame) -> Deferred | None:

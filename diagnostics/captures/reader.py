@@ -137,10 +137,11 @@ class Capture:
         events = attach(self.events, self.deferred)
         return dataclasses.replace(self, events=events, deferred=None)
 
-    def more_inputs(self) -> Callable[[], pl.DataFrame] | None:
-        """A function reading the body fields kept out of memory, row for row with
-        :attr:`events` (:func:`diagnostics.captures.deferred.body_fields_reader`)."""
-        return body_fields_reader(self.deferred, self.events)
+    def more_inputs(self, held: Sequence[str] = ()) -> Callable[[], pl.DataFrame] | None:
+        """A function reading the body fields kept out of memory (but those named in
+        ``held``, which the caller holds), row for row with :attr:`events`
+        (:func:`diagnostics.captures.deferred.body_fields_reader`)."""
+        return body_fields_reader(self.deferred, self.events, held)
 
     def with_columns(self, names: Sequence[str]) -> Capture:
         """This capture with the deferred columns ``names`` read into :attr:`events`."""

@@ -204,17 +204,20 @@ def run(args: argparse.Namespace) -> int:
     result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
-    # diagnostics and the summary are computed from the same frame in this one.
+    # summary and the diagnostics are computed from the same frame in this one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
         writing = pool.submit(
             atomic_write, out / "outcomes.parquet", write_outcomes(result, capture)
         )
+        # the summary first: its far-off senders read input columns, and the diagnostics'
+        # work reuses the memory it frees (a lower peak)
+        more = capture.more_inputs(result.outcomes.columns)
+        summary = {"input": capture.to_dict(), **summarize(result, more)}
         if not args.outcomes_only:
             write_outputs(
                 result, out, options_from_args(args, resolved.job), example_rows(result, capture)
             )
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
-        summary = {"input": capture.to_dict(), **summarize(result, capture.more_inputs())}
         try:
             writing.result()
         except OSError as exc:
