@@ -94,7 +94,14 @@ class Deferred:
             yield self._read(part, wanted)
 
     def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """The deferred columns (or ``columns`` of them) of every row (in memory)."""
+        """The deferred columns (or ``columns`` of them) of every row (in memory): the
+        files read side by side when each is a Parquet file, else one by one."""
+        scan = self.scan(columns)
+        if scan is not None:
+            try:
+                return scan.collect()
+            except (OSError, pl.exceptions.PolarsError):
+                pass  # an entry went away since: read each file as it can be
         frames = list(self.frames(columns))
         if not frames:
             return self.empty(columns)
@@ -110,12 +117,18 @@ class Deferred:
         if not self.parts or any(p.path is None for p in self.parts):
             return None
         wanted = self._wanted(columns)
-        scans = [
-            pl.scan_parquet(p.path).select(self._exprs(p, wanted))
-            for p in self.parts
-            if p.path is not None
-        ]
+        scans = [self._scan(p.path, p, wanted) for p in self.parts if p.path is not None]
         return pl.concat(scans, how="vertical")
+
+    def _scan(self, path: Path, part: DeferredPart, wanted: list[DeferredColumn]) -> pl.LazyFrame:
+        """One file's ``wanted`` columns, read as they are needed."""
+        scan = pl.scan_parquet(path)
+        exprs = self._exprs(part, wanted)
+        if any(c.source in part.holds for c in wanted):
+            return scan.select(exprs)
+        # nulls alone: a select would make one row of them, a column added has the file's
+        rows = scan.select(pl.first().alias("\x00rows"))
+        return rows.with_columns(exprs).select(pl.nth(list(range(1, len(wanted) + 1))))
 
     def gather(self, rows: Sequence[int]) -> pl.DataFrame:
         """The deferred columns of the rows ``rows`` (0-based, any order), in that order."""
