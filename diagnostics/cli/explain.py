@@ -24,6 +24,7 @@ from diagnostics.cli.policy_args import (
 from diagnostics.cli.spark_args import check_spark_flags
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import BATCH_EVENTS
 from diagnostics.errors import Setting, UsageError
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
     add_rules_arguments(parser)
     add_spark_arguments(parser)
-    parser.set_defaults(func=run, batch_size=1_000_000)
+    parser.set_defaults(func=run, batch_size=BATCH_EVENTS)
 
 
 #: Flags that describe a replay of the capture: without ``--events`` nothing uses them.

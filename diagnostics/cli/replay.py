@@ -38,7 +38,7 @@ from diagnostics.cli.replay_spark import check_spark_flags, run_spark
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.outcomes_files import write_outcomes_file
-from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
+from diagnostics.engine.replay import BATCH_EVENTS, ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
 from diagnostics.engines.policy import Rules
 from diagnostics.errors import InputError, Setting, UsageError
@@ -71,9 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--batch-size",
         type=positive_int,
-        default=1_000_000,
+        default=BATCH_EVENTS,
         metavar="N",
-        help="events per engine batch (does not change the result); default 1000000",
+        help=f"events per engine batch (does not change the result); default {BATCH_EVENTS}",
     )
     parser.add_argument(
         "--outcomes-only",
