@@ -28,13 +28,19 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.bodies import SCALAR_DTYPES, field_column, scalar_kind, values_of
-from diagnostics.captures.capture_cache import CachedFile, CaptureCache, values_column
+from diagnostics.captures.bodies import NULLS, SCALAR_DTYPES, field_column, scalar_kind, values_of
+from diagnostics.captures.capture_cache import (
+    CachedFile,
+    CaptureCache,
+    null_column,
+    null_keys,
+    values_column,
+)
 from diagnostics.captures.capture_cache import field_column as entry_field
 from diagnostics.captures.capture_file import (
     HEAD,
@@ -177,6 +183,9 @@ class AvroTable:
     #: events of the capture when :attr:`frame` holds only its columns (read elsewhere)
     rows: int | None = None
     deferred: Deferred | None = None
+    #: which events' bodies hold a body field (named as :attr:`frame` names it) as null,
+    #: not without it (``None``: not a body field)
+    held_null: Callable[[str], pl.Series | None] | None = field(default=None, compare=False)
 
     @property
     def events(self) -> int:
@@ -198,6 +207,8 @@ class _Part:
     raw: int
     table: pl.DataFrame | None
     entry: CachedFile | None
+    #: the body fields some body of the file holds as null
+    nulls: tuple[str, ...] = ()
 
     def read(self, columns: list[str]) -> pl.DataFrame:
         """The file's ``columns`` (as a cache entry names them)."""
@@ -218,6 +229,20 @@ class _Part:
         if scalar_kind(self.kinds[key]) is not None:
             return self.read([entry_field(key)]).to_series().to_list()
         return values_of(self.read([values_column(key)]).to_series())
+
+    def held_null(self, key: str) -> pl.Series:
+        """Which events' bodies hold field ``key`` as null (not: without it, or a value)."""
+        if key not in self.nulls:
+            return constant(False, self.records, pl.Boolean)
+        return self.read([null_column(key)]).to_series()
+
+    def light(self) -> _Part:
+        """This part holding in memory only its :meth:`held_null` columns (when it has no
+        cache entry to read them from)."""
+        kept = None
+        if self.entry is None and self.table is not None:
+            kept = self.table.select([c for c in self.table.columns if c.startswith(NULLS)])
+        return dataclasses.replace(self, table=kept)
 
 
 def _frame(table: FileTable) -> pl.DataFrame:
@@ -246,9 +271,11 @@ def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Pa
         table = frame
         counts = (decoded.records, decoded.kinds, decoded.without_json, decoded.repeated)
         extra = (decoded.from_text, decoded.raw)
+        nulls = tuple(null_keys(decoded.nulls.columns))
     else:
         counts = (entry.records, entry.kinds, entry.without_json, entry.repeated)
         extra = (entry.from_text, entry.raw)
+        nulls = entry.nulls
         light = [*_LIGHT, *[entry_field(k) for k in entry.kinds]]
         try:  # the columns every read needs, in one go
             table = entry.read([*_LIGHT, *_mixed(entry.kinds)] if defer else [*light, *_HEAVY])
@@ -256,7 +283,7 @@ def _read_one(file: CaptureFile, cache: CaptureCache | None, defer: bool) -> _Pa
             with contextlib.suppress(OSError):
                 entry.path.unlink()
             return _read_one(file, cache, defer)
-    return _Part(file, *counts, *extra, table=table, entry=entry)
+    return _Part(file, *counts, *extra, table=table, entry=entry, nulls=nulls)
 
 
 def _read_parts(
@@ -417,7 +444,22 @@ def read_capture_files(
         bodies_with_repeated_keys=sum(p.repeated for p in parts),
         arrivals_from_text=sum(p.from_text for p in parts),
         deferred=deferred,
+        held_null=_held_null(dict(zip(finals, keys, strict=True)), [p.light() for p in parts]),
     )
+
+
+def _held_null(keys: dict[str, str], parts: Sequence[_Part]) -> Callable[[str], pl.Series | None]:
+    """:attr:`AvroTable.held_null` of the files ``parts``, their fields ``keys`` by name."""
+
+    def held(name: str) -> pl.Series | None:
+        key = keys.get(name)
+        if key is None:
+            return None
+        if not parts:
+            return pl.Series(name, [], dtype=pl.Boolean)
+        return pl.concat([p.held_null(key) for p in parts]).alias(name)
+
+    return held
 
 
 _PASSTHROUGH_TYPES = {

@@ -15,6 +15,7 @@ record-by-record reader builds it (:func:`field_column`: its own type, else text
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ import pyarrow as pa
 from diagnostics.captures.body_template import (
     FieldValues,
     template_tokens,
+    token_firsts,
     token_values,
     usable_keys,
 )
@@ -109,6 +111,10 @@ def scalar_kind(kinds: Sequence[str]) -> str | None:
 #: The prefix of the column holding, as JSON text, the values of a field that does not keep
 #: a column type of its own in a file (objects, arrays, values of several kinds).
 VALUES = "j:"
+#: The prefix of the column marking the bodies that hold a field with the value null (there
+#: only for a field some body of the file holds as null): a body without the field, or one
+#: not read as a JSON object, is false; the field's own column is null in both cases.
+NULLS = "n:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +123,8 @@ class Bodies:
     by their keys after :data:`FIELD`), the kinds each field holds (``null`` alone: no
     value), the Python values of the fields without one scalar kind as JSON text (``values``,
     named after :data:`VALUES`), the raw text of the bodies not read as a JSON object (null
-    for the others) and the counts."""
+    for the others) and the counts; ``nulls``: for each field some body holds as null,
+    which bodies do (named after :data:`NULLS`; a body without the field is false)."""
 
     fields: pl.DataFrame
     kinds: dict[str, tuple[str, ...]]
@@ -125,6 +132,7 @@ class Bodies:
     without_json: int
     repeated: int
     values: pl.DataFrame
+    nulls: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
 
 
 def values_text(values: Sequence[Any]) -> pl.Series:
@@ -285,13 +293,18 @@ def read_bodies(body: pl.Series) -> Bodies:
     text = _as_text(body)
     taken = np.zeros(n, dtype=bool)
     sources: dict[str, list[FieldValues]] = {}
+    nulls: dict[str, list[np.ndarray]] = {}
     holders: list[tuple[int, list[str]]] = []
     template_keys = _template_keys(text) if n else None
     found = template_tokens(text, template_keys) if template_keys else None
     if template_keys and found is not None:
         rows, tokens = found
-        made = token_values(rows, template_keys, tokens)
+        firsts = token_firsts(tokens)
+        made = token_values(rows, template_keys, tokens, firsts)
         if made is not None:
+            for key, token in zip(template_keys, tokens.columns, strict=True):
+                if "n" in firsts[token]:  # some body holds the key as null
+                    _held_null(nulls, key, rows, tokens[token] == "null")
             taken[rows] = True
             holders.append((int(rows[0]), template_keys))
             for key, source in made.items():
@@ -314,6 +327,7 @@ def read_bodies(body: pl.Series) -> Bodies:
         holders += _present_keys(frame, fine, whole)
         for key in frame.columns:
             sources.setdefault(key, []).append(_column_source(fine, frame[key]))
+            _held_null(nulls, key, fine, frame[key].is_null() & whole)  # whole: nulls written
     read = taken
     read[fine] = True
     slow_rows = np.flatnonzero(~read)
@@ -327,6 +341,11 @@ def read_bodies(body: pl.Series) -> Bodies:
         if parsed:
             values = [None if p.fields is None else p.fields.get(key) for p in parsed]
             sources.setdefault(key, []).append(_python_source(slow_rows, values))
+            held = [
+                v is None and p.fields is not None and key in p.fields
+                for v, p in zip(values, parsed, strict=True)
+            ]
+            _held_null(nulls, key, slow_rows, pl.Series(held, dtype=pl.Boolean))
     columns, values_columns = [], []
     kinds: dict[str, tuple[str, ...]] = {}
     for key in keys:
@@ -362,4 +381,24 @@ def read_bodies(body: pl.Series) -> Bodies:
         without_json=sum(p.fields is None for p in parsed),
         repeated=sum(p.repeated for p in parsed),
         values=pl.DataFrame(values_columns) if values_columns else pl.DataFrame(),
+        nulls=_null_columns(nulls, n),
     )
+
+
+def _held_null(
+    found: dict[str, list[np.ndarray]], key: str, rows: np.ndarray, held: pl.Series
+) -> None:
+    """Note the ``rows`` (of ``held``: those whose body holds ``key`` as null) in ``found``."""
+    if held.any():
+        found.setdefault(key, []).append(rows[held.fill_null(False).to_numpy()])
+
+
+def _null_columns(found: dict[str, list[np.ndarray]], n: int) -> pl.DataFrame:
+    """The :data:`NULLS` columns of the fields some body holds as null."""
+    columns = []
+    for key, parts in found.items():
+        held = np.zeros(n, dtype=bool)
+        for rows in parts:
+            held[rows] = True
+        columns.append(pl.Series(NULLS + key, held, dtype=pl.Boolean))
+    return pl.DataFrame(columns) if columns else pl.DataFrame()

@@ -69,40 +69,69 @@ def _token(index: int) -> str:
     return f"t{index}"
 
 
-def _token_kinds(tokens: pl.DataFrame) -> dict[str, frozenset[str]]:
-    """Each key's kinds of values, from its JSON tokens."""
+def token_firsts(tokens: pl.DataFrame) -> dict[str, frozenset[str]]:
+    """Each token column's distinct first characters (``"`` text, ``t``/``f`` a boolean,
+    ``n`` null, else a number), all columns in one pass."""
+    if not tokens.width:
+        return {}
+    firsts = tokens.select(pl.all().str.head(1).unique().implode()).row(0)
+    return {
+        name: frozenset(c for c in found if c is not None)
+        for name, found in zip(tokens.columns, firsts, strict=True)
+    }
+
+
+def _token_kinds(
+    tokens: pl.DataFrame, firsts: dict[str, frozenset[str]] | None = None
+) -> dict[str, frozenset[str]]:
+    """Each key's kinds of values, from its JSON tokens (``firsts``: :func:`token_firsts`)."""
+    firsts = token_firsts(tokens) if firsts is None else firsts
     kinds = {}
     for key in tokens.columns:
-        token = tokens[key]
-        text = token.str.starts_with('"')
-        boolean = (token == "true") | (token == "false")
-        number = ~(text | boolean | (token == "null"))
-        found = {k for k, present in (("str", text), ("bool", boolean)) if present.any()}
-        if number.any():
-            fraction = number & token.str.contains_any([".", "e", "E"])
+        first = firsts[key]
+        found = {"str"} if '"' in first else set()
+        found |= {"bool"} if first & {"t", "f"} else set()
+        if first - {'"', "t", "f", "n"}:  # numbers: with a fraction or an exponent, floats
+            token = tokens[key]
+            fraction = token.str.contains_any([".", "e", "E"])
+            if first & {'"', "t", "f"}:  # text, true, false may hold those letters
+                number = ~token.str.head(1).is_in(['"', "t", "f", "n"])
+                fraction &= number
+                whole = number & ~fraction
+            else:  # numbers and nulls alone ("null" holds none of them)
+                whole = ~fraction & (token != "null") if "n" in first else ~fraction
             found |= {"float"} if fraction.any() else set()
-            found |= {"int"} if (number & ~fraction).any() else set()
+            found |= {"int"} if whole.any() else set()
         kinds[key] = frozenset(found)
     return kinds
 
 
 def token_values(
-    rows: np.ndarray, keys: Sequence[str], tokens: pl.DataFrame
+    rows: np.ndarray,
+    keys: Sequence[str],
+    tokens: pl.DataFrame,
+    firsts: dict[str, frozenset[str]] | None = None,
 ) -> dict[str, FieldValues] | None:
-    """Each key's values from its JSON tokens (``None``: a whole number beyond 64 bits)."""
-    kinds = _token_kinds(tokens)
+    """Each key's values from its JSON tokens (``None``: a whole number beyond 64 bits;
+    ``firsts``: :func:`token_firsts`, when known)."""
+    firsts = token_firsts(tokens) if firsts is None else firsts
+    kinds = _token_kinds(tokens, firsts)
     typed = []
     for name, found in kinds.items():
         token = pl.col(name)
-        value = pl.when(token != "null")
+        nulls = "n" in firsts[name]
+
+        def value(made: pl.Expr, token: pl.Expr = token, nulls: bool = nulls) -> pl.Expr:
+            return pl.when(token != "null").then(made) if nulls else made
+
         if found == {"str"}:
-            typed.append(value.then(token.str.slice(1).str.head(-1)).alias(name))
+            typed.append(value(token.str.slice(1).str.head(-1)).alias(name))
         elif found == {"bool"}:
-            typed.append(value.then(token == "true").alias(name))
+            typed.append(value(token == "true").alias(name))
         elif found == {"float"}:
-            typed.append(value.then(token).cast(pl.Float64).alias(name))
+            typed.append(value(token).cast(pl.Float64).alias(name))
         elif found == {"int"}:
-            typed.append(value.then(token).cast(pl.Int64, strict=False).alias(name))
+            typed.append(value(token).cast(pl.Int64, strict=False).alias(name))
     columns = tokens.select(typed) if typed else pl.DataFrame()
     values = {}
     for index, key in enumerate(keys):
@@ -113,7 +142,11 @@ def token_values(
             column = constant(None, len(rows), pl.Null)
         elif name in columns.columns:
             column = columns[name]
-        if "int" in found:  # beyond 64 bits: Python's ints, read one by one
+        if found == {"int"} and column is not None:  # beyond 64 bits: a null the cast made
+            written = int((tokens[name] == "null").sum()) if "n" in firsts[name] else 0
+            if column.null_count() > written:
+                return None
+        elif "int" in found:  # beyond 64 bits: Python's ints, read one by one
             numbers = tokens[name].filter(
                 ~tokens[name].str.head(1).is_in(['"', "t", "f", "n"])
                 & ~tokens[name].str.contains_any([".", "e", "E"])

@@ -27,14 +27,14 @@ from typing import Any
 
 import polars as pl
 
-from diagnostics.captures.bodies import FIELD, VALUES
+from diagnostics.captures.bodies import FIELD, NULLS, VALUES
 from diagnostics.captures.capture_file import HEAD, FileTable
 from diagnostics.captures.paths import CaptureFile
 from diagnostics.errors import InputError
 from diagnostics.storage.staging import staged_identity
 
 #: Changes whenever what an entry holds changes: older entries are then not read.
-VERSION = "2"
+VERSION = "3"
 FOLDER = f"captures-v{VERSION}"
 #: The most the cache keeps, in bytes (``ORDERDOC_CACHE_MAX_GB`` overrides it).
 MAX_BYTES = 10 * 10**9
@@ -71,9 +71,11 @@ class CachedFile:
     repeated: int
     from_text: int
     raw: int
+    #: the body fields some body holds as null (the entry has their ``n:<key>`` column)
+    nulls: tuple[str, ...] = ()
 
     def read(self, columns: list[str]) -> pl.DataFrame:
-        """The entry's ``columns`` (:data:`HEAD`, ``b:<key>``, ``j:<key>``)."""
+        """The entry's ``columns`` (:data:`HEAD`, ``b:<key>``, ``j:<key>``, ``n:<key>``)."""
         return pl.read_parquet(self.path, columns=columns)
 
 
@@ -155,6 +157,7 @@ class CaptureCache:
                 int(meta["repeated"]),
                 int(meta["from_text"]),
                 int(meta["raw"]),
+                tuple(meta["nulls"]),
             )
             if meta.get("version") != VERSION:
                 raise ValueError(meta.get("version"))
@@ -183,6 +186,7 @@ class CaptureCache:
             "repeated": table.repeated,
             "from_text": table.from_text,
             "raw": table.raw,
+            "nulls": null_keys(table.nulls.columns),
         }
         tmp = self.folder / f".tmp-{uuid.uuid4().hex}.parquet"
         try:
@@ -209,6 +213,7 @@ class CaptureCache:
             table.repeated,
             table.from_text,
             table.raw,
+            tuple(null_keys(table.nulls.columns)),
         )
 
     def trim(self, limit: int | None = None, now: float | None = None) -> int:
@@ -285,11 +290,23 @@ def values_column(key: str) -> str:
     return VALUES + key
 
 
+def null_column(key: str) -> str:
+    """The entry's column marking the bodies that hold field ``key`` as null, there when
+    some body of the file does."""
+    return NULLS + key
+
+
+def null_keys(columns: list[str]) -> list[str]:
+    """The fields of an entry's :func:`null_column` columns."""
+    return [c.removeprefix(NULLS) for c in columns]
+
+
 __all__ = [
     "CachedFile",
     "CaptureCache",
     "default_root",
     "field_column",
     "head_columns",
+    "null_column",
     "values_column",
 ]

@@ -11,6 +11,7 @@ bodies columns (:mod:`diagnostics.captures.bodies`).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.machinery
 import importlib.util
 import io
@@ -60,6 +61,8 @@ class FileTable:
     without_json: int
     repeated: int
     from_text: int
+    #: for each field some body holds as null, which do (``n:<key>``; absent: false)
+    nulls: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
 
     @property
     def raw(self) -> int:
@@ -73,7 +76,7 @@ class FileTable:
 
     def frame(self) -> pl.DataFrame:
         """Every column, as a cache entry holds them."""
-        return pl.concat([self.head, self.fields, self.values], how="horizontal")
+        return pl.concat([self.head, self.fields, self.values, self.nulls], how="horizontal")
 
 
 _ENGINE_LOCK = threading.Lock()
@@ -290,6 +293,7 @@ def _finish(
         without_json=bodies.without_json,
         repeated=bodies.repeated,
         from_text=int(from_text.sum()),
+        nulls=bodies.nulls,
     )
 
 

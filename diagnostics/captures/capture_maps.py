@@ -229,6 +229,11 @@ class _Maps:
         n = len(self.lengths)
         if not len(self.codes):
             return [_Shape(np.arange(n), ())]
+        width = int(self.lengths[0]) if n else 0
+        if width and len(self.codes) == n * width and bool((self.lengths == width).all()):
+            grid = self.codes.reshape(n, width)  # every map as long: one shape, the usual
+            if bool((grid == grid[0]).all()):
+                return [_Shape(np.arange(n), tuple(self.names[c] for c in grid[0]))]
         position = np.arange(len(self.codes)) - np.repeat(self.starts, self.lengths)
         with np.errstate(over="ignore"):
             code = (self.codes.astype(np.uint64) + np.uint64(1)) * _MIX

@@ -94,7 +94,14 @@ class Deferred:
             yield self._read(part, wanted)
 
     def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """The deferred columns (or ``columns`` of them) of every row (in memory)."""
+        """The deferred columns (or ``columns`` of them) of every row (in memory): the
+        files read side by side when each is a Parquet file, else one by one."""
+        scan = self.scan(columns)
+        if scan is not None:
+            try:
+                return scan.collect()
+            except (OSError, pl.exceptions.PolarsError):
+                pass  # an entry went away since: read each file as it can be
         frames = list(self.frames(columns))
         if not frames:
             return self.empty(columns)
@@ -110,12 +117,18 @@ class Deferred:
         if not self.parts or any(p.path is None for p in self.parts):
             return None
         wanted = self._wanted(columns)
-        scans = [
-            pl.scan_parquet(p.path).select(self._exprs(p, wanted))
-            for p in self.parts
-            if p.path is not None
-        ]
+        scans = [self._scan(p.path, p, wanted) for p in self.parts if p.path is not None]
         return pl.concat(scans, how="vertical")
+
+    def _scan(self, path: Path, part: DeferredPart, wanted: list[DeferredColumn]) -> pl.LazyFrame:
+        """One file's ``wanted`` columns, read as they are needed."""
+        scan = pl.scan_parquet(path)
+        exprs = self._exprs(part, wanted)
+        if any(c.source in part.holds for c in wanted):
+            return scan.select(exprs)
+        # nulls alone: a select would make one row of them, a column added has the file's
+        rows = scan.select(pl.first().alias("\x00rows"))
+        return rows.with_columns(exprs).select(pl.nth(list(range(1, len(wanted) + 1))))
 
     def gather(self, rows: Sequence[int]) -> pl.DataFrame:
         """The deferred columns of the rows ``rows`` (0-based, any order), in that order."""
@@ -187,18 +200,29 @@ def take_columns(
 
 
 def body_fields_reader(
-    deferred: Deferred | None, frame: pl.DataFrame
+    deferred: Deferred | None, frame: pl.DataFrame, held: Sequence[str] = ()
 ) -> Callable[[], pl.DataFrame] | None:
     """A function reading the deferred body fields (not the passthrough columns) that
-    ``frame`` lacks, row for row with it; ``None`` when there are none (to name the senders
-    of a few events: :func:`diagnostics.engine.summary.summarize`)."""
+    ``frame`` lacks (and the caller does not hold: ``held``) and that may name senders
+    (text, whole numbers), row for row with it; ``None`` when there are none (to name the
+    senders of a few events: :func:`diagnostics.engine.summary.summarize`)."""
     rest = still_deferred(deferred, frame)
     if rest is None:
         return None
-    names = [n for n in rest.names if n not in PASSTHROUGH]
+    names = [
+        c.name
+        for c in rest.columns
+        if c.name not in PASSTHROUGH and c.name not in held and _may_name(c.dtype)
+    ]
     if not names:
         return None
     return lambda: rest.frame(names) if frame.height else rest.empty(names)
+
+
+def _may_name(dtype: pl.DataType) -> bool:
+    """Whether a column of ``dtype`` may name senders (text or whole numbers; a reading,
+    a float, never does: ``diagnostics.whatif.sender_names.kind_ok``)."""
+    return dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()
 
 
 def still_deferred(deferred: Deferred | None, frame: pl.DataFrame) -> Deferred | None:

@@ -68,6 +68,9 @@ def far_off_mask(values: np.ndarray) -> tuple[np.ndarray, int, int]:
     """The one rule (see the module) on ``values`` (ns, any order): whether each is far off
     the rest, and the first and last time of the rest (the run holding the most values).
     Arrivals and application times are judged by it alike; ``values`` must not be empty."""
+    low, high = int(values.min()), int(values.max())
+    if high - low <= FAR_GAP_NS:  # no gap can be wider than the whole range: one run
+        return np.zeros(values.size, dtype=bool), low, high
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     breaks = np.flatnonzero(np.diff(ordered) > FAR_GAP_NS) + 1
@@ -193,18 +196,23 @@ def far_off_times(
     column: str,
     parsed: pl.Series,
     device_column: str | Callable[[], str | None] | None = None,
+    judged: tuple[np.ndarray, int, int] | None = None,
 ) -> tuple[np.ndarray, FarOffTimes | None]:
     """Which rows of ``frame`` have an application time far off the others (``parsed``: the
     times of ``column``, null where invalid), and what to say of them (``None``: none);
     ``device_column`` names the senders (a function giving it: called only when some time is
-    far off)."""
+    far off); ``judged``: :func:`far_off_mask` of the valid times, when already known."""
     ns = parsed.dt.epoch("ns")
     valid = ns.is_not_null().to_numpy()
     mask = np.zeros(frame.height, dtype=bool)
-    values = ns.drop_nulls().to_numpy().astype(np.int64)
-    if values.size == 0:
+    if judged is None:
+        values = ns.drop_nulls().to_numpy().astype(np.int64)
+        if values.size == 0:
+            return mask, None
+        judged = far_off_mask(values)
+    far, low, high = judged
+    if far.size == 0:
         return mask, None
-    far, low, high = far_off_mask(values)
     mask[np.flatnonzero(valid)[far]] = True
     if not mask.any():
         return mask, None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import polars as pl
@@ -205,3 +206,23 @@ def read_jsonl(data: bytes, name: str) -> pl.DataFrame:
         raise InputError(_bad_line(data, name, unit)) from exc
     check_repeated_keys(frame, data, name)
     return frame
+
+
+def held_null(data: bytes, key: str) -> pl.Series:
+    """Row for row with :func:`read_jsonl`'s events (of the same ``data``): whether the
+    event holds the top-level field ``key`` with the value null, as opposed to not at all
+    (both read as null). Only the lines that write the key next to ``null`` are parsed."""
+    data = data.removeprefix(_BOM)
+    if data.lstrip()[:1] == b"[":
+        data = _array_as_lines(data, "")
+    lines = _lines(data).filter(pl.col("line").str.strip_chars() != "")["line"]
+    quoted = re.escape(json.dumps(key, ensure_ascii=False))
+    maybe = lines.str.contains(quoted + r"\s*:\s*null").fill_null(False)
+    held = [False] * lines.len()
+    for row in maybe.arg_true().to_list():
+        try:
+            event = json.loads(lines[row])
+        except ValueError:
+            continue
+        held[row] = isinstance(event, dict) and key in event and event[key] is None
+    return pl.Series(key, held, dtype=pl.Boolean)

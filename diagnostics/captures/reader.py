@@ -37,7 +37,7 @@ from diagnostics.captures.matching import AmbiguousColumn, did_you_mean, match_c
 from diagnostics.captures.names import Rename, rename_taken, renamed
 from diagnostics.captures.paths import DEFAULT_PATH_FORMAT, capture_files, uploaded_files
 from diagnostics.captures.storable import storable
-from diagnostics.captures.tables import read_table_noted, table_kind
+from diagnostics.captures.tables import jsonl_nulls, read_table_noted, table_kind
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.errors import InputError
@@ -65,6 +65,26 @@ class Capture:
     deferred: Deferred | None = None
     #: what the capture cache did (one line; ``None``: not used)
     cache_line: str | None = None
+    #: which events hold a field as null, not without it (see :meth:`null_values`)
+    held_null: Callable[[str], pl.Series | None] | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )
+
+    def null_values(self, name: str) -> pl.Series | None:
+        """Row for row with :attr:`events`: whether the event holds field ``name`` (as
+        :attr:`events` names it) with the value null, as opposed to not at all (both are
+        null in the column); ``None`` when the format cannot tell (CSV, Parquet) or
+        ``name`` is not one of the events' own fields."""
+        if self.held_null is None:
+            return None
+        names = [name]
+        names += [r.column for r in self.renames if r.renamed in names]
+        names += [r.column for r in self.renames if r.renamed in names and r.column not in names]
+        for given in names:
+            found = self.held_null(given)
+            if found is not None:
+                return found
+        return None
 
     def column(self, name: str) -> str:
         """The name input column ``name`` has in :attr:`events` (renamed or not)."""
@@ -117,10 +137,11 @@ class Capture:
         events = attach(self.events, self.deferred)
         return dataclasses.replace(self, events=events, deferred=None)
 
-    def more_inputs(self) -> Callable[[], pl.DataFrame] | None:
-        """A function reading the body fields kept out of memory, row for row with
-        :attr:`events` (:func:`diagnostics.captures.deferred.body_fields_reader`)."""
-        return body_fields_reader(self.deferred, self.events)
+    def more_inputs(self, held: Sequence[str] = ()) -> Callable[[], pl.DataFrame] | None:
+        """A function reading the body fields kept out of memory (but those named in
+        ``held``, which the caller holds), row for row with :attr:`events`
+        (:func:`diagnostics.captures.deferred.body_fields_reader`)."""
+        return body_fields_reader(self.deferred, self.events, held)
 
     def with_columns(self, names: Sequence[str]) -> Capture:
         """This capture with the deferred columns ``names`` read into :attr:`events`."""
@@ -172,6 +193,7 @@ def _finish(
     partition: str | None,
     fixed: tuple[ColumnChoice, ColumnChoice] | None = None,
     deferred: Deferred | None = None,
+    held_null: Callable[[str], pl.Series | None] | None = None,
 ) -> Capture:
     """The capture: outcome names renamed, columns made storable, arrival and partition
     chosen (``fixed``: the choices when no setting names a column, as for Capture files)."""
@@ -209,6 +231,7 @@ def _finish(
         (*notes, *stored),
         warnings=far,
         deferred=deferred,
+        held_null=held_null,
     )
 
 
@@ -308,6 +331,7 @@ def avro_capture(
         partition=partition,
         fixed=_capture_choices(table),
         deferred=table.deferred,
+        held_null=table.held_null,
     )
 
 
@@ -360,14 +384,16 @@ def read_capture(
         msg = f"{path}: no such file or folder"
         raise InputError(msg)
     frame, renames, read_notes = read_table_noted(path, str(path), csv_options)
+    kind = table_kind(path.name)[0]
     return _finish(
         frame,
         source=str(path),
-        kind=table_kind(path.name)[0],
+        kind=kind,
         renames=renames,
         notes=read_notes,
         arrival=arrival,
         partition=partition,
+        held_null=jsonl_nulls(path, frame.columns) if kind == "jsonl" else None,
     )
 
 

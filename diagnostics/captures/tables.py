@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -20,7 +21,7 @@ from diagnostics.captures.dialect import (
     locate_problem,
     with_decimal_commas,
 )
-from diagnostics.captures.jsonl import read_jsonl
+from diagnostics.captures.jsonl import held_null, read_jsonl
 from diagnostics.captures.names import Rename, rename_empty, unique_header
 from diagnostics.errors import InputError
 
@@ -158,6 +159,25 @@ def read_table(
     """:func:`read_table_noted` without the notes."""
     frame, renames, _ = read_table_noted(source, name, options)
     return frame, renames
+
+
+def jsonl_nulls(path: Path, columns: list[str]) -> Callable[[str], pl.Series | None]:
+    """For a JSON Lines capture read from ``path`` (its events' ``columns``): a function
+    telling, for one of its columns, which events hold the field as null (not without it),
+    reading the file again when asked (:func:`diagnostics.captures.jsonl.held_null`)."""
+
+    def held(name: str) -> pl.Series | None:
+        if name not in columns:
+            return None
+        try:
+            data = path.read_bytes()
+            if data[:2] == b"\x1f\x8b":
+                data = gzip.decompress(data)
+            return held_null(data, name)
+        except (OSError, EOFError, ValueError, InputError, pl.exceptions.PolarsError):
+            return None  # changed or gone since it was read: cannot tell
+
+    return held
 
 
 def read_table_noted(

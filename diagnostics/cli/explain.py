@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from diagnostics.aggregates import require_aggregate
 from diagnostics.cli.engine_args import add_rules_arguments, check_rules_flags, chosen_rules
@@ -22,7 +24,13 @@ from diagnostics.cli.policy_args import (
 from diagnostics.cli.spark_args import check_spark_flags
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.policy import OrderingPolicy
+from diagnostics.engine.replay import BATCH_EVENTS
 from diagnostics.errors import Setting, UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from diagnostics.captures.reader import Capture
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="FILE", help="also write the report to FILE")
     add_rules_arguments(parser)
     add_spark_arguments(parser)
-    parser.set_defaults(func=run, batch_size=1_000_000)
+    parser.set_defaults(func=run, batch_size=BATCH_EVENTS)
 
 
 #: Flags that describe a replay of the capture: without ``--events`` nothing uses them.
@@ -201,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
                 evaluator=evaluator,
                 policy_job=policy_job,
                 replays=replays,
+                held_null=_held_null(capture, policy),
             )
     except InputError as exc:
         where = args.events if args.events else args.agg_dir
@@ -229,3 +238,13 @@ def run(args: argparse.Namespace) -> int:
             msg = f"--out {args.out}: cannot write ({exc.strerror})"
             raise UsageError(msg) from exc
     return 0
+
+
+def _held_null(
+    capture: Capture | None, policy: OrderingPolicy | None
+) -> Callable[[], pl.Series | None] | None:
+    """Which events of ``capture`` hold the TIMESTAMP BY field as null (read when asked)."""
+    if capture is None or policy is None or policy.timestamp_by is None:
+        return None
+    column = policy.timestamp_by
+    return lambda: capture.null_values(column)

@@ -18,6 +18,7 @@ from diagnostics.cli.impact_args import (
 )
 from diagnostics.cli.job_args import Resolved, add_job_arguments, resolve_policy
 from diagnostics.cli.policy_args import add_column_arguments, add_policy_arguments
+from diagnostics.engine.replay import BATCH_EVENTS
 from diagnostics.errors import InputError, Setting, UsageError
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_policy_arguments(parser)
     add_job_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.set_defaults(func=run, batch_size=1_000_000)
+    parser.set_defaults(func=run, batch_size=BATCH_EVENTS)
 
 
 def query_of(args: argparse.Namespace, resolved: Resolved | None) -> QueryText:

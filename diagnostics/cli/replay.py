@@ -38,7 +38,7 @@ from diagnostics.cli.replay_spark import check_spark_flags, run_spark
 from diagnostics.cli.values import out_folder
 from diagnostics.engine.columns import OUTCOME_COLUMNS
 from diagnostics.engine.outcomes_files import write_outcomes_file
-from diagnostics.engine.replay import ReplayResult, declared_partitions, replay
+from diagnostics.engine.replay import BATCH_EVENTS, ReplayResult, declared_partitions, replay
 from diagnostics.engine.summary import format_summary, summarize
 from diagnostics.engines.policy import Rules
 from diagnostics.errors import InputError, Setting, UsageError
@@ -71,9 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--batch-size",
         type=positive_int,
-        default=1_000_000,
+        default=BATCH_EVENTS,
         metavar="N",
-        help="events per engine batch (does not change the result); default 1000000",
+        help=f"events per engine batch (does not change the result); default {BATCH_EVENTS}",
     )
     parser.add_argument(
         "--outcomes-only",
@@ -204,17 +204,20 @@ def run(args: argparse.Namespace) -> int:
     result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
-    # diagnostics and the summary are computed from the same frame in this one.
+    # summary and the diagnostics are computed from the same frame in this one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
         writing = pool.submit(
             atomic_write, out / "outcomes.parquet", write_outcomes(result, capture)
         )
+        # the summary first: its far-off senders read input columns, and the diagnostics'
+        # work reuses the memory it frees (a lower peak)
+        more = capture.more_inputs(result.outcomes.columns)
+        summary = {"input": capture.to_dict(), **summarize(result, more)}
         if not args.outcomes_only:
             write_outputs(
                 result, out, options_from_args(args, resolved.job), example_rows(result, capture)
             )
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
-        summary = {"input": capture.to_dict(), **summarize(result, capture.more_inputs())}
         try:
             writing.result()
         except OSError as exc:

@@ -172,16 +172,17 @@ def far_off_events(
     if column is None or out.is_empty():
         return np.zeros(out.height, dtype=bool), None, ""
     frame = out
-    if more_inputs is not None:
-        valid = out.get_column("application_time").dt.epoch("ns").drop_nulls().to_numpy()
-        if valid.size and far_off_mask(valid.astype(np.int64))[0].any():
-            more = more_inputs()
-            frame = out.hstack(more.select([c for c in more.columns if c not in out.columns]))
+    valid = out.get_column("application_time").dt.epoch("ns").drop_nulls().to_numpy()
+    judged = far_off_mask(valid.astype(np.int64)) if valid.size else None
+    if more_inputs is not None and judged is not None and judged[0].any():
+        more = more_inputs()
+        frame = out.hstack(more.select([c for c in more.columns if c not in out.columns]))
     mask, far = far_off_times(
         frame,
         column if column in frame.columns else "application_time",
         frame.get_column("application_time"),
         lambda: sender_column(frame, policy),
+        judged,
     )
     if far is None:
         return mask, None, ""

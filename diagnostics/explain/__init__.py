@@ -9,7 +9,7 @@ Public API (the app builds on these names)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -65,6 +65,7 @@ def explain(
     evaluator: Evaluator | None = None,
     policy_job: str | None = None,
     replays: Replays | None = None,
+    held_null: Callable[[], pl.Series | None] | None = None,
 ) -> Report:
     """Findings from an aggregate folder and/or a capture, most important first.
 
@@ -78,7 +79,9 @@ def explain(
     elsewhere (``explain --events --spark``); ``evaluator``: who runs the engine on the
     recommender's settings (default: here); ``replays``: the capture's replays and the
     recommender's measurements kept for the rest of the command (a fix written after,
-    :mod:`diagnostics.whatif.replays`; ``events`` is then ``replays.apply(policy)``'s).
+    :mod:`diagnostics.whatif.replays`; ``events`` is then ``replays.apply(policy)``'s);
+    ``held_null()``: which events hold the TIMESTAMP BY field as null, not without it
+    (``Capture.null_values``).
     """
     if agg_dir is None and events is None:
         msg = "explain needs an aggregate folder or an event capture"
@@ -109,6 +112,7 @@ def explain(
             partitions=partitions,
             replayed=replayed,
             replays=replays,
+            held_null=held_null,
         )
         evidence = captured if evidence is None else merge(evidence, captured)
     assert evidence is not None

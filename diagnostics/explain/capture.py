@@ -4,7 +4,7 @@ per-partition counts, silent stretches per partition, and the per-key OVER analy
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -129,10 +129,13 @@ def from_capture(
     partitions: Sequence[int] | None = None,
     replayed: Replayed | None = None,
     replays: Replays | None = None,
+    held_null: Callable[[], pl.Series | None] | None = None,
 ) -> Evidence:
     """Exact evidence from ``events`` replayed under ``policy`` (needs ``TIMESTAMP BY``);
     ``replayed``: that replay already made elsewhere (``explain --spark``), else run here
-    (by ``replays``, which keeps it for the rest of the command, when given)."""
+    (by ``replays``, which keeps it for the rest of the command, when given);
+    ``held_null()``: which events hold the TIMESTAMP BY field as null rather than not at all
+    (:meth:`diagnostics.captures.reader.Capture.null_values`)."""
     if policy.timestamp_by is None:
         msg = "an event capture needs a TIMESTAMP BY column: without TIMESTAMP BY no ordering rule applies"
         raise InputError(msg, Setting.TIMESTAMP_BY)
@@ -205,7 +208,7 @@ def from_capture(
     kinds[invalid] = replace(
         kinds[invalid],
         breakdown=invalid_breakdown(
-            out, flags[ErrorKind.INVALID_TIMESTAMP], policy.timestamp_by, key
+            out, flags[ErrorKind.INVALID_TIMESTAMP], policy.timestamp_by, key, held_null
         ),
     )
     if unreadable.any():

@@ -10,6 +10,7 @@ timestamp, once, whether the evidence comes from the capture, the logs or both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -49,13 +50,20 @@ def _senders(events: pl.DataFrame, sender: str | None) -> dict[str, int]:
 
 
 def invalid_breakdown(
-    out: pl.DataFrame, mask: pl.Series, column: str | None, sender: str | None
+    out: pl.DataFrame,
+    mask: pl.Series,
+    column: str | None,
+    sender: str | None,
+    held_null: Callable[[], pl.Series | None] | None = None,
 ) -> dict[str, Any]:
     """The events of ``mask`` (invalid timestamps, unreadable bodies left out) split by what
     their TIMESTAMP BY ``column`` holds: ``unparsable`` (a value, not a time ASA reads: its
-    first distinct values as examples) and ``missing_or_null`` (no value: the field is absent
-    or null; a capture's reader reads both as null), each with its events and senders
-    (``sender_column``)."""
+    first distinct values as examples), and of those with no value ``field_missing`` (the
+    event does not have the field) and ``null_or_empty`` (the field is null, or empty
+    text), each with its events and senders (``sender_column``). ``held_null()`` tells,
+    row for row with ``out`` (in input order), which events hold the field as null; when it
+    is not given (or cannot tell, as for CSV and Parquet) the events with no value are
+    ``missing_or_null``."""
     events = out.filter(mask)
     if column is None or column not in events.columns:
         return {}
@@ -69,12 +77,37 @@ def invalid_breakdown(
         if not unparsable.is_empty()
         else []
     )
-    return {
+    found: dict[str, Any] = {
         "unparsable": {
             "events": unparsable.height,
             "examples": [str(v)[:60] for v in examples],
             "senders": _senders(unparsable, sender),
-        },
-        "missing_or_null": {"events": empty.height, "senders": _senders(empty, sender)},
-        "sender_column": sender,
+        }
     }
+    held = _held(out, mask, raw, held_null) if not empty.is_empty() else None
+    if held is None:
+        found["missing_or_null"] = {"events": empty.height, "senders": _senders(empty, sender)}
+    else:
+        absent = ~has_value & raw.is_null() & ~held
+        for name, rows in (("field_missing", absent), ("null_or_empty", ~has_value & ~absent)):
+            chosen = events.filter(rows)
+            found[name] = {"events": chosen.height, "senders": _senders(chosen, sender)}
+    return {**found, "sender_column": sender}
+
+
+def _held(
+    out: pl.DataFrame,
+    mask: pl.Series,
+    raw: pl.Series,
+    held_null: Callable[[], pl.Series | None] | None,
+) -> pl.Series | None:
+    """Which of the events of ``mask`` hold the field as null (``None``: not known)."""
+    if held_null is None:
+        return None
+    if not bool(raw.is_null().any()):
+        return pl.Series([False] * raw.len(), dtype=pl.Boolean)
+    every = held_null()
+    if every is None or every.len() != out.height:
+        return None
+    rows = out["event_id"].filter(mask) if "event_id" in out.columns else mask.arg_true()
+    return every.gather(rows).fill_null(False)

@@ -42,6 +42,8 @@ LABELS = {
     "invalid_key": "events without an OVER key",
     "unparsable": "of which a value that is not a time",
     "missing_or_null": "of which no value (the field missing, null or empty)",
+    "field_missing": "of which the event does not have the field",
+    "null_or_empty": "of which the field is null or empty",
     "hot_partition": "busiest partition",
     "fair_share": "fair share",
     "share": "share",

@@ -213,8 +213,9 @@ def choose_senders(
         if is_system(name):
             system.append(name)
             continue
-        values = frame[name].drop_nulls().n_unique()
-        per_value = (n - frame[name].null_count()) / max(values, 1)
+        nulls = frame[name].null_count()
+        values = frame[name].n_unique() - (1 if nulls else 0)  # the values but null
+        per_value = (n - nulls) / max(values, 1)
         if values < 2:
             continue
         if per_value < MIN_EVENTS_PER_SENDER:

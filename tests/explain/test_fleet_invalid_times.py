@@ -35,6 +35,7 @@ def expected():
     return {
         "unparsable": int(us.sum()),
         "no_value": int((~texts & ~events.non_json).sum()),
+        "missing": int((events.time_missing & ~events.non_json).sum()),
         "unreadable": int(events.non_json.sum()),
         "us_device": device_name(us_device),
     }
@@ -58,14 +59,18 @@ def test_invalid_timestamps_split_with_examples_and_senders(fleet, expected, cap
     evidence = invalid["evidence"]
     assert expected["unparsable"] > 50
     assert evidence["unparsable"]["events"] == expected["unparsable"]
-    assert evidence["missing_or_null"]["events"] == expected["no_value"] == 60
+    # the field missing from the body, and the field written null, told apart
+    assert evidence["field_missing"]["events"] == expected["missing"] == 40
+    assert evidence["null_or_empty"]["events"] == expected["no_value"] - expected["missing"] == 20
+    assert "missing_or_null" not in evidence
     assert evidence["invalid_timestamp"] == expected["unparsable"] + expected["no_value"]
     examples = evidence["unparsable"]["examples"]
     assert len(examples) == 3
     assert all(e.startswith("6/3/2024 ") and e.endswith(("AM", "PM")) for e in examples)
     assert evidence["unparsable"]["senders"] == {expected["us_device"]: expected["unparsable"]}
     assert evidence["unparsable"]["sender_column"] == "deviceId"
-    assert sum(evidence["missing_or_null"]["senders"].values()) <= 60
+    assert sum(evidence["field_missing"]["senders"].values()) <= 40
+    assert sum(evidence["null_or_empty"]["senders"].values()) <= 20
     (fix,) = invalid["suggestions"]
     assert fix["snippet"].startswith(f"deviceId {expected['us_device']} writes values such as '6/3")
     # the bodies that are not JSON are the input's data errors, not invalid times
@@ -85,7 +90,8 @@ def test_text_names_examples_and_the_device(fleet, expected, capsys):
         in text
     )
     assert f"deviceId {expected['us_device']}: {expected['unparsable']}" in text
-    assert "of which no value (the field missing, null or empty): 60 events" in text
+    assert "of which the event does not have the field: 40 events" in text
+    assert "of which the field is null or empty: 20 events" in text
 
 
 def _with_invalid_data(logs: Path, count: int) -> None:
