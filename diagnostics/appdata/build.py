@@ -9,7 +9,8 @@ instrumented into ASA diagnostics and metrics, and aggregated the same way.
 The folder written (see docs/schemas.md, "App working folder"): the five tables as
 ``TABLE/part-0.parquet`` (``date`` kept as a column), ``summary.json``, and for a capture
 ``capture/events.parquet``, ``capture/outcomes.parquet``, ``capture/diagnostics.jsonl``,
-``capture/metrics.parquet`` and ``capture/source.json`` (the policy used).
+``capture/metrics.parquet``, ``capture/source.json`` (the policy used) and, when the
+capture's format tells a field written null from one missing, ``capture/held_null.parquet``.
 
 Invariant: every function either writes a complete folder or raises
 :class:`~diagnostics.errors.InputError` with a message fit to show as it is.
@@ -304,6 +305,11 @@ def build_from_capture(
     return out
 
 
+#: Row for row with ``events.parquet``: which events hold the TIMESTAMP BY field as null
+#: rather than not at all (written when the capture's format can tell: JSON Lines, Avro)
+HELD_NULL_FILE = "held_null.parquet"
+
+
 @dataclass(frozen=True)
 class CaptureContext:
     """The capture behind an aggregate folder, when the app built it from one."""
@@ -313,6 +319,24 @@ class CaptureContext:
     events_path: Path
     #: ``outcomes.parquet``, or an ``outcomes/`` folder (docs/schemas.md)
     outcomes_path: Path
+
+    def held_null(self) -> pl.Series | None:
+        """Which events hold the TIMESTAMP BY field as null rather than not at all, row for
+        row with the events (``None``: the capture's format could not tell)."""
+        path = self.events_path.parent / HELD_NULL_FILE
+        if not path.is_file():
+            return None
+        return pl.read_parquet(path).to_series()
+
+
+def write_held_null(cap_dir: Path, held: pl.Series | None) -> None:
+    """Keep ``held`` (see :meth:`CaptureContext.held_null`) beside the capture's events;
+    none: remove an earlier one."""
+    path = cap_dir / HELD_NULL_FILE
+    if held is None:
+        path.unlink(missing_ok=True)
+    else:
+        pl.DataFrame({"held_null": held}).write_parquet(path)
 
 
 def capture_context(agg_dir: Path) -> CaptureContext | None:

@@ -13,10 +13,12 @@ import polars as pl
 
 from diagnostics.appdata.build import (
     CAPTURE_DIR,
+    HELD_NULL_FILE,
     SOURCE_FILE,
     CaptureSettings,
     Progress,
     build_from_capture,
+    write_held_null,
 )
 from diagnostics.captures.capture_cache import CaptureCache, default_root
 from diagnostics.captures.reader import (
@@ -35,6 +37,7 @@ CAPTURE_FILES = (
     "diagnostics.jsonl",
     "metrics.parquet",
     SOURCE_FILE,
+    HELD_NULL_FILE,
 )
 
 
@@ -133,9 +136,12 @@ def build_from_reader(
     said += [*capture.notes, *capture.warnings]
     progress(0.01, f"read {capture.source}: " + "; ".join(said))
     try:
-        return build_from_capture(
+        built = build_from_capture(
             events, resolved, out, progress, partitions, capture.warnings, capture.deferred
         )
+        column = policy.timestamp_by
+        write_held_null(out / CAPTURE_DIR, None if column is None else capture.null_values(column))
+        return built
     except (OSError, pl.exceptions.PolarsError) as exc:
         _remove_partial(out)
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

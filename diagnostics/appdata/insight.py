@@ -6,7 +6,7 @@ chart, and small helpers that put evidence and impact into words.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,12 +65,14 @@ def explain(
     job: str | None = None,
     policy_job: str | None = None,
     replays: Replays | None = None,
+    held_null: Callable[[], pl.Series | None] | None = None,
 ) -> Report:
     """The explainer's report: findings most important first, sources and policy text.
     ``partitions``: the input's partitions the capture was replayed with (those without an
     event included), as for the replay that measures a fix; ``job``: one job of the folder;
     ``policy_job``: the job ``policy`` is the policy of (:func:`diagnostics.explain.explain`);
-    ``replays``: the capture's replays (:mod:`diagnostics.appdata.replays`)."""
+    ``replays``: the capture's replays (:mod:`diagnostics.appdata.replays`); ``held_null()``:
+    which events hold the TIMESTAMP BY field as null rather than not at all."""
     return run_explainer(
         agg_dir,
         events=events,
@@ -80,6 +82,7 @@ def explain(
         job=job,
         policy_job=policy_job,
         replays=replays,
+        held_null=held_null,
     )
 
 

@@ -274,6 +274,7 @@ def explain_folder(
             columns=ctx.settings.columns,
             partitions=ctx.partitions or None,  # as build_fix measures the fix
             replays=replays,
+            held_null=ctx.held_null,
         )
         own = True
     elif kept_job is not None and kept_job.policy.application_time:

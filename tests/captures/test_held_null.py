@@ -122,3 +122,28 @@ def test_explain_counts_missing_null_and_unparsable_apart(tmp_path: Path, kind: 
     said = " ".join(text.split())
     assert f"of which the event does not have the field: {counts['field_missing']} events" in said
     assert f"of which the field is null or empty: {counts['null_or_empty']} events" in said
+
+
+def test_the_app_counts_missing_and_null_apart_as_explain_does(tmp_path: Path) -> None:
+    """The app's Findings page explains the events it stored when the capture was loaded:
+    what the capture told of null and missing fields is kept beside them."""
+    from diagnostics.appdata.build import CaptureSettings, capture_context
+    from diagnostics.appdata.capture_input import build_from_reader
+    from diagnostics.appdata.jobfix import explain_folder
+    from diagnostics.engine.policy import OrderingPolicy
+
+    source = _capture(tmp_path / "capture")
+    agg = tmp_path / "agg"
+    policy = OrderingPolicy(timestamp_by="ts")
+    build_from_reader(read_capture(source), CaptureSettings(policy=policy), agg)
+    ctx = capture_context(agg)
+    assert ctx is not None
+    held = ctx.held_null()
+    assert held is not None
+    assert held.to_list() == EXPECTED
+    report = explain_folder(agg, None)
+    (found,) = [f for f in report.findings if f.cause == "invalid_timestamps"]
+    evidence = found.evidence
+    assert evidence["null_or_empty"]["events"] == 4
+    assert evidence["field_missing"]["events"] == 3
+    assert "missing_or_null" not in evidence
