@@ -73,9 +73,13 @@ def build_parser(
     for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"diagnostics.cli.{name}")
         module.register(subparsers)
-    for command in subparsers.choices.values():
+    from diagnostics.cli.storage_args import INPUTS, URL_NOTE
+
+    for name, command in subparsers.choices.items():
         if command.description:  # a module docstring as the description: no reST markup
             command.description = plain_text(command.description)
+        if name != "watch" and any(a.dest in INPUTS for a in command._actions):
+            command.epilog = f"{command.epilog}\n\n{URL_NOTE}" if command.epilog else URL_NOTE
     for name, shown in (shown_as or {}).items():
         subparsers.choices[name].prog = f"{parser.prog} {shown}"
     return parser

@@ -17,6 +17,15 @@ from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 #: The attributes of the parsed flags that name an input (a file or a folder to read).
+#: What every command's --help says of storage URLs (``watch`` says it in its LOGS).
+URL_NOTE = (
+    "Any input file or folder may be a storage URL: az://CONTAINER/PATH, "
+    "abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/PATH or "
+    "https://ACCOUNT.blob.core.windows.net/CONTAINER/PATH, read with "
+    "AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or "
+    "AZURE_STORAGE_SAS_TOKEN, or "
+    "your Azure sign-in (docs/storage.md)."
+)
 INPUTS = (
     "inputs",
     "events",
