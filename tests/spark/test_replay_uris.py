@@ -5,7 +5,9 @@ that path here (no storage account), and a scheme the cluster cannot open is one
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from unittest import mock
 
 import polars as pl
 import pytest
@@ -96,10 +98,21 @@ def _one_line_error(*argv: str) -> str:
 
 def test_a_scheme_the_cluster_cannot_open_and_a_missing_path(spark, tmp_path):
     uri = "abfss://cap@account.dfs.core.windows.net/ns/hub"
+    # handed to a cluster (--master), the URL is the cluster's to open: this one has no
+    # hadoop-azure
     said = _one_line_error(
-        "replay", uri, "--out", str(tmp_path / "o"), "--spark", "--timestamp-by", "ts"
-    )
+        "replay", uri, "--out", str(tmp_path / "o"), "--spark", "--master", "local[2]",
+        "--timestamp-by", "ts",
+    )  # fmt: skip
     assert f"{uri}: this Spark has no file system for scheme 'abfss'" in said
+    # locally it is read through the storage library, with the environment's credentials
+    # (none here): one line naming the URL
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AZURE_")}
+    with mock.patch.dict(os.environ, env, clear=True):
+        said = _one_line_error(
+            "replay", uri, "--out", str(tmp_path / "o"), "--spark", "--timestamp-by", "ts"
+        )
+    assert f"{uri}: access refused" in said
     missing = (tmp_path / "nothing").as_uri()
     said = _one_line_error(
         "replay", missing, "--out", str(tmp_path / "o"), "--spark", "--timestamp-by", "ts"
