@@ -289,12 +289,7 @@ def browser(folder: Path) -> dict:
             chromium.close()
         return results
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        _stop(proc)
 
 
 def users_folder() -> Path:

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.conftest import JOBS, ROOT, SCENARIOS
+from tests.processes import stop_process
 
 CHROMIUM = Path("/usr/bin/chromium")
 DOCS_SCREENSHOT = ROOT / "docs" / "screenshots" / "findings.png"
@@ -129,12 +130,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             finally:
                 browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
+        stop_process(proc, timeout=20)
 
 
 def _uploader(page, label: str):

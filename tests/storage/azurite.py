@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.processes import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / ".azurite" / "node_modules" / ".bin" / "azurite-blob"
 LOOPBACK = "127.0.0.1"
@@ -111,12 +113,7 @@ def azurite(location: Path, *, timeout: float = 60.0) -> Iterator[Azurite]:
             time.sleep(0.05)
         yield Azurite(found[0], location)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
         reader.join(timeout=5)
 
 

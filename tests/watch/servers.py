@@ -20,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.processes import stop_process
+
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 LOOPBACK = "127.0.0.1"
 
@@ -139,10 +141,5 @@ def alertmanager(tmp: Path, webhook_url: str) -> Iterator[str]:
         wait_for(ready, timeout=30, what="Alertmanager to be ready")
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
         log.close()
