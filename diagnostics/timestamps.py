@@ -18,22 +18,25 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import polars as pl
 from polars._typing import TimeUnit
+
+from diagnostics.iso_layout import read_iso
 
 UTC_NS = pl.Datetime("ns", "UTC")
 
 #: The earliest and latest time a replay represents (ns since the epoch); see the module text.
 EARLIEST = int(dt.datetime(1900, 1, 1, tzinfo=dt.UTC).timestamp()) * 1_000_000_000
 LATEST = int(dt.datetime(2150, 1, 1, tzinfo=dt.UTC).timestamp()) * 1_000_000_000
+_BOUNDS = (dt.datetime(1900, 1, 1, tzinfo=dt.UTC), dt.datetime(2150, 1, 1, tzinfo=dt.UTC))
 #: The bounds as a note says them.
 TIME_RANGE = "1900-01-01 .. 2150-01-01"
 
 
 def in_time_range(moment: dt.datetime) -> bool:
     """Whether an aware datetime lies within :data:`EARLIEST` .. :data:`LATEST`."""
-    low = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
-    return low <= moment <= dt.datetime(2150, 1, 1, tzinfo=dt.UTC)
+    return _BOUNDS[0] <= moment <= _BOUNDS[1]
 
 
 #: What an error or a note says the accepted datetime strings are.
@@ -105,7 +108,25 @@ def to_utc(series: pl.Series) -> pl.Series:
 
 
 def _parse(stripped: pl.Series, unit: TimeUnit) -> pl.Series:
-    """``stripped`` parsed as :func:`to_utc` says, in ``unit`` (nulls where unparsable)."""
+    """``stripped`` parsed as :func:`to_utc` says, in ``unit`` (nulls where unparsable): in
+    nanoseconds, the commonest layouts from their bytes first
+    (:func:`diagnostics.iso_layout.read_iso`), the rest by :func:`_parse_formats`."""
+    if unit != "ns":
+        return _parse_formats(stripped, unit)
+    ns, read = read_iso(stripped)
+    if not read.any():
+        return _parse_formats(stripped, unit)
+    known = pl.Series(stripped.name, ns).cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    parsed = pl.select(pl.when(pl.Series(read)).then(known)).to_series().alias(stripped.name)
+    rest = np.flatnonzero(~read & stripped.is_not_null().to_numpy())
+    if rest.size:
+        parsed = parsed.scatter(rest, _parse_formats(stripped.gather(rest), unit))
+    return parsed
+
+
+def _parse_formats(stripped: pl.Series, unit: TimeUnit) -> pl.Series:
+    """``stripped`` parsed by polars' formats for :func:`to_utc`'s forms, then Python's ISO
+    parser, in ``unit`` (nulls where unparsable)."""
     name = stripped.name
     parsers = [
         lambda s, f=fmt: s.str.to_datetime(f, time_unit=unit, time_zone="UTC", strict=False)
@@ -126,6 +147,8 @@ def _parse(stripped: pl.Series, unit: TimeUnit) -> pl.Series:
     if missing.any():
         rescued = [_fallback(v) for v in stripped.filter(missing).to_list()]
         values = pl.Series(name, rescued, dtype=pl.Datetime("us", "UTC"))
+        if unit == "ns":  # held at the bounds, as to_utc holds a time it reads that far off
+            values = values.clip(_BOUNDS[0], _BOUNDS[1])
         parsed = parsed.scatter(missing.arg_true(), values.dt.cast_time_unit(unit))
     return parsed.alias(name)
 
