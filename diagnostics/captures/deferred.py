@@ -9,7 +9,11 @@ file (:func:`diagnostics.engine.outcomes_files.write_outcomes_file`), the exampl
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
+import json
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +22,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+#: The folder, beside the cache entries' folders, of what :meth:`Deferred.remember` keeps.
+MEMO = "memo"
 #: The Capture columns deferred, in the order they have among a capture's columns.
 PASSTHROUGH = ("SequenceNumber", "Offset", "Properties", "SystemProperties", "Body")
 
@@ -157,6 +163,32 @@ class Deferred:
         ordered = [c if c in deferred else next(names) for c in self.order]
         return [*ordered, *names]  # columns added since (a nested field's own column)
 
+    def remember(self, key: dict[str, object], compute: Callable[[], str | None]) -> str | None:
+        """``compute()``, kept beside the cache entries these columns are read from (a small
+        JSON file a ``key`` and those entries name) and read from there next time: what
+        depends only on the capture's files, such as which column names its senders. Not
+        kept for a temporary cache or columns that are not in cache entries."""
+        paths = [p.path for p in self.parts]
+        if self.keep is not None or not paths or any(p is None for p in paths):
+            return compute()
+        named = json.dumps(
+            {"entries": [p.name for p in paths if p is not None], **key}, sort_keys=True
+        )
+        first = paths[0]
+        assert first is not None
+        memo = first.parent.parent / MEMO / f"{hashlib.sha256(named.encode()).hexdigest()}.json"
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            value = json.loads(memo.read_text(encoding="utf-8"))["value"]
+            if value is None or isinstance(value, str):
+                return value
+        value = compute()
+        with contextlib.suppress(OSError):
+            memo.parent.mkdir(exist_ok=True)
+            partial = memo.with_name(f".tmp-{uuid.uuid4().hex}")
+            partial.write_text(json.dumps({"value": value}), encoding="utf-8")
+            partial.replace(memo)
+        return value
+
     def without(self, names: Sequence[str]) -> Deferred:
         """These deferred columns no longer deferred (taken into memory)."""
         gone = set(names)
@@ -199,24 +231,44 @@ def take_columns(
     return joined, rest if rest.columns else None
 
 
+@dataclass(frozen=True)
+class BodyFields:
+    """The deferred body fields that may name senders (:attr:`names`), read on a call (all
+    of them, or the ``names`` given), row for row with the events: what
+    :func:`diagnostics.engine.summary.summarize` reads to name the senders of a few events,
+    and :meth:`remember` keeps which column names them (:meth:`Deferred.remember`)."""
+
+    rest: Deferred
+    names: tuple[str, ...]
+    rows: int
+
+    def __call__(self, names: Sequence[str] | None = None) -> pl.DataFrame:
+        wanted = list(self.names if names is None else names)
+        return self.rest.frame(wanted) if self.rows else self.rest.empty(wanted)
+
+    def remember(self, key: dict[str, object], compute: Callable[[], str | None]) -> str | None:
+        """:meth:`Deferred.remember` of the capture these fields belong to."""
+        return self.rest.remember(key, compute)
+
+
 def body_fields_reader(
     deferred: Deferred | None, frame: pl.DataFrame, held: Sequence[str] = ()
-) -> Callable[[], pl.DataFrame] | None:
-    """A function reading the deferred body fields (not the passthrough columns) that
-    ``frame`` lacks (and the caller does not hold: ``held``) and that may name senders
-    (text, whole numbers), row for row with it; ``None`` when there are none (to name the
-    senders of a few events: :func:`diagnostics.engine.summary.summarize`)."""
+) -> BodyFields | None:
+    """The deferred body fields (not the passthrough columns) that ``frame`` lacks (and the
+    caller does not hold: ``held``) and that may name senders (text, whole numbers), to read
+    row for row with it; ``None`` when there are none (to name the senders of a few events:
+    :func:`diagnostics.engine.summary.summarize`)."""
     rest = still_deferred(deferred, frame)
     if rest is None:
         return None
-    names = [
+    names = tuple(
         c.name
         for c in rest.columns
         if c.name not in PASSTHROUGH and c.name not in held and _may_name(c.dtype)
-    ]
+    )
     if not names:
         return None
-    return lambda: rest.frame(names) if frame.height else rest.empty(names)
+    return BodyFields(rest, names, frame.height)
 
 
 def _may_name(dtype: pl.DataType) -> bool:

@@ -15,7 +15,13 @@ import polars as pl
 from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
 from diagnostics.captures.capture_cache import CaptureCache
 from diagnostics.captures.datasets import parquet_files, read_parquet_files
-from diagnostics.captures.deferred import Deferred, attach, body_fields_reader, take_columns
+from diagnostics.captures.deferred import (
+    BodyFields,
+    Deferred,
+    attach,
+    body_fields_reader,
+    take_columns,
+)
 from diagnostics.captures.detect import (
     ARRIVAL_DEFAULT,
     ASA_ARRIVALS,
@@ -137,9 +143,9 @@ class Capture:
         events = attach(self.events, self.deferred)
         return dataclasses.replace(self, events=events, deferred=None)
 
-    def more_inputs(self, held: Sequence[str] = ()) -> Callable[[], pl.DataFrame] | None:
-        """A function reading the body fields kept out of memory (but those named in
-        ``held``, which the caller holds), row for row with :attr:`events`
+    def more_inputs(self, held: Sequence[str] = ()) -> BodyFields | None:
+        """The body fields kept out of memory that may name senders (but those named in
+        ``held``, which the caller holds), to read row for row with :attr:`events`
         (:func:`diagnostics.captures.deferred.body_fields_reader`)."""
         return body_fields_reader(self.deferred, self.events, held)
 

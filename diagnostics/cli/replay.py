@@ -205,14 +205,15 @@ def run(args: argparse.Namespace) -> int:
     written = ["outcomes.parquet"]
     # outcomes.parquet is written in a worker thread (polars releases the GIL) while the
     # summary and the diagnostics are computed from the same frame in this one.
+    # the summary first: its far-off senders read input columns, and the diagnostics'
+    # work reuses the memory it frees (a lower peak); it reads them before the outcomes
+    # file's writer fills polars' threads
+    more = capture.more_inputs(result.outcomes.columns)
+    summary = {"input": capture.to_dict(), **summarize(result, more)}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
         writing = pool.submit(
             atomic_write, out / "outcomes.parquet", write_outcomes(result, capture)
         )
-        # the summary first: its far-off senders read input columns, and the diagnostics'
-        # work reuses the memory it frees (a lower peak)
-        more = capture.more_inputs(result.outcomes.columns)
-        summary = {"input": capture.to_dict(), **summarize(result, more)}
         if not args.outcomes_only:
             write_outputs(
                 result, out, options_from_args(args, resolved.job), example_rows(result, capture)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -112,9 +113,24 @@ def delay_percentiles(out: pl.DataFrame) -> dict[str, float | None]:
     return delay_seconds(picked)
 
 
-#: The input columns a replay's outcomes lack, aligned with them row for row (a capture's
-#: columns kept out of memory: ``diagnostics.captures.reader.Capture.more_inputs``).
-MoreInputs = Callable[[], pl.DataFrame]
+class MoreInputs(Protocol):
+    """The input columns a replay's outcomes lack that may name senders (:attr:`names`),
+    read row for row with them (a capture's columns kept out of memory:
+    ``diagnostics.captures.reader.Capture.more_inputs``)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The columns' names."""
+        ...
+
+    def __call__(self, names: Sequence[str] | None = None) -> pl.DataFrame:
+        """All of them, or ``names``."""
+        ...
+
+    def remember(self, key: dict[str, object], compute: Callable[[], str | None]) -> str | None:
+        """``compute()``, kept with the capture's files for ``key`` (it depends on nothing
+        else) and read from there next time."""
+        ...
 
 
 def summarize(result: ReplayResult, more_inputs: MoreInputs | None = None) -> dict[str, Any]:
@@ -174,19 +190,39 @@ def far_off_events(
     frame = out
     valid = out.get_column("application_time").dt.epoch("ns").drop_nulls().to_numpy()
     judged = far_off_mask(valid.astype(np.int64)) if valid.size else None
+    named: str | Callable[[], str | None] | None = partial(sender_column, out, policy)
     if more_inputs is not None and judged is not None and judged[0].any():
-        more = more_inputs()
-        frame = out.hstack(more.select([c for c in more.columns if c not in out.columns]))
+        if policy.over and policy.over[0] in out.columns:
+            named = policy.over[0]
+        else:
+            # the sender column depends on the capture's columns and application times
+            # alone (not on the tolerances): kept with the capture's files
+            key = {
+                "far_off_senders": 1,
+                "timestamp_by": column,
+                "inputs": [c for c in out.columns if c not in OUTCOME_COLUMNS],
+                "more": list(more_inputs.names),
+            }
+            named = more_inputs.remember(
+                key, lambda: sender_column(_with(out, more_inputs()), policy)
+            )
+            if named is not None and named not in out.columns:
+                frame = _with(out, more_inputs([named]))
     mask, far = far_off_times(
         frame,
         column if column in frame.columns else "application_time",
         frame.get_column("application_time"),
-        lambda: sender_column(frame, policy),
+        named,
         judged,
     )
     if far is None:
         return mask, None, ""
     return mask, far, fate_of(out.filter(pl.Series(mask)))
+
+
+def _with(out: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
+    """``out`` with the columns of ``more`` it lacks (row for row)."""
+    return out.hstack(more.select([c for c in more.columns if c not in out.columns]))
 
 
 def fate_of(events: pl.DataFrame) -> str:

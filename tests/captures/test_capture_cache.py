@@ -235,3 +235,35 @@ def test_body_fields_named_like_polars_patterns_stay_in_the_cache_and_come_back(
         ),
         expected,
     )
+
+
+def test_the_far_off_senders_column_is_kept_with_the_capture(tmp_path: Path, fleet: Path) -> None:
+    """The column naming the senders of far-off application times depends on the capture's
+    files alone: worked out once, kept beside the cache entries, and the warm replay names
+    the same senders; a changed file is another capture (another kept answer); a temporary
+    cache (--no-cache) keeps nothing."""
+    root = tmp_path / "capture"
+    write_capture(fleet_events(SMALL), SMALL, root)
+    cache = tmp_path / "cache"
+    cold = _replay(root, tmp_path / "cold", "--cache", str(cache))[0]
+    far = cold["far_off_application_times"]
+    assert far["device_column"] == "deviceId"
+    assert far["devices"]
+    kept = sorted(cache.rglob("memo/*.json"))
+    assert len(kept) == 1
+    assert json.loads(kept[0].read_text()) == {"value": "deviceId"}
+    warm = _replay(root, tmp_path / "warm", "--cache", str(cache))[0]
+    assert warm["far_off_application_times"] == far
+    assert warm["warnings"] == cold["warnings"]
+    changed = capture_files(root)[3].path
+    records = [capture_record(0, body(eventTime="2024-06-03T08:00:00Z"), 1_717_401_600_000, "")]
+    write_avro(changed, records, "deflate")
+    _replay(root, tmp_path / "changed", "--cache", str(cache))
+    assert len(sorted(cache.rglob("memo/*.json"))) == 2
+    temporary = read_capture(root, cache=CaptureCache.temporary(), defer=True)
+    more = temporary.more_inputs()
+    assert more is not None
+    asked: list[int] = []
+    for _ in range(2):
+        assert more.remember({"k": 1}, lambda: str(asked.append(1) or "deviceId")) == "deviceId"
+    assert len(asked) == 2  # a temporary cache (--no-cache) keeps nothing
