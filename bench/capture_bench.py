@@ -10,7 +10,12 @@ Event Hubs Capture"):
   peak resident memory (``VmHWM`` of the child process), wall and CPU seconds (user +
   system: the machine may be shared);
 - warm replay (the cache filled), and the read of each other capture command (the time its
-  cache line reports: explain --events, whatif, impact, translate --events, cti);
+  cache line reports: explain --events, whatif, impact, translate --events, cti), each
+  command run up to that read (the child ends there: the rest of the command is not the
+  read, and ``bench/capture_commands_bench.py`` times the whole commands);
+
+The children run as on a user's machine: Python keeps the modules' bytecode (a shell's
+``PYTHONDONTWRITEBYTECODE`` is dropped, and one import before the runs compiles them).
 - ``replay --spark`` once, its ratio to the local replay.
 
 Usage: python bench/capture_bench.py [--events N] [--runs 3] [--work DIR] [--no-spark]
@@ -19,6 +24,7 @@ Usage: python bench/capture_bench.py [--events N] [--runs 3] [--work DIR] [--no-
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -39,15 +45,35 @@ from diagnostics.generate.fleet import FleetConfig, fleet_events  # noqa: E402
 from diagnostics.generate.fleet_files import job_template, write_capture  # noqa: E402
 
 _CHILD = """
-import sys, time
-from diagnostics.cli import main
+import os, sys, time
 started = time.perf_counter()
-code = main(sys.argv[1:])
+argv = sys.argv[1:]
+read_only = argv[:1] == ["--read-only"]
+if read_only:  # the command up to its read of the capture, then the process ends
+    import diagnostics.cli.capture_args as capture_args
+    said = capture_args.note
+
+    def note(line):
+        said(line)
+        if line.startswith("capture cache:"):
+            peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+            print(line, file=sys.stderr)
+            print(f"BENCH {time.perf_counter() - started} {int(peak) * 1024}", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(0)
+
+    capture_args.note = note
+    argv = argv[1:]
+from diagnostics.cli import main
+code = main(argv)
 took = time.perf_counter() - started
 peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
 print(f"BENCH {took} {int(peak) * 1024}", file=sys.stderr)
 sys.exit(code)
 """
+#: The children's environment: Python writes and reads bytecode as on a user's machine (a
+#: shell that sets PYTHONDONTWRITEBYTECODE would compile every module on every command).
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 _CACHE_LINE = re.compile(r"capture cache: .*\(([\d.]+) s\)")
 
 
@@ -63,7 +89,7 @@ def run(argv: list[str]) -> tuple[float, int, float | None, float]:
     cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, cwd=ROOT, env=_ENV
     )
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -147,6 +173,12 @@ def main() -> None:
             "1m",
         ],
     }
+    subprocess.run(  # the modules' bytecode, as a user's first command leaves it
+        [sys.executable, "-c", "import diagnostics.cli.replay, diagnostics.cli.explain"],
+        check=True,
+        cwd=ROOT,
+        env=_ENV,
+    )
     decode_cpu: list[float] = []
     cold_cpu: list[float] = []
     warm_cpu: list[float] = []
@@ -165,7 +197,7 @@ def main() -> None:
         warm_cpu.append(cpu)
         for name, argv in others.items():
             try:
-                _, _, read, _ = run([*argv, "--cache", str(cache)])
+                _, _, read, _ = run(["--read-only", *argv, "--cache", str(cache)])
             except SystemExit as exc:
                 print(f"  {name}: {str(exc).splitlines()[0]}")
                 continue
