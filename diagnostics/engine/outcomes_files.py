@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -79,6 +79,9 @@ def read_outcomes(path: str | Path, columns: Sequence[str] | None = None) -> pl.
         raise InputError(msg) from exc
 
 
+#: The outcome files' compression: lz4 writes in less CPU than zstd (a replay of 2M
+#: Capture events: 0.2 CPU-s less, a file 1.6 times larger; docs/performance.md)
+COMPRESSION: Literal["lz4"] = "lz4"
 #: Rows of outcomes per Parquet row group when the passthrough columns join them on the way.
 ROW_GROUP = 65_536
 
@@ -86,11 +89,11 @@ ROW_GROUP = 65_536
 def write_outcomes_file(
     path: Path, outcomes: pl.DataFrame, deferred: Deferred | None = None, inputs: int = 0
 ) -> None:
-    """Write ``outcomes`` (zstd Parquet) to ``path``; with ``deferred``, its passthrough
+    """Write ``outcomes`` (Parquet, :data:`COMPRESSION`) to ``path``; with ``deferred``, its passthrough
     columns joined back in place, row for row, a row group at a time (the first ``inputs``
     columns of ``outcomes`` are the capture's other input columns, perhaps renamed)."""
     if deferred is None:
-        outcomes.write_parquet(path, compression="zstd", compression_level=1)
+        outcomes.write_parquet(path, compression=COMPRESSION)
         return
     if deferred.rows != outcomes.height:
         msg = f"{deferred.rows} rows of passthrough columns for {outcomes.height} outcomes"
@@ -100,7 +103,7 @@ def write_outcomes_file(
     if heavy is not None:  # streamed from the cache's files into the outcomes file
         try:
             joined = in_order(pl.concat([outcomes.lazy(), heavy], how="horizontal"), order)
-            joined.sink_parquet(path, compression="zstd", compression_level=1)
+            joined.sink_parquet(path, compression=COMPRESSION)
         except pl.exceptions.PolarsError as exc:
             raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
         return
@@ -120,7 +123,7 @@ def write_outcomes_file(
         rows = outcomes.slice(start, heavy.height)
         chunk = in_order(pl.concat([rows, heavy], how="horizontal"), order).to_arrow()
         if writer is None:
-            writer = pq.ParquetWriter(path, chunk.schema, compression="zstd", compression_level=1)
+            writer = pq.ParquetWriter(path, chunk.schema, compression=COMPRESSION)
         writer.write_table(chunk, row_group_size=max(heavy.height, 1))
         start += heavy.height
         pending.clear()
