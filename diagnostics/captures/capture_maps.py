@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 ENQUEUED_MS = "x-opt-enqueued-time"
 _US_TIME = "%m/%d/%Y %I:%M:%S %p"
@@ -212,7 +211,8 @@ class _Maps:
     def of(cls, maps: pa.MapArray) -> _Maps:
         offsets = _numpy(maps.offsets).astype(np.int64)
         start, end = int(offsets[0]), int(offsets[-1])
-        keys = pc.dictionary_encode(maps.keys.slice(start, end - start))
+        # (the array's method: pyarrow.compute is imported only when a map is read)
+        keys = maps.keys.slice(start, end - start).dictionary_encode()
         codes = _numpy(keys.indices).astype(np.int64)
         names = keys.dictionary.to_pylist()
         items = maps.items.slice(start, end - start)
