@@ -5,6 +5,7 @@ taken, and the arrival and partition columns chosen (docs/schemas.md, "Input con
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from diagnostics.captures.avro import RAW_BODY, AvroTable, read_capture_files
 from diagnostics.captures.capture_cache import CaptureCache
 from diagnostics.captures.datasets import parquet_files, read_parquet_files
 from diagnostics.captures.deferred import (
+    PASSTHROUGH,
     BodyFields,
     Deferred,
     attach,
@@ -155,6 +157,21 @@ class Capture:
             return self
         events, rest = take_columns(self.events, self.deferred, names)
         return dataclasses.replace(self, events=events, deferred=rest)
+
+    def for_query(self, text: str) -> Capture:
+        """This capture with the deferred columns a query may read back in :attr:`events`:
+        every body field, ``Body`` (it holds the text of the bodies the input could not
+        read, null for the others) and the other passthrough columns only when the query's
+        ``text`` names them; the rest stay out of memory."""
+        if self.deferred is None:
+            return self
+        words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)}
+        names = [
+            n
+            for n in self.deferred.names
+            if n not in PASSTHROUGH or n == RAW_BODY or n.lower() in words
+        ]
+        return self.with_columns(names)
 
     def resolve(self, given: str) -> str:
         """The column ``given`` names: renamed, else matched regardless of case."""

@@ -154,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
     resolved, query = resolve(args)
     check_over_before_reading(args, resolved.policy, resolved.partitions)
     out = out_folder(args.out, create=True)
-    capture = capture_from_args(args)
+    # the passthrough columns the query does not name stay in the capture cache
+    capture = capture_from_args(args, defer=True).for_query(query.text)
     impact, invalid_times = measure(args, resolved, query, capture)
     try:
         atomic_write(

@@ -267,3 +267,19 @@ def test_the_far_off_senders_column_is_kept_with_the_capture(tmp_path: Path, fle
     for _ in range(2):
         assert more.remember({"k": 1}, lambda: str(asked.append(1) or "deviceId")) == "deviceId"
     assert len(asked) == 2  # a temporary cache (--no-cache) keeps nothing
+
+
+def test_a_query_reads_its_columns_and_the_unreadable_bodies(tmp_path: Path, fleet: Path) -> None:
+    """impact reads the body fields and Body (the text of bodies the input could not read);
+    the other passthrough columns stay in the cache unless the query names them."""
+    cache = CaptureCache.open(tmp_path / "cache")
+    capture = read_capture(fleet, cache=cache, defer=True)
+    query = "SELECT deviceId, COUNT(*) FROM hub TIMESTAMP BY eventTime GROUP BY deviceId"
+    read = capture.for_query(query)
+    assert {"deviceId", "temperature", "eventTime", "Body"} <= set(read.events.columns)
+    assert not {"Properties", "SystemProperties", "Offset"} & set(read.events.columns)
+    whole = read_capture(fleet, cache=cache)
+    assert_frame_equal(read.events["Body"].to_frame(), whole.events["Body"].to_frame())
+    named = capture.for_query(query.replace("COUNT(*)", "properties, COUNT(*)"))
+    assert "Properties" in named.events.columns
+    assert named.events.columns == [c for c in whole.events.columns if c in named.events.columns]
