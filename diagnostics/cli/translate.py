@@ -102,7 +102,11 @@ def run(args: argparse.Namespace) -> int:
     plan = None
     if resolved.policy.timestamp_by is not None:
         query = job.query.text if job.query is not None else None
-        capture = capture_from_args(args, args.events) if args.events is not None else None
+        capture = (  # the passthrough columns the query does not name stay in the cache
+            capture_from_args(args, args.events, defer=True).for_query(query or "")
+            if args.events is not None
+            else None
+        )
         schema = None if capture is None else dict(capture.events.schema)
         references = {
             i.name: i.source for i in job.definition.inputs if i.kind.lower() == "reference"
