@@ -71,16 +71,16 @@ def far_off_mask(values: np.ndarray) -> tuple[np.ndarray, int, int]:
     low, high = int(values.min()), int(values.max())
     if high - low <= FAR_GAP_NS:  # no gap can be wider than the whole range: one run
         return np.zeros(values.size, dtype=bool), low, high
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
+    ordered = np.sort(values)
     breaks = np.flatnonzero(np.diff(ordered) > FAR_GAP_NS) + 1
     starts = np.r_[0, breaks]
     ends = np.r_[breaks, ordered.size]
     sizes = ends - starts
     main = int(np.argmax(sizes))
     low, high = int(ordered[starts[main]]), int(ordered[ends[main] - 1])
-    run = np.empty(ordered.size, dtype=np.int64)
-    run[order] = np.repeat(np.arange(sizes.size), sizes)
+    # the runs are apart by more than the gap: a value's run is the last one starting at or
+    # before it
+    run = np.searchsorted(ordered[starts], values, side="right") - 1
     return far_runs(sizes)[run], low, high
 
 

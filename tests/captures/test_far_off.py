@@ -12,7 +12,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diagnostics.captures.far_off import far_runs
+from diagnostics.captures.far_off import FAR_GAP_NS, far_off_mask, far_runs
 from diagnostics.durations import MINUTE
 from diagnostics.instrument.idle import idle_notices, notices_per_gap
 from diagnostics.logs.aggregate import aggregate_files
@@ -224,3 +224,31 @@ def test_two_stretches_of_data_days_apart_are_not_far_off(tmp_path: Path) -> Non
     warned = [x for x in out.splitlines() if "warning:" in x]
     assert len(warned) == 1
     assert "row 501: '2099-06-01T00:00:00Z' is 75 years after the other arrivals" in warned[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.integers(-(10**12), 10**12).map(lambda ms: ms * 1_000_000)
+        | st.sampled_from([0, FAR_GAP_NS, FAR_GAP_NS + 1, 2 * FAR_GAP_NS + 2, 10**17]),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_each_value_is_judged_by_its_own_run(values: list[int]) -> None:
+    """far_off_mask: a value is far off exactly when the run holding it (values apart by
+    at most the gap, in sorted order) is, and low..high is the largest run's range."""
+    array = np.asarray(values, dtype=np.int64)
+    far, low, high = far_off_mask(array)
+    ordered = sorted(values)
+    runs: list[list[int]] = [[ordered[0]]]
+    for value in ordered[1:]:
+        if value - runs[-1][-1] > FAR_GAP_NS:
+            runs.append([])
+        runs[-1].append(value)
+    flags = far_runs(np.asarray([len(r) for r in runs]))
+    run_of = {v: i for i, r in enumerate(runs) for v in r}
+    assert far.tolist() == [bool(flags[run_of[v]]) for v in values]
+    largest = runs[int(np.argmax([len(r) for r in runs]))]
+    if len(runs) > 1:
+        assert (low, high) == (largest[0], largest[-1])
