@@ -138,7 +138,7 @@ class _ByLine:
 
 def _by_line(lines: Timelines) -> _ByLine:
     cached = lines.memo.get("by_line")
-    if cached is None:
+    if not isinstance(cached, _ByLine):
         first = lines.starts
         line = np.zeros(lines.grouped.size, dtype=np.int64)
         line[first[1:]] = 1
@@ -149,7 +149,7 @@ def _by_line(lines: Timelines) -> _ByLine:
             line=np.cumsum(line),
             first=first,
         )
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def _before_by_line(by: _ByLine, values: np.ndarray) -> np.ndarray:
@@ -256,7 +256,7 @@ class _Adjusted:
 
 def _adjusted(lines: Timelines) -> _Adjusted:
     cached = lines.memo.get("adjusted")
-    if cached is None:
+    if not isinstance(cached, _Adjusted):
         by = _by_line(lines)
         top_app = _before_by_line(by, np.where(by.ok, by.app, NEG))
         top_arrival = _before_by_line(by, np.where(by.ok, by.arrival, NEG))
@@ -275,7 +275,7 @@ def _adjusted(lines: Timelines) -> _Adjusted:
             r_behind=behind_arrival[~first][order],
             r_lateness=lateness[~first][order],
         )
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def counts_in_order(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
