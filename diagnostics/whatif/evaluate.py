@@ -70,12 +70,7 @@ def prepare(
     """Parse and sort ``events`` once (errors name the column and row, like the engine's)."""
     columns = columns or EventColumns()
     arrival = arrival_times(events, columns)
-    named = ((timestamp_by, Setting.TIMESTAMP_BY), *((c, Setting.OVER) for c in over))
-    for name, setting in named:
-        if name not in events.columns:
-            what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
-            msg = f"{what} '{name}' is missing (columns: {', '.join(events.columns)})"
-            raise InputError(msg, setting)
+    _check_named(events, timestamp_by, over)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
     frame = events.select(
@@ -86,6 +81,35 @@ def prepare(
     )
     frame = frame.sort(columns.parsed_arrival, columns.row, maintain_order=True)
     return Prepared(frame.rechunk(), parts, columns)
+
+
+def _check_named(events: pl.DataFrame, timestamp_by: str, over: Sequence[str]) -> None:
+    named = ((timestamp_by, Setting.TIMESTAMP_BY), *((c, Setting.OVER) for c in over))
+    for name, setting in named:
+        if name not in events.columns:
+            what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
+            msg = f"{what} '{name}' is missing (columns: {', '.join(events.columns)})"
+            raise InputError(msg, setting)
+
+
+def with_over(
+    base: Prepared, events: pl.DataFrame, timestamp_by: str, over: Sequence[str]
+) -> Prepared:
+    """``prepare(events, timestamp_by, over)`` from ``base``, ``prepare(events,
+    timestamp_by)``: the OVER columns taken from ``events`` in ``base``'s order, with no
+    parsing or sorting again (the same frame, column for column)."""
+    columns = base.columns
+    _check_named(events, timestamp_by, over)
+    keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
+    if timestamp_by in keep:  # the time is also a key: as prepare lays it out
+        return prepare(events, timestamp_by, over, columns=columns, partitions=base.partitions)
+    present = set(base.frame.columns)
+    rows = base.frame[columns.row]
+    added = [events[c].gather(rows) for c in keep if c not in present]
+    frame = base.frame.with_columns(added).select(
+        columns.row, *keep, columns.parsed_arrival, timestamp_by
+    )
+    return Prepared(frame, base.partitions, columns)
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,9 @@ KEEP = 4
 class SearchStore:
     """The recommender's work on one capture: each setting's numbers, and the search's own
     small results (the sender columns, the tolerances its guide lists), for the ``columns``
-    and ``partitions`` they were made with. The frames the search prepares (a few columns
-    per event) are not kept: a later search prepares those it needs again."""
+    and ``partitions`` they were made with, and the capture parsed and sorted once (four
+    columns per event: a later search parses no time again). The frames with OVER columns
+    are not kept: a later search adds those it needs again."""
 
     columns: EventColumns
     partitions: tuple[int, ...] | None
