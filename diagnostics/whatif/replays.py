@@ -32,6 +32,7 @@ import polars as pl
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, replay
+from diagnostics.timestamps import to_utc
 
 if TYPE_CHECKING:
     from diagnostics.captures.reader import Capture
@@ -97,6 +98,8 @@ class Replays:
         self._first: tuple[OrderingPolicy, ReplayResult] | None = None
         self._recent: OrderedDict[OrderingPolicy, ReplayResult] = OrderedDict()
         self._values: dict[Hashable, object] = {}
+        #: each frame's TIMESTAMP BY text parsed (the frame kept beside: its id stays its own)
+        self._times: dict[tuple[int, str], tuple[pl.DataFrame, pl.Series]] = {}
 
     def apply(
         self, policy: OrderingPolicy, *, named_by: str | None = None
@@ -124,9 +127,25 @@ class Replays:
             self._recent.move_to_end(policy)
             return self._recent[policy]
         frame, _ = self.apply(policy)
-        result = replay(frame, policy, columns=self.columns, partitions=self.partitions)
+        ts = policy.timestamp_by
+        if ts is None or ts not in frame.columns or frame[ts].dtype != pl.String:
+            result = replay(frame, policy, columns=self.columns, partitions=self.partitions)
+        else:
+            # the time read once for every replay: the engine reads a parsed time as it is,
+            # and the outcomes keep the text the capture has
+            parsed = frame.with_columns(self._parsed(frame, ts))
+            result = replay(parsed, policy, columns=self.columns, partitions=self.partitions)
+            kept = frame[ts].alias(result.policy.timestamp_by or ts)
+            result = replace(result, outcomes=result.outcomes.with_columns(kept))
         self.put(policy, result)
         return result
+
+    def _parsed(self, frame: pl.DataFrame, ts: str) -> pl.Series:
+        """``frame``'s TIMESTAMP BY text as the engine reads it, worked out once."""
+        key = (id(frame), ts)
+        if key not in self._times:
+            self._times[key] = (frame, to_utc(frame[ts]))
+        return self._times[key][1]
 
     def put(self, policy: OrderingPolicy, result: ReplayResult) -> None:
         """Keep a replay made elsewhere (the first one kept stays for the whole command)."""
