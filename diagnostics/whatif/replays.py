@@ -86,13 +86,14 @@ class Replays:
         columns: EventColumns | None = None,
         partitions: Sequence[int] | None = None,
         keep: int = KEEP,
+        keep_first: bool = True,
     ) -> None:
         from diagnostics.captures.reader import Capture
 
         self.events = events
         self.columns = events.columns if isinstance(events, Capture) else columns or EventColumns()
         self.partitions = None if partitions is None else tuple(partitions)
-        self.keep = keep
+        self.keep, self.keep_first = keep, keep_first
         self.search = SearchStore(self.columns, self.partitions)
         self._frames: dict[_Names, tuple[pl.DataFrame, _Names]] = {}
         self._first: tuple[OrderingPolicy, ReplayResult] | None = None
@@ -149,10 +150,10 @@ class Replays:
 
     def put(self, policy: OrderingPolicy, result: ReplayResult) -> None:
         """Keep a replay made elsewhere (the first one kept stays for the whole command)."""
-        if self._first is None:
+        if self._first is None and self.keep_first:
             self._first = (policy, result)
             return
-        if self._first[0] == policy:
+        if self._first is not None and self._first[0] == policy:
             return
         self._recent[policy] = result
         self._recent.move_to_end(policy)

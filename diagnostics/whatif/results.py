@@ -90,10 +90,10 @@ def with_results(
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
 ) -> pl.DataFrame:
-    """``table`` (one row per policy of ``policies``, in order) with the results columns."""
-    measured = [
-        results_of(events, p, query, columns=columns, partitions=partitions) for p in policies
-    ]
+    """``table`` (one row per policy of ``policies``, in order) with the results columns
+    (the capture's time read once for every replay: :class:`Replays`, keeping none)."""
+    replays = Replays(events, columns=columns, partitions=partitions, keep=0, keep_first=False)
+    measured = [results_of(replays, p, query) for p in policies]
     return table.with_columns(
         pl.Series(WINDOWS_CHANGED, [m[WINDOWS_CHANGED] for m in measured], dtype=pl.Int64),
         pl.Series(WINDOWS_OFF, [m[WINDOWS_OFF] for m in measured], dtype=pl.Int64),
