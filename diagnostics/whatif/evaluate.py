@@ -224,15 +224,21 @@ def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> 
         return list(pool.map(lambda policy: Measures.of(evaluate(prepared, policy)), policies))
 
 
-def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
-    """Run the engine on the prepared capture under ``policy`` (one batch, then close)."""
+def run(prepared: Prepared, policy: OrderingPolicy) -> tuple[pl.DataFrame, np.ndarray]:
+    """Run the engine on the prepared capture under ``policy`` (one batch, then close): its
+    outcome columns in processing order, and each event's release time (ns, -1: never)."""
     engine = OrderingEngine(policy, prepared.partitions, prepared.columns)
     staged = engine.stage(prepared.frame)
     releases = pl.concat([engine.commit(staged), engine.close()])
-    out = staged.outcomes
     release = np.full(prepared.size, -1, dtype=np.int64)
     known = releases.filter(pl.col("release_time").is_not_null())
     release[known["event_id"].to_numpy()] = known["release_time"].dt.epoch("ns").to_numpy()
+    return staged.outcomes, release
+
+
+def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
+    """Run the engine on the prepared capture under ``policy`` (one batch, then close)."""
+    out, release = run(prepared, policy)
     arrival = out["arrival"].dt.epoch("ns").to_numpy()
     released = release >= 0
     dropped = int(out["dropped"].sum())

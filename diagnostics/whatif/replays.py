@@ -27,6 +27,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
 import polars as pl
 
 from diagnostics.engine.columns import EventColumns
@@ -42,6 +43,8 @@ T = TypeVar("T")
 #: The columns a policy names: TIMESTAMP BY and the OVER keys.
 _Names = tuple[str | None, tuple[str, ...]]
 
+#: The outcome columns a fix's measurement reads (:meth:`Replays.flags`).
+FLAGS = ("late", "early", "out_of_order", "dropped", "arrival", "release_time")
 #: Replays kept besides the first: a fix measures the job as it is, the recommended setting
 #: and each step between, each with PARTITION BY beside (the events held back by another
 #: partition), then compares the query's windows under the recommended one. Each holds the
@@ -98,6 +101,7 @@ class Replays:
         self._frames: dict[_Names, tuple[pl.DataFrame, _Names]] = {}
         self._first: tuple[OrderingPolicy, ReplayResult] | None = None
         self._recent: OrderedDict[OrderingPolicy, ReplayResult] = OrderedDict()
+        self._flags: OrderedDict[OrderingPolicy, pl.DataFrame] = OrderedDict()
         self._values: dict[Hashable, object] = {}
         #: each frame's TIMESTAMP BY text parsed (the frame kept beside: its id stays its own)
         self._times: dict[tuple[int, str], tuple[pl.DataFrame, pl.Series]] = {}
@@ -141,6 +145,43 @@ class Replays:
         self.put(policy, result)
         return result
 
+    def flags(self, policy: OrderingPolicy) -> pl.DataFrame:
+        """The engine's :data:`FLAGS` of every event (input order) under ``policy`` (named
+        as the events name columns): those of a kept replay, else of one run of the engine
+        on the capture parsed and sorted once (the recommender's, kept in :attr:`search`),
+        with no outcome file and no output order: the same values."""
+        kept = self._kept(policy)
+        frame, _ = self.apply(policy)
+        ts = policy.timestamp_by
+        if kept is not None or ts is None:
+            return (kept or self.result(policy)).outcomes.select(FLAGS)
+        if policy in self._flags:  # the last few kept (a step beside PARTITION BY, ...)
+            self._flags.move_to_end(policy)
+            return self._flags[policy]
+        from diagnostics.whatif.evaluate import prepare, run, with_over
+
+        base = self.search.once(
+            ("prepared", ts, frame.height),
+            lambda: prepare(frame, ts, columns=self.columns, partitions=self.partitions),
+        )
+        prepared = with_over(base, frame, ts, policy.over)
+        out, release = run(prepared, policy)
+        released = pl.Series("release_time", np.where(release >= 0, release, 0))
+        released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+        found = out.select(FLAGS[:-1]).with_columns(
+            released.set(pl.Series(release < 0), None)
+        )
+        order = np.argsort(prepared.frame[self.columns.row].to_numpy())  # back to input order
+        found = self._flags[policy] = found[order]
+        while len(self._flags) > max(self.keep, 2):
+            self._flags.popitem(last=False)
+        return found
+
+    def _kept(self, policy: OrderingPolicy) -> ReplayResult | None:
+        if self._first is not None and self._first[0] == policy:
+            return self._first[1]
+        return self._recent.get(policy)
+
     def _parsed(self, frame: pl.DataFrame, ts: str) -> pl.Series:
         """``frame``'s TIMESTAMP BY text as the engine reads it, worked out once."""
         key = (id(frame), ts)
@@ -170,3 +211,4 @@ class Replays:
         """Let the replays kept besides the first go (their counts, comparisons and the
         search's numbers stay): for a long-lived holder, the app, once a fix is measured."""
         self._recent.clear()
+        self._flags.clear()

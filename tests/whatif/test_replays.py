@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
-from diagnostics.whatif.replays import Replays
+from diagnostics.whatif.replays import FLAGS, Replays
 
 BASE = 1_767_225_600_000  # 2026-01-01, ms
 
@@ -73,3 +73,26 @@ def test_a_kept_replay_is_the_engines_replay(capture, late, ooo, action, over) -
     assert kept.outcomes.equals(plain.outcomes)
     assert kept.outcomes.schema == plain.outcomes.schema
     assert (kept.policy, kept.renames) == (plain.policy, plain.renames)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text_captures(),
+    st.sampled_from([0, 2 * SECOND, 60 * SECOND, None]),
+    st.sampled_from([0, 5 * SECOND]),
+    st.sampled_from(list(Action)),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_fixs_flags_are_the_engines_replays(capture, late, ooo, action, pby, over) -> None:
+    """The outcome columns a fix's measurement reads, from one engine run on the capture
+    prepared once, equal a replay's, event for event in input order."""
+    events, name = capture
+    policy = OrderingPolicy(
+        timestamp_by=name, late_arrival_ns=late, out_of_order_ns=ooo, action=action,
+        partition_by=pby or over, over=("device",) if over else (),
+    )  # fmt: skip
+    flags = Replays(events).flags(policy)
+    plain = replay(events, policy).outcomes.select(FLAGS)
+    assert flags.equals(plain)
+    assert flags.schema == plain.schema
