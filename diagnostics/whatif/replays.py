@@ -168,9 +168,7 @@ class Replays:
         out, release = run(prepared, policy)
         released = pl.Series("release_time", np.where(release >= 0, release, 0))
         released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
-        found = out.select(FLAGS[:-1]).with_columns(
-            released.set(pl.Series(release < 0), None)
-        )
+        found = out.select(FLAGS[:-1]).with_columns(released.set(pl.Series(release < 0), None))
         order = np.argsort(prepared.frame[self.columns.row].to_numpy())  # back to input order
         found = self._flags[policy] = found[order]
         while len(self._flags) > max(self.keep, 2):
