@@ -9,7 +9,7 @@ reduces its outcomes and releases to counts and release-delay percentiles.
 
 Who runs the engine is injected: an :class:`Evaluator` takes a prepared capture and a batch
 of settings and gives each one's :class:`Measures`. :func:`evaluate_locally` runs them here,
-two side by side; ``whatif --spark`` passes the Spark evaluator
+one after the other; ``whatif --spark`` passes the Spark evaluator
 (:mod:`diagnostics.spark.whatif`: settings × partitions as Spark tasks), which gives the
 same numbers. The search that chooses the settings stays in
 :mod:`diagnostics.whatif.recommend` either way.
@@ -18,9 +18,7 @@ same numbers. The search that chooses the settings stays in
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -209,19 +207,9 @@ class Evaluator(Protocol):
     ) -> list[Measures]: ...
 
 
-#: Settings the evaluator of this process replays side by side (numpy and polars release
-#: the GIL; each replay has its own engine, so the numbers are those of one after another).
-WORKERS = 2
-
-
 def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> list[Measures]:
-    """The :class:`Evaluator` of this process: :func:`evaluate` for each policy, at most
-    :data:`WORKERS` at a time, in their order (an error: the first policy's to fail)."""
-    workers = min(WORKERS, len(policies), os.cpu_count() or 1)
-    if workers < 2:
-        return [Measures.of(evaluate(prepared, policy)) for policy in policies]
-    with ThreadPoolExecutor(workers, thread_name_prefix="orderdoc-evaluate") as pool:
-        return list(pool.map(lambda policy: Measures.of(evaluate(prepared, policy)), policies))
+    """The :class:`Evaluator` of this process: :func:`evaluate` for each policy in turn."""
+    return [Measures.of(evaluate(prepared, policy)) for policy in policies]
 
 
 def run(prepared: Prepared, policy: OrderingPolicy) -> tuple[pl.DataFrame, np.ndarray]:

@@ -15,7 +15,7 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError
-from diagnostics.whatif.evaluate import Measures, evaluate, evaluate_locally, prepare, with_over
+from diagnostics.whatif.evaluate import evaluate, prepare, with_over
 
 S = SECOND
 LATES = (0, 5 * S, 121 * S, None)
@@ -188,16 +188,3 @@ def test_an_over_column_missing_is_named_when_added_to_a_prepared_capture(captur
     base = prepare(events, "event_time")
     with pytest.raises(InputError, match="OVER column 'nope' is missing"):
         with_over(base, events, "event_time", ("nope",))
-
-
-def test_the_evaluator_of_this_process_gives_each_settings_own_replay(captures) -> None:
-    """Settings replayed side by side give the numbers each gives replayed alone, in the
-    order given; a setting ASA rejects fails the batch with its own error."""
-    events = captures["healthy"]
-    prepared = prepare(events, "event_time", ("device_id",))
-    batch = list(_policies(("device_id",)))[:9]
-    alone = [Measures.of(evaluate(prepared, p)) for p in batch]
-    assert evaluate_locally(prepared, batch) == alone
-    rejected = OrderingPolicy(timestamp_by="event_time", over=("device_id",))
-    with pytest.raises(InputError, match="PARTITION BY"):
-        evaluate_locally(prepared, [*batch[:3], rejected, *batch[3:]])
