@@ -9,7 +9,10 @@ windows under both. Many of those are the same replay or the same measured setti
 - :meth:`Replays.apply`: the events with the columns a policy names (a Capture's deferred
   columns are read from its cache once per set of names, not once per replay);
 - :meth:`Replays.result`: the engine's replay under a policy, the last few kept (the first
-  one, the job's own policy, for the whole command);
+  one, the job's own policy, for the whole command), the TIMESTAMP BY text parsed once for
+  all of them;
+- :meth:`Replays.flags`: the few outcome columns a fix's measurement reads, from one run of
+  the engine on the capture parsed and sorted once (no outcome frame, no output order);
 - :meth:`Replays.once`: any small value worked out from them (a fix's before/after counts,
   the query's windows compared), by a key naming what it is and the policy;
 - :attr:`Replays.search`: the recommender's measured settings
