@@ -228,6 +228,12 @@ class _Measured:
             self._prepared[over] = with_over(base, self.events, ts, over)
         return self._prepared[over]
 
+    def let_go(self) -> None:
+        """Drop this search's frames with OVER columns and its timelines (the store keeps
+        what a later search uses)."""
+        self._prepared.clear()
+        self._lines.clear()
+
     def partition_count(self, over: tuple[str, ...]) -> int:
         """The partitions the engine replays (those given, else the capture's)."""
         return self.store.once(("partitions", over), lambda: len(self.prepared(over).partitions))
@@ -400,6 +406,7 @@ def recommend(
                 _search(measured, policy, finer, allowed, over, action, config)
     extras = [(extra, t) for extra, t in also if extra.timestamp_by == policy.timestamp_by]
     measured.measure([(policy, CURRENT), *extras])
+    measured.let_go()  # the search is done: its frames and timelines are not needed below
     schema = {**SCHEMA, "action": pl.String, "tried_as": pl.String}
     table = pl.DataFrame(list(measured.rows.values()), schema=schema, orient="row")
     if config.results is not None:

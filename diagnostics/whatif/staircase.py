@@ -136,19 +136,22 @@ class _ByLine:
     first: np.ndarray  # where each timeline starts
 
 
-def _by_line(lines: Timelines) -> _ByLine:
+def _by_line(lines: Timelines, *, keep: bool = True) -> _ByLine:
+    """The events grouped by timeline (kept for the next late tolerance with ``keep``)."""
     cached = lines.memo.get("by_line")
     if not isinstance(cached, _ByLine):
         first = lines.starts
         line = np.zeros(lines.grouped.size, dtype=np.int64)
         line[first[1:]] = 1
-        cached = lines.memo["by_line"] = _ByLine(
+        cached = _ByLine(
             arrival=lines.arrival[lines.grouped],
             app=lines.app[lines.grouped],
             ok=lines.ok[lines.grouped],
             line=np.cumsum(line),
             first=first,
         )
+        if keep:
+            lines.memo["by_line"] = cached
     return cached
 
 
@@ -257,7 +260,7 @@ class _Adjusted:
 def _adjusted(lines: Timelines) -> _Adjusted:
     cached = lines.memo.get("adjusted")
     if not isinstance(cached, _Adjusted):
-        by = _by_line(lines)
+        by = _by_line(lines, keep=False)  # Adjust reads only what is kept below
         top_app = _before_by_line(by, np.where(by.ok, by.app, NEG))
         top_arrival = _before_by_line(by, np.where(by.ok, by.arrival, NEG))
         keep = by.ok & (top_app > NEG)
