@@ -17,6 +17,7 @@ out-of-order tolerance at once: the least one within budget is read off the sort
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,9 +95,7 @@ def timelines_of(
     no_key = (timeline < 0) & ~no_time & ~early
     ok = ~no_time & ~early & ~no_key
     timeline = np.where(timeline < 0, 0, timeline)
-    grouped = np.argsort(timeline, kind="stable")
-    ordered = timeline[grouped]
-    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
+    grouped, starts = grouped_by(timeline)
     return Timelines(
         arrival=arrival,
         app=app,
@@ -106,8 +105,16 @@ def timelines_of(
         unsaveable=Unsaveable(early=int(early.sum()), invalid=int(no_time.sum())),
         missing_key=int(no_key.sum()),
         grouped=grouped,
-        starts=starts.astype(np.int64),
+        starts=starts,
     )
+
+
+def grouped_by(timeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Processing order grouped by ``timeline`` (stable), and where each timeline starts."""
+    grouped = np.argsort(timeline, kind="stable")
+    ordered = timeline[grouped]
+    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
+    return grouped, starts.astype(np.int64)
 
 
 def _before(lines: Timelines, values: np.ndarray) -> np.ndarray:
@@ -215,15 +222,25 @@ def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
     if action is Action.ADJUST and late_ns is not None:
         return _adjusted(lines).counts(late_ns)
     by = _by_line(lines)
+    return _counted(by, late_ns, action, lambda values: _before_by_line(by, values))
+
+
+def _counted(
+    events: Timelines | _ByLine,
+    late_ns: int | None,
+    action: Action,
+    before_of: Callable[[np.ndarray], np.ndarray],
+) -> Counts:
+    """The per-event rules on ``events``' arrival, application time and ``ok``, in their
+    order, with ``before_of`` giving each event's running maximum before it."""
     if late_ns is None:
-        late = np.zeros_like(by.ok)
-        t_late = by.app
+        late = np.zeros_like(events.ok)
+        t_late = events.app
     else:
-        late = by.ok & (by.app < by.arrival - late_ns)
-        t_late = np.where(late, by.arrival - late_ns, by.app)
-    eligible = by.ok & ~(late & (action is Action.DROP))
-    values = np.where(eligible, t_late, NEG)
-    before = _before_by_line(by, values)
+        late = events.ok & (events.app < events.arrival - late_ns)
+        t_late = np.where(late, events.arrival - late_ns, events.app)
+    eligible = events.ok & ~(late & (action is Action.DROP))
+    before = before_of(np.where(eligible, t_late, NEG))
     behind = before - t_late
     disorder = behind[eligible & ~late & (before > NEG) & (behind > 0)]
     return Counts(late_ns=late_ns, late=int(late.sum()), disorder=disorder)
@@ -283,18 +300,7 @@ def _adjusted(lines: Timelines) -> _Adjusted:
 
 def counts_in_order(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
     """:func:`counts` event by event in processing order (the reference it is held to)."""
-    if late_ns is None:
-        late = np.zeros_like(lines.ok)
-        t_late = lines.app
-    else:
-        late = lines.ok & (lines.app < lines.arrival - late_ns)
-        t_late = np.where(late, lines.arrival - late_ns, lines.app)
-    eligible = lines.ok & ~(late & (action is Action.DROP))
-    values = np.where(eligible, t_late, NEG)
-    before = _before(lines, values)
-    behind = before - t_late
-    disorder = behind[eligible & ~late & (before > NEG) & (behind > 0)]
-    return Counts(late_ns=late_ns, late=int(late.sum()), disorder=disorder)
+    return _counted(lines, late_ns, action, lambda values: _before(lines, values))
 
 
 def late_candidates_s(lines: Timelines, *, full_scan_s: int, most: int) -> list[int]:

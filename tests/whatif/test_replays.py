@@ -50,20 +50,25 @@ def text_captures(draw: st.DrawFn) -> tuple[pl.DataFrame, str]:
     ), name  # fmt: skip
 
 
+@st.composite
+def policies(draw: st.DrawFn, name: str) -> OrderingPolicy:
+    """A setting of every kind on the time column ``name`` (OVER device or not)."""
+    over = draw(st.booleans())
+    return OrderingPolicy(
+        timestamp_by=name,
+        late_arrival_ns=draw(st.sampled_from([0, 2 * SECOND, 60 * SECOND, None])),
+        out_of_order_ns=draw(st.sampled_from([0, 5 * SECOND])),
+        action=draw(st.sampled_from(list(Action))),
+        partition_by=draw(st.booleans()) or over,
+        over=("device",) if over else (),
+    )
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    text_captures(),
-    st.sampled_from([0, 2 * SECOND, 60 * SECOND, None]),
-    st.sampled_from([0, 5 * SECOND]),
-    st.sampled_from(list(Action)),
-    st.booleans(),
-)
-def test_a_kept_replay_is_the_engines_replay(capture, late, ooo, action, over) -> None:
+@given(text_captures(), st.data())
+def test_a_kept_replay_is_the_engines_replay(capture, data) -> None:
     events, name = capture
-    policy = OrderingPolicy(
-        timestamp_by=name, late_arrival_ns=late, out_of_order_ns=ooo, action=action,
-        partition_by=True, over=("device",) if over else (),
-    )  # fmt: skip
+    policy = data.draw(policies(name))
     replays = Replays(events)
     replays.put(
         OrderingPolicy(timestamp_by=name), replay(events, OrderingPolicy(timestamp_by=name))
@@ -76,22 +81,12 @@ def test_a_kept_replay_is_the_engines_replay(capture, late, ooo, action, over) -
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    text_captures(),
-    st.sampled_from([0, 2 * SECOND, 60 * SECOND, None]),
-    st.sampled_from([0, 5 * SECOND]),
-    st.sampled_from(list(Action)),
-    st.booleans(),
-    st.booleans(),
-)
-def test_a_fixs_flags_are_the_engines_replays(capture, late, ooo, action, pby, over) -> None:
+@given(text_captures(), st.data())
+def test_a_fixs_flags_are_the_engines_replays(capture, data) -> None:
     """The outcome columns a fix's measurement reads, from one engine run on the capture
     prepared once, equal a replay's, event for event in input order."""
     events, name = capture
-    policy = OrderingPolicy(
-        timestamp_by=name, late_arrival_ns=late, out_of_order_ns=ooo, action=action,
-        partition_by=pby or over, over=("device",) if over else (),
-    )  # fmt: skip
+    policy = data.draw(policies(name))
     flags = Replays(events).flags(policy)
     plain = replay(events, policy).outcomes.select(FLAGS)
     assert flags.equals(plain)

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action
 from diagnostics.whatif.evaluate import Unsaveable
-from diagnostics.whatif.staircase import Timelines, counts, counts_in_order, staircase
+from diagnostics.whatif.staircase import (
+    Timelines,
+    counts,
+    counts_in_order,
+    grouped_by,
+    staircase,
+)
 
 BASE = 1_767_225_600 * SECOND  # 2026-01-01
 
@@ -22,9 +28,7 @@ def timelines(
     arrival: np.ndarray, app: np.ndarray, timeline: np.ndarray, ok: np.ndarray
 ) -> Timelines:
     """Timelines as ``timelines_of`` lays them out (processing order, grouped, starts)."""
-    grouped = np.argsort(timeline, kind="stable")
-    ordered = timeline[grouped]
-    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
+    grouped, starts = grouped_by(timeline)
     return Timelines(
         arrival=arrival,
         app=app,
@@ -34,7 +38,7 @@ def timelines(
         unsaveable=Unsaveable(),
         missing_key=0,
         grouped=grouped,
-        starts=starts.astype(np.int64),
+        starts=starts,
     )
 
 
