@@ -37,6 +37,14 @@ _TABLE_CELLS = 16_000_000
 _LOOP_TIMELINES = 2_048
 
 
+def grouping(ids: np.ndarray) -> np.ndarray:
+    """The stable order that groups ``ids`` (timeline ids, 0 and up): numpy sorts 16-bit
+    integers by radix, several times faster than 64-bit ones, in the same order."""
+    if ids.size and int(ids.min()) >= 0 and int(ids.max()) < 2**15:
+        return np.argsort(ids.astype(np.int16), kind="stable")
+    return np.argsort(ids, kind="stable")
+
+
 @dataclass(frozen=True, slots=True)
 class Breakpoints:
     """Where timelines' M rose during a batch: timeline ids, arrival times and M just after,
@@ -49,7 +57,7 @@ class Breakpoints:
     @staticmethod
     def of(timeline: np.ndarray, arrivals: np.ndarray, running_max: np.ndarray) -> Breakpoints:
         """Group events given in processing order by timeline (stable)."""
-        order = np.argsort(timeline, kind="stable")
+        order = grouping(timeline)
         return Breakpoints(timeline[order], arrivals[order], running_max[order])
 
     @staticmethod
@@ -95,7 +103,7 @@ def _first_reach_per_timeline(
 ) -> np.ndarray:
     """:func:`first_reach` for few timelines: one ``searchsorted`` per timeline."""
     out = np.full(len(timeline), POS, dtype=np.int64)
-    order = np.argsort(timeline, kind="stable")
+    order = grouping(timeline)
     grouped = timeline[order]
     bounds = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1], True])
     for first, last in itertools.pairwise(bounds):

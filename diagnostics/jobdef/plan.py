@@ -92,10 +92,10 @@ def measure(
 
 
 def _measured(replays: Replays, policy: OrderingPolicy) -> Outcome:
-    out = replays.result(policy).outcomes
+    out = replays.flags(policy)
     held = 0
     if not policy.partition_by and policy.application_time:
-        own = replays.result(replace(policy, partition_by=True)).outcomes
+        own = replays.flags(replace(policy, partition_by=True))
         gap = (out["release_time"] - own["release_time"]).dt.total_nanoseconds()
         never = out["release_time"].is_null() & own["release_time"].is_not_null()
         held = int(((gap > HELD_BACK_SLACK_NS).fill_null(False) | never).sum())

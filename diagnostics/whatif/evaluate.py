@@ -70,12 +70,7 @@ def prepare(
     """Parse and sort ``events`` once (errors name the column and row, like the engine's)."""
     columns = columns or EventColumns()
     arrival = arrival_times(events, columns)
-    named = ((timestamp_by, Setting.TIMESTAMP_BY), *((c, Setting.OVER) for c in over))
-    for name, setting in named:
-        if name not in events.columns:
-            what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
-            msg = f"{what} '{name}' is missing (columns: {', '.join(events.columns)})"
-            raise InputError(msg, setting)
+    _check_named(events, timestamp_by, over)
     parts = tuple(partitions) if partitions is not None else partitions_in(events, columns)
     keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
     frame = events.select(
@@ -86,6 +81,35 @@ def prepare(
     )
     frame = frame.sort(columns.parsed_arrival, columns.row, maintain_order=True)
     return Prepared(frame.rechunk(), parts, columns)
+
+
+def _check_named(events: pl.DataFrame, timestamp_by: str, over: Sequence[str]) -> None:
+    named = ((timestamp_by, Setting.TIMESTAMP_BY), *((c, Setting.OVER) for c in over))
+    for name, setting in named:
+        if name not in events.columns:
+            what = "TIMESTAMP BY column" if setting is Setting.TIMESTAMP_BY else "OVER column"
+            msg = f"{what} '{name}' is missing (columns: {', '.join(events.columns)})"
+            raise InputError(msg, setting)
+
+
+def with_over(
+    base: Prepared, events: pl.DataFrame, timestamp_by: str, over: Sequence[str]
+) -> Prepared:
+    """``prepare(events, timestamp_by, over)`` from ``base``, ``prepare(events,
+    timestamp_by)``: the OVER columns taken from ``events`` in ``base``'s order, with no
+    parsing or sorting again (the same frame, column for column)."""
+    columns = base.columns
+    _check_named(events, timestamp_by, over)
+    keep = [c for c in dict.fromkeys([columns.partition, *over]) if c and c in events.columns]
+    if timestamp_by in keep:  # the time is also a key: as prepare lays it out
+        return prepare(events, timestamp_by, over, columns=columns, partitions=base.partitions)
+    present = set(base.frame.columns)
+    rows = base.frame[columns.row]
+    added = [events[c].gather(rows) for c in keep if c not in present]
+    frame = base.frame.with_columns(added).select(
+        columns.row, *keep, columns.parsed_arrival, timestamp_by
+    )
+    return Prepared(frame, base.partitions, columns)
 
 
 @dataclass(frozen=True)
@@ -188,15 +212,21 @@ def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> 
     return [Measures.of(evaluate(prepared, policy)) for policy in policies]
 
 
-def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
-    """Run the engine on the prepared capture under ``policy`` (one batch, then close)."""
+def run(prepared: Prepared, policy: OrderingPolicy) -> tuple[pl.DataFrame, np.ndarray]:
+    """Run the engine on the prepared capture under ``policy`` (one batch, then close): its
+    outcome columns in processing order, and each event's release time (ns, -1: never)."""
     engine = OrderingEngine(policy, prepared.partitions, prepared.columns)
     staged = engine.stage(prepared.frame)
     releases = pl.concat([engine.commit(staged), engine.close()])
-    out = staged.outcomes
     release = np.full(prepared.size, -1, dtype=np.int64)
     known = releases.filter(pl.col("release_time").is_not_null())
     release[known["event_id"].to_numpy()] = known["release_time"].dt.epoch("ns").to_numpy()
+    return staged.outcomes, release
+
+
+def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
+    """Run the engine on the prepared capture under ``policy`` (one batch, then close)."""
+    out, release = run(prepared, policy)
     arrival = out["arrival"].dt.epoch("ns").to_numpy()
     released = release >= 0
     dropped = int(out["dropped"].sum())

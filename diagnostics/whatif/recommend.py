@@ -42,6 +42,7 @@ from diagnostics.whatif.evaluate import (
     Unsaveable,
     evaluate_locally,
     prepare,
+    with_over,
 )
 from diagnostics.whatif.replays import SearchStore
 from diagnostics.whatif.results import ResultsQuery, with_results
@@ -201,8 +202,9 @@ class _Measured:
         self.evaluator = evaluator
         self.rows: dict[OrderingPolicy, dict] = {}
         # a search of the same capture made before (explain's, before its fix): its
-        # numbers are used as they are, the rest measured and added; the prepared frames
-        # and timelines (a few columns per event) are this search's only
+        # numbers are used as they are, the rest measured and added, and the capture it
+        # parsed and sorted is used again; the frames with OVER columns and the timelines
+        # are this search's only
         if store is None or not store.fits(columns, partitions):
             store = SearchStore(columns, None if partitions is None else tuple(partitions))
         self.store = store
@@ -214,16 +216,23 @@ class _Measured:
         self.unsaveable = 0
 
     def prepared(self, over: tuple[str, ...]) -> Prepared:
+        """The capture parsed and sorted once (kept in the store for a later search of it:
+        four columns per event), with the OVER columns of ``over``."""
         if over not in self._prepared:
-            assert self.base.timestamp_by is not None
-            self._prepared[over] = prepare(
-                self.events,
-                self.base.timestamp_by,
-                over,
-                columns=self.columns,
-                partitions=self.partitions,
+            ts = self.base.timestamp_by
+            assert ts is not None
+            base = self.store.once(
+                ("prepared", ts, self.events.height),
+                lambda: prepare(self.events, ts, columns=self.columns, partitions=self.partitions),
             )
+            self._prepared[over] = with_over(base, self.events, ts, over)
         return self._prepared[over]
+
+    def let_go(self) -> None:
+        """Drop this search's frames with OVER columns and its timelines (the store keeps
+        what a later search uses)."""
+        self._prepared.clear()
+        self._lines.clear()
 
     def partition_count(self, over: tuple[str, ...]) -> int:
         """The partitions the engine replays (those given, else the capture's)."""
@@ -397,6 +406,7 @@ def recommend(
                 _search(measured, policy, finer, allowed, over, action, config)
     extras = [(extra, t) for extra, t in also if extra.timestamp_by == policy.timestamp_by]
     measured.measure([(policy, CURRENT), *extras])
+    measured.let_go()  # the search is done: its frames and timelines are not needed below
     schema = {**SCHEMA, "action": pl.String, "tried_as": pl.String}
     table = pl.DataFrame(list(measured.rows.values()), schema=schema, orient="row")
     if config.results is not None:

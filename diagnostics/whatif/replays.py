@@ -9,7 +9,10 @@ windows under both. Many of those are the same replay or the same measured setti
 - :meth:`Replays.apply`: the events with the columns a policy names (a Capture's deferred
   columns are read from its cache once per set of names, not once per replay);
 - :meth:`Replays.result`: the engine's replay under a policy, the last few kept (the first
-  one, the job's own policy, for the whole command);
+  one, the job's own policy, for the whole command), the TIMESTAMP BY text parsed once for
+  all of them;
+- :meth:`Replays.flags`: the few outcome columns a fix's measurement reads, from one run of
+  the engine on the capture parsed and sorted once (no outcome frame, no output order);
 - :meth:`Replays.once`: any small value worked out from them (a fix's before/after counts,
   the query's windows compared), by a key naming what it is and the policy;
 - :attr:`Replays.search`: the recommender's measured settings
@@ -27,11 +30,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
 import polars as pl
 
 from diagnostics.engine.columns import EventColumns
 from diagnostics.engine.policy import OrderingPolicy
 from diagnostics.engine.replay import ReplayResult, replay
+from diagnostics.timestamps import to_utc
 
 if TYPE_CHECKING:
     from diagnostics.captures.reader import Capture
@@ -41,6 +46,8 @@ T = TypeVar("T")
 #: The columns a policy names: TIMESTAMP BY and the OVER keys.
 _Names = tuple[str | None, tuple[str, ...]]
 
+#: The outcome columns a fix's measurement reads (:meth:`Replays.flags`).
+FLAGS = ("late", "early", "out_of_order", "dropped", "arrival", "release_time")
 #: Replays kept besides the first: a fix measures the job as it is, the recommended setting
 #: and each step between, each with PARTITION BY beside (the events held back by another
 #: partition), then compares the query's windows under the recommended one. Each holds the
@@ -52,8 +59,9 @@ KEEP = 4
 class SearchStore:
     """The recommender's work on one capture: each setting's numbers, and the search's own
     small results (the sender columns, the tolerances its guide lists), for the ``columns``
-    and ``partitions`` they were made with. The frames the search prepares (a few columns
-    per event) are not kept: a later search prepares those it needs again."""
+    and ``partitions`` they were made with, and the capture parsed and sorted once (four
+    columns per event: a later search parses no time again). The frames with OVER columns
+    are not kept: a later search adds those it needs again."""
 
     columns: EventColumns
     partitions: tuple[int, ...] | None
@@ -84,18 +92,22 @@ class Replays:
         columns: EventColumns | None = None,
         partitions: Sequence[int] | None = None,
         keep: int = KEEP,
+        keep_first: bool = True,
     ) -> None:
         from diagnostics.captures.reader import Capture
 
         self.events = events
         self.columns = events.columns if isinstance(events, Capture) else columns or EventColumns()
         self.partitions = None if partitions is None else tuple(partitions)
-        self.keep = keep
+        self.keep, self.keep_first = keep, keep_first
         self.search = SearchStore(self.columns, self.partitions)
         self._frames: dict[_Names, tuple[pl.DataFrame, _Names]] = {}
         self._first: tuple[OrderingPolicy, ReplayResult] | None = None
         self._recent: OrderedDict[OrderingPolicy, ReplayResult] = OrderedDict()
+        self._flags: OrderedDict[OrderingPolicy, pl.DataFrame] = OrderedDict()
         self._values: dict[Hashable, object] = {}
+        #: each frame's TIMESTAMP BY text parsed (the frame kept beside: its id stays its own)
+        self._times: dict[tuple[int, str], tuple[pl.DataFrame, pl.Series]] = {}
 
     def apply(
         self, policy: OrderingPolicy, *, named_by: str | None = None
@@ -123,16 +135,67 @@ class Replays:
             self._recent.move_to_end(policy)
             return self._recent[policy]
         frame, _ = self.apply(policy)
-        result = replay(frame, policy, columns=self.columns, partitions=self.partitions)
+        ts = policy.timestamp_by
+        if ts is None or ts not in frame.columns or frame[ts].dtype != pl.String:
+            result = replay(frame, policy, columns=self.columns, partitions=self.partitions)
+        else:
+            # the time read once for every replay: the engine reads a parsed time as it is,
+            # and the outcomes keep the text the capture has
+            parsed = frame.with_columns(self._parsed(frame, ts))
+            result = replay(parsed, policy, columns=self.columns, partitions=self.partitions)
+            kept = frame[ts].alias(result.policy.timestamp_by or ts)
+            result = replace(result, outcomes=result.outcomes.with_columns(kept))
         self.put(policy, result)
         return result
 
+    def flags(self, policy: OrderingPolicy) -> pl.DataFrame:
+        """The engine's :data:`FLAGS` of every event (input order) under ``policy`` (named
+        as the events name columns): those of a kept replay, else of one run of the engine
+        on the capture parsed and sorted once (the recommender's, kept in :attr:`search`),
+        with no outcome file and no output order: the same values."""
+        kept = self._kept(policy)
+        frame, _ = self.apply(policy)
+        ts = policy.timestamp_by
+        if kept is not None or ts is None:
+            return (kept or self.result(policy)).outcomes.select(FLAGS)
+        if policy in self._flags:  # the last few kept (a step beside PARTITION BY, ...)
+            self._flags.move_to_end(policy)
+            return self._flags[policy]
+        from diagnostics.whatif.evaluate import prepare, run, with_over
+
+        base = self.search.once(
+            ("prepared", ts, frame.height),
+            lambda: prepare(frame, ts, columns=self.columns, partitions=self.partitions),
+        )
+        prepared = with_over(base, frame, ts, policy.over)
+        out, release = run(prepared, policy)
+        released = pl.Series("release_time", np.where(release >= 0, release, 0))
+        released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+        found = out.select(FLAGS[:-1]).with_columns(released.set(pl.Series(release < 0), None))
+        order = np.argsort(prepared.frame[self.columns.row].to_numpy())  # back to input order
+        found = self._flags[policy] = found[order]
+        while len(self._flags) > max(self.keep, 2):
+            self._flags.popitem(last=False)
+        return found
+
+    def _kept(self, policy: OrderingPolicy) -> ReplayResult | None:
+        if self._first is not None and self._first[0] == policy:
+            return self._first[1]
+        return self._recent.get(policy)
+
+    def _parsed(self, frame: pl.DataFrame, ts: str) -> pl.Series:
+        """``frame``'s TIMESTAMP BY text as the engine reads it, worked out once."""
+        key = (id(frame), ts)
+        if key not in self._times:
+            self._times[key] = (frame, to_utc(frame[ts]))
+        return self._times[key][1]
+
     def put(self, policy: OrderingPolicy, result: ReplayResult) -> None:
         """Keep a replay made elsewhere (the first one kept stays for the whole command)."""
-        if self._first is None:
+        if self._first is None and self.keep_first:
             self._first = (policy, result)
             return
-        if self._first[0] == policy:
+        if self._first is not None and self._first[0] == policy:
             return
         self._recent[policy] = result
         self._recent.move_to_end(policy)
@@ -149,3 +212,4 @@ class Replays:
         """Let the replays kept besides the first go (their counts, comparisons and the
         search's numbers stay): for a long-lived holder, the app, once a fix is measured."""
         self._recent.clear()
+        self._flags.clear()

@@ -17,6 +17,7 @@ out-of-order tolerance at once: the least one within budget is read off the sort
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,6 +46,9 @@ class Timelines:
     #: processing order grouped by timeline (stable), and where each timeline starts in it
     grouped: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    #: what the guide works out once per capture and OVER key set (the events grouped by
+    #: timeline, each late tolerance's step), not part of its value
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def events(self) -> int:
@@ -91,9 +95,7 @@ def timelines_of(
     no_key = (timeline < 0) & ~no_time & ~early
     ok = ~no_time & ~early & ~no_key
     timeline = np.where(timeline < 0, 0, timeline)
-    grouped = np.argsort(timeline, kind="stable")
-    ordered = timeline[grouped]
-    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
+    grouped, starts = grouped_by(timeline)
     return Timelines(
         arrival=arrival,
         app=app,
@@ -103,13 +105,21 @@ def timelines_of(
         unsaveable=Unsaveable(early=int(early.sum()), invalid=int(no_time.sum())),
         missing_key=int(no_key.sum()),
         grouped=grouped,
-        starts=starts.astype(np.int64),
+        starts=starts,
     )
+
+
+def grouped_by(timeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Processing order grouped by ``timeline`` (stable), and where each timeline starts."""
+    grouped = np.argsort(timeline, kind="stable")
+    ordered = timeline[grouped]
+    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
+    return grouped, starts.astype(np.int64)
 
 
 def _before(lines: Timelines, values: np.ndarray) -> np.ndarray:
     """Each event's running maximum of ``values`` before it on its own timeline (``NEG``
-    before the first), in processing order."""
+    before the first), in processing order (the reference :func:`counts` is held to)."""
     by_line = values[lines.grouped]
     before = np.full(by_line.size, NEG, dtype=np.int64)
     bounds = [*lines.starts.tolist(), by_line.size]
@@ -119,6 +129,64 @@ def _before(lines: Timelines, values: np.ndarray) -> np.ndarray:
     out = np.empty_like(before)
     out[lines.grouped] = before
     return out
+
+
+@dataclass(frozen=True)
+class _ByLine:
+    """The timelines' events grouped by timeline (processing order within each): what
+    :func:`counts` reads, gathered once for every late tolerance."""
+
+    arrival: np.ndarray
+    app: np.ndarray
+    ok: np.ndarray
+    line: np.ndarray  # 0, 1, ...: the timeline's place among those present
+    first: np.ndarray  # where each timeline starts
+
+
+def _by_line(lines: Timelines, *, keep: bool = True) -> _ByLine:
+    """The events grouped by timeline (kept for the next late tolerance with ``keep``)."""
+    cached = lines.memo.get("by_line")
+    if not isinstance(cached, _ByLine):
+        first = lines.starts
+        line = np.zeros(lines.grouped.size, dtype=np.int64)
+        line[first[1:]] = 1
+        cached = _ByLine(
+            arrival=lines.arrival[lines.grouped],
+            app=lines.app[lines.grouped],
+            ok=lines.ok[lines.grouped],
+            line=np.cumsum(line),
+            first=first,
+        )
+        if keep:
+            lines.memo["by_line"] = cached
+    return cached
+
+
+def _before_by_line(by: _ByLine, values: np.ndarray) -> np.ndarray:
+    """:func:`_before` on values already grouped by timeline: one running maximum over the
+    whole array, each timeline's values lifted above the previous timeline's (exact in
+    64-bit integers; when the lift would not fit, one running maximum per timeline)."""
+    before = np.full(values.size, NEG, dtype=np.int64)
+    if values.size < 2:
+        return before
+    valid = values > NEG
+    if not valid.any():
+        return before
+    low, high = int(values[valid].min()), int(values[valid].max())
+    span = high - low + 2
+    if span * (int(by.line[-1]) + 1) < 2**62:
+        lift = by.line * span
+        lifted = np.where(valid, values - (low - 1), 0) + lift
+        running = np.maximum.accumulate(lifted) - lift
+        running = np.where(running == 0, NEG, running + (low - 1))
+        before[1:] = running[:-1]
+        before[by.first] = NEG
+        return before
+    bounds = [*by.first.tolist(), values.size]
+    for start, stop in itertools.pairwise(bounds):
+        if stop - start > 1:
+            before[start + 1 : stop] = np.maximum.accumulate(values[start : stop - 1])
+    return before
 
 
 @dataclass(frozen=True)
@@ -149,19 +217,90 @@ class Counts:
 def counts(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
     """Late events and the disorder of the others under ``late_ns`` (``None``: unlimited;
     docs/semantics.md, "The rules, as implemented": late adjustment first, then the running maximum
-    per timeline)."""
+    per timeline). Worked out with the events grouped by timeline (the order of ``disorder``
+    is not processing order; :func:`counts_in_order` is the same in processing order)."""
+    if action is Action.ADJUST and late_ns is not None:
+        return _adjusted(lines).counts(late_ns)
+    by = _by_line(lines)
+    return _counted(by, late_ns, action, lambda values: _before_by_line(by, values))
+
+
+def _counted(
+    events: Timelines | _ByLine,
+    late_ns: int | None,
+    action: Action,
+    before_of: Callable[[np.ndarray], np.ndarray],
+) -> Counts:
+    """The per-event rules on ``events``' arrival, application time and ``ok``, in their
+    order, with ``before_of`` giving each event's running maximum before it."""
     if late_ns is None:
-        late = np.zeros_like(lines.ok)
-        t_late = lines.app
+        late = np.zeros_like(events.ok)
+        t_late = events.app
     else:
-        late = lines.ok & (lines.app < lines.arrival - late_ns)
-        t_late = np.where(late, lines.arrival - late_ns, lines.app)
-    eligible = lines.ok & ~(late & (action is Action.DROP))
-    values = np.where(eligible, t_late, NEG)
-    before = _before(lines, values)
+        late = events.ok & (events.app < events.arrival - late_ns)
+        t_late = np.where(late, events.arrival - late_ns, events.app)
+    eligible = events.ok & ~(late & (action is Action.DROP))
+    before = before_of(np.where(eligible, t_late, NEG))
     behind = before - t_late
     disorder = behind[eligible & ~late & (before > NEG) & (behind > 0)]
     return Counts(late_ns=late_ns, late=int(late.sum()), disorder=disorder)
+
+
+@dataclass(frozen=True)
+class _Adjusted:
+    """With Adjust, every late tolerance L at once. A late event's time becomes its arrival
+    minus L, so the largest time accepted before an event on its timeline is the larger of
+    the largest application time before it (``A``) and the largest arrival before it
+    (``R``) minus L; an event L does not make late is behind by ``max(A, R - L) − app``.
+    Only the events behind under some L are kept: those behind the largest application
+    time (``a_*``), and the others by ``R − app`` largest first (``r_*``), of which those
+    above L are the only ones behind."""
+
+    lateness: np.ndarray  # arrival − app of every event a tolerance decides about, sorted
+    a_behind: np.ndarray  # A − app, of the events behind A
+    a_arrival_behind: np.ndarray  # R − app, of the same events
+    a_lateness: np.ndarray
+    r_behind: np.ndarray  # R − app of the others, largest first
+    r_lateness: np.ndarray
+
+    def counts(self, late_ns: int) -> Counts:
+        late = self.lateness.size - int(np.searchsorted(self.lateness, late_ns, side="right"))
+        on_time = self.a_lateness <= late_ns
+        first = np.maximum(self.a_behind[on_time], self.a_arrival_behind[on_time] - late_ns)
+        # r_behind is sorted largest first: those above late_ns are a prefix
+        upto = int(np.searchsorted(-self.r_behind, -late_ns, side="left"))
+        on_time = self.r_lateness[:upto] <= late_ns
+        rest = self.r_behind[:upto][on_time] - late_ns
+        return Counts(late_ns=late_ns, late=late, disorder=np.concatenate([first, rest]))
+
+
+def _adjusted(lines: Timelines) -> _Adjusted:
+    cached = lines.memo.get("adjusted")
+    if not isinstance(cached, _Adjusted):
+        by = _by_line(lines, keep=False)  # Adjust reads only what is kept below
+        top_app = _before_by_line(by, np.where(by.ok, by.app, NEG))
+        top_arrival = _before_by_line(by, np.where(by.ok, by.arrival, NEG))
+        keep = by.ok & (top_app > NEG)
+        app = by.app[keep]
+        behind_app = top_app[keep] - app
+        behind_arrival = top_arrival[keep] - app
+        lateness = by.arrival[keep] - app
+        first = behind_app > 0
+        order = np.argsort(-behind_arrival[~first], kind="stable")
+        cached = lines.memo["adjusted"] = _Adjusted(
+            lateness=np.sort(by.arrival[by.ok] - by.app[by.ok]),
+            a_behind=behind_app[first],
+            a_arrival_behind=behind_arrival[first],
+            a_lateness=lateness[first],
+            r_behind=behind_arrival[~first][order],
+            r_lateness=lateness[~first][order],
+        )
+    return cached
+
+
+def counts_in_order(lines: Timelines, late_ns: int | None, action: Action) -> Counts:
+    """:func:`counts` event by event in processing order (the reference it is held to)."""
+    return _counted(lines, late_ns, action, lambda values: _before(lines, values))
 
 
 def late_candidates_s(lines: Timelines, *, full_scan_s: int, most: int) -> list[int]:
@@ -193,22 +332,32 @@ def staircase(
     points: list[tuple[int | None, int]] = []
     best_ooo: int | None = None
     for late_s in sorted(late_values_s):
-        c = counts(lines, late_s * SECOND, action)
-        ooo = c.least_ooo_s(allowed - lines.missing_key - c.late)
+        _, ooo = _step(lines, late_s, allowed, action)
         if ooo is None or ooo > late_s:  # the tolerance in force is min(late, out-of-order)
             continue
         if best_ooo is None or ooo < best_ooo:
             points.append((late_s, ooo))
             best_ooo = ooo
     top = max(late_values_s, default=0)
-    c = counts(lines, top * SECOND, action)
-    ooo = c.least_ooo_s(allowed - lines.missing_key - c.late)
-    if c.late == 0 and ooo is not None and ooo > top and (best_ooo is None or ooo < best_ooo):
+    late, ooo = _step(lines, top, allowed, action)
+    if late == 0 and ooo is not None and ooo > top and (best_ooo is None or ooo < best_ooo):
         points.append((ooo, ooo))  # no event late: the late tolerance only has to allow it
         best_ooo = ooo
     if lines.lateness_ns().max(initial=0) > MAX_TOLERANCE_NS:
-        c = counts(lines, None, action)  # later than any finite tolerance: unlimited
-        ooo = c.least_ooo_s(allowed - lines.missing_key)
+        _, ooo = _step(lines, None, allowed, action)  # later than any finite tolerance
         if ooo is not None and (best_ooo is None or ooo < best_ooo):
             points.append((None, ooo))
     return points
+
+
+def _step(
+    lines: Timelines, late_s: int | None, allowed: int, action: Action
+) -> tuple[int, int | None]:
+    """Under a late tolerance (s; ``None``: unlimited), the events late and the least
+    out-of-order tolerance within ``allowed``: worked out once per capture, OVER key set,
+    budget and action (a finer search of the guide asks again for the values it had)."""
+    key = ("step", late_s, allowed, action)
+    if key not in lines.memo:
+        c = counts(lines, None if late_s is None else late_s * SECOND, action)
+        lines.memo[key] = (c.late, c.least_ooo_s(allowed - lines.missing_key - c.late))
+    return lines.memo[key]  # type: ignore[return-value]

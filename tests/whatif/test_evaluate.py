@@ -15,7 +15,7 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError
-from diagnostics.whatif.evaluate import evaluate, prepare
+from diagnostics.whatif.evaluate import evaluate, prepare, with_over
 
 S = SECOND
 LATES = (0, 5 * S, 121 * S, None)
@@ -163,3 +163,28 @@ def test_spec_example_c(early, over, dropped, adjusted) -> None:
     )  # fmt: skip
     result = evaluate(prepare(events, "event_time", over, partitions=(0,)), policy)
     assert (result.dropped, result.adjusted) == (dropped, adjusted)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=captures_strategy(),
+    over=st.sampled_from([(), ("key",), ("key", "partition_id"), ("partition_id",)]),
+    as_text=st.booleans(),
+)
+def test_the_capture_prepared_once_gives_each_over_key_sets_frame(events, over, as_text):
+    """The recommender parses and sorts a capture once and adds each OVER key set's columns
+    to it: the same frame, column for column, as preparing it with those keys."""
+    if as_text:
+        events = events.with_columns(pl.col("event_time").dt.to_string("%Y-%m-%dT%H:%M:%S%.3fZ"))
+    base = prepare(events, "event_time")
+    assert with_over(base, events, "event_time", over).frame.equals(
+        prepare(events, "event_time", over).frame
+    )
+    assert with_over(base, events, "event_time", over).partitions == base.partitions
+
+
+def test_an_over_column_missing_is_named_when_added_to_a_prepared_capture(captures) -> None:
+    events = captures["healthy"]
+    base = prepare(events, "event_time")
+    with pytest.raises(InputError, match="OVER column 'nope' is missing"):
+        with_over(base, events, "event_time", ("nope",))

@@ -1,0 +1,93 @@
+"""The replays kept for one capture are the engine's replays: with the TIMESTAMP BY text
+parsed once for every replay, the outcomes equal a plain replay's, column for column (the
+text kept as the capture has it, unparsable times, a time column named like an outcome
+column)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diagnostics.durations import SECOND
+from diagnostics.engine.policy import Action, OrderingPolicy
+from diagnostics.engine.replay import replay
+from diagnostics.whatif.replays import FLAGS, Replays
+
+BASE = 1_767_225_600_000  # 2026-01-01, ms
+
+
+@st.composite
+def text_captures(draw: st.DrawFn) -> tuple[pl.DataFrame, str]:
+    """1-60 events on 1-3 partitions, their times as text (some unparsable or missing),
+    the time column named ``event_time`` or like an outcome column (``late``)."""
+    n = draw(st.integers(1, 60))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    arrival = BASE + np.cumsum(rng.integers(0, 20_000, n))
+    sent = arrival - rng.integers(-30_000, 400_000, n)
+    texts = (
+        pl.Series(sent.tolist())
+        .cast(pl.Datetime("ms", "UTC"))
+        .dt.to_string("%Y-%m-%dT%H:%M:%S%.3fZ")
+    )
+    odd = rng.random(n)
+    texts = pl.Series(
+        [
+            None if u < 0.05 else "not a time" if u < 0.1 else t
+            for u, t in zip(odd, texts, strict=True)
+        ],
+        dtype=pl.String,
+    )
+    name = draw(st.sampled_from(["event_time", "late"]))
+    return pl.DataFrame(
+        {
+            "arrival_time": pl.Series(arrival.tolist()).cast(pl.Datetime("ms", "UTC")),
+            name: texts,
+            "partition_id": rng.integers(0, draw(st.integers(1, 3)), n),
+            "device": rng.choice(["a", "b", "c"], n),
+        }
+    ), name  # fmt: skip
+
+
+@st.composite
+def policies(draw: st.DrawFn, name: str) -> OrderingPolicy:
+    """A setting of every kind on the time column ``name`` (OVER device or not)."""
+    over = draw(st.booleans())
+    return OrderingPolicy(
+        timestamp_by=name,
+        late_arrival_ns=draw(st.sampled_from([0, 2 * SECOND, 60 * SECOND, None])),
+        out_of_order_ns=draw(st.sampled_from([0, 5 * SECOND])),
+        action=draw(st.sampled_from(list(Action))),
+        partition_by=draw(st.booleans()) or over,
+        over=("device",) if over else (),
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_captures(), st.data())
+def test_a_kept_replay_is_the_engines_replay(capture, data) -> None:
+    events, name = capture
+    policy = data.draw(policies(name))
+    replays = Replays(events)
+    replays.put(
+        OrderingPolicy(timestamp_by=name), replay(events, OrderingPolicy(timestamp_by=name))
+    )
+    kept = replays.result(policy)
+    plain = replay(events, policy)
+    assert kept.outcomes.equals(plain.outcomes)
+    assert kept.outcomes.schema == plain.outcomes.schema
+    assert (kept.policy, kept.renames) == (plain.policy, plain.renames)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_captures(), st.data())
+def test_a_fixs_flags_are_the_engines_replays(capture, data) -> None:
+    """The outcome columns a fix's measurement reads, from one engine run on the capture
+    prepared once, equal a replay's, event for event in input order."""
+    events, name = capture
+    policy = data.draw(policies(name))
+    flags = Replays(events).flags(policy)
+    plain = replay(events, policy).outcomes.select(FLAGS)
+    assert flags.equals(plain)
+    assert flags.schema == plain.schema
