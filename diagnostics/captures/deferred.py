@@ -93,6 +93,29 @@ class Deferred:
             ]
         )
 
+    def _take(
+        self, part: DeferredPart, wanted: list[DeferredColumn], rows: np.ndarray
+    ) -> pl.DataFrame:
+        """The rows ``rows`` of one file's ``wanted`` columns. A Parquet file is read by
+        pyarrow in this thread: polars' threads may be busy writing the outcomes from these
+        files, and only the rows taken become a polars frame."""
+        if part.path is None:
+            return self._read(part, wanted)[rows]
+        import pyarrow.parquet as pq
+
+        sources = list(dict.fromkeys(c.source for c in wanted if c.source in part.holds))
+        table = pq.read_table(part.path, columns=sources, use_threads=False).take(rows)
+        found = pl.from_arrow(table) if sources else pl.DataFrame()
+        assert isinstance(found, pl.DataFrame)
+        return pl.DataFrame(
+            [
+                found[c.source].cast(c.dtype).alias(c.name)
+                if c.source in part.holds
+                else pl.Series(c.name, [None], dtype=c.dtype).new_from_index(0, len(rows))
+                for c in wanted
+            ]
+        )
+
     def frames(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
         """The deferred columns (or ``columns`` of them), one file at a time, in row order."""
         wanted = self._wanted(columns)
@@ -146,8 +169,7 @@ class Deferred:
         for i, part in enumerate(self.parts):
             mine = np.flatnonzero((wanted >= starts[i]) & (wanted < starts[i + 1]))
             if len(mine):
-                frame = self._read(part, columns)
-                pieces.append(frame[wanted[mine] - starts[i]])
+                pieces.append(self._take(part, columns, wanted[mine] - starts[i]))
                 positions.append(mine)
         if not pieces:
             return self.empty()

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -185,33 +185,6 @@ def example_rows(
     return rows_with_deferred(result.outcomes, capture.deferred, inputs)
 
 
-class _Writer:
-    """outcomes.parquet written once, in ``pool``, from the first :meth:`start`."""
-
-    def __init__(self, pool: ThreadPoolExecutor, path: Path, write: Callable[[Path], object]):
-        self._pool, self._path, self._write = pool, path, write
-        self._writing: Future[None] | None = None
-
-    def start(self) -> Future[None]:
-        """The write, started now if it was not yet."""
-        if self._writing is None:
-            self._writing = self._pool.submit(atomic_write, self._path, self._write)
-        return self._writing
-
-    def after(
-        self, rows: Callable[[Sequence[int]], pl.DataFrame]
-    ) -> Callable[[Sequence[int]], pl.DataFrame]:
-        """``rows``, starting the write once they are read."""
-
-        def read(ids: Sequence[int]) -> pl.DataFrame:
-            try:
-                return rows(ids)
-            finally:
-                self.start()
-
-        return read
-
-
 def run(args: argparse.Namespace) -> int:
     """Replay, write ``outcomes.parquet``, print the summary."""
     check_rules_flags(args)
@@ -231,27 +204,22 @@ def run(args: argparse.Namespace) -> int:
     result = run_replay(args, capture, resolved)
     written = ["outcomes.parquet"]
     # The summary first: its far-off senders read input columns, and the diagnostics' work
-    # reuses the memory it frees (a lower peak). outcomes.parquet is written in a worker
-    # thread (polars releases the GIL) while the diagnostics are computed in this one, from
-    # the moment their example events are read: both read the cache entries through polars'
-    # threads, and the writer would hold them.
+    # reuses the memory it frees (a lower peak). Then outcomes.parquet is written in a
+    # worker thread (polars releases the GIL) while the diagnostics are computed in this one
+    # (their example events read by pyarrow: polars' threads are the writer's).
     more = capture.more_inputs(result.outcomes.columns)
     summary = {"input": capture.to_dict(), **summarize(result, more)}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="orderdoc-write") as pool:
-        writer = _Writer(pool, out / "outcomes.parquet", write_outcomes(result, capture))
-        rows = example_rows(result, capture)
-        if args.outcomes_only or rows is None:
-            writer.start()
+        writing = pool.submit(
+            atomic_write, out / "outcomes.parquet", write_outcomes(result, capture)
+        )
         if not args.outcomes_only:
             write_outputs(
-                result,
-                out,
-                options_from_args(args, resolved.job),
-                None if rows is None else writer.after(rows),
+                result, out, options_from_args(args, resolved.job), example_rows(result, capture)
             )
             written += [DIAGNOSTICS_FILE, METRICS_FILE]
         try:
-            writer.start().result()
+            writing.result()
         except OSError as exc:
             msg = (
                 f"output folder {out}: outcomes.parquet could not be written: {exc.strerror or exc}"
