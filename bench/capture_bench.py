@@ -86,6 +86,7 @@ def _children_cpu() -> float:
 def run(argv: list[str]) -> tuple[float, int, float | None, float]:
     """``orderdoc ARGV`` in a child: wall seconds, peak bytes, the read's seconds (its cache
     line), CPU seconds (user + system)."""
+    os.sync()  # the previous run's files on disk: their write-back is not this run's time
     cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
@@ -101,6 +102,7 @@ def run(argv: list[str]) -> tuple[float, int, float | None, float]:
 
 def fastavro_decode(folder: Path) -> tuple[float, float]:
     """fastavro decoding every record of every file: wall and CPU seconds."""
+    os.sync()
     cpu = time.process_time()
     started = time.perf_counter()
     records = 0
