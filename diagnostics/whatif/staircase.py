@@ -50,6 +50,30 @@ class Timelines:
     #: timeline, each late tolerance's step), not part of its value
     memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
+    @classmethod
+    def laid_out(
+        cls,
+        arrival: np.ndarray,
+        app: np.ndarray,
+        timeline: np.ndarray,
+        ok: np.ndarray,
+        unsaveable: Unsaveable,
+        missing_key: int,
+    ) -> Timelines:
+        """The events in processing order (``timeline``: ids from 0), grouped by timeline."""
+        grouped, starts = grouped_by(timeline)
+        return cls(
+            arrival=arrival,
+            app=app,
+            timeline=timeline,
+            timelines=int(timeline.max(initial=-1)) + 1 or 1,
+            ok=ok,
+            unsaveable=unsaveable,
+            missing_key=missing_key,
+            grouped=grouped,
+            starts=starts,
+        )
+
     @property
     def events(self) -> int:
         """Number of events."""
@@ -95,18 +119,8 @@ def timelines_of(
     no_key = (timeline < 0) & ~no_time & ~early
     ok = ~no_time & ~early & ~no_key
     timeline = np.where(timeline < 0, 0, timeline)
-    grouped, starts = grouped_by(timeline)
-    return Timelines(
-        arrival=arrival,
-        app=app,
-        timeline=timeline,
-        timelines=int(timeline.max(initial=-1)) + 1 or 1,
-        ok=ok,
-        unsaveable=Unsaveable(early=int(early.sum()), invalid=int(no_time.sum())),
-        missing_key=int(no_key.sum()),
-        grouped=grouped,
-        starts=starts,
-    )
+    unsaveable = Unsaveable(early=int(early.sum()), invalid=int(no_time.sum()))
+    return Timelines.laid_out(arrival, app, timeline, ok, unsaveable, int(no_key.sum()))
 
 
 def grouped_by(timeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,6 @@ from diagnostics.whatif.staircase import (
     Timelines,
     counts,
     counts_in_order,
-    grouped_by,
     staircase,
 )
 
@@ -28,18 +27,7 @@ def timelines(
     arrival: np.ndarray, app: np.ndarray, timeline: np.ndarray, ok: np.ndarray
 ) -> Timelines:
     """Timelines as ``timelines_of`` lays them out (processing order, grouped, starts)."""
-    grouped, starts = grouped_by(timeline)
-    return Timelines(
-        arrival=arrival,
-        app=app,
-        timeline=timeline,
-        timelines=int(timeline.max(initial=-1)) + 1 or 1,
-        ok=ok,
-        unsaveable=Unsaveable(),
-        missing_key=0,
-        grouped=grouped,
-        starts=starts,
-    )
+    return Timelines.laid_out(arrival, app, timeline, ok, Unsaveable(), 0)
 
 
 @st.composite
