@@ -198,7 +198,7 @@ def far_off_events(
             # the sender column depends on the capture's columns and application times
             # alone (not on the tolerances): kept with the capture's files
             key = {
-                "far_off_senders": 1,
+                "far_off_senders": SENDER_RULE,
                 "timestamp_by": column,
                 "inputs": [c for c in out.columns if c not in OUTCOME_COLUMNS],
                 "more": list(more_inputs.names),
@@ -218,6 +218,12 @@ def far_off_events(
     if far is None:
         return mask, None, ""
     return mask, far, fate_of(out.filter(pl.Series(mask)))
+
+
+#: The sender rule's edition in the key of the sender column a capture's cache keeps
+#: (:func:`far_off_events`): raise it when ``diagnostics.whatif.senders`` chooses otherwise,
+#: so that no answer kept by an earlier rule is read.
+SENDER_RULE = 1
 
 
 def _with(out: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:

@@ -27,6 +27,9 @@ the sender column is chosen").
    ``key``) and passes rule 2 is taken, and said to be chosen by its name.
 
 The OVER candidates are the qualifying columns, best first (rule 5's when none qualifies).
+
+A capture's cache keeps the column this rule chose for it (to name the senders of far-off
+times): a change to the rule raises ``diagnostics.engine.summary.SENDER_RULE``.
 """
 
 from __future__ import annotations
