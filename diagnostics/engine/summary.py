@@ -203,9 +203,13 @@ def far_off_events(
                 "inputs": [c for c in out.columns if c not in OUTCOME_COLUMNS],
                 "more": list(more_inputs.names),
             }
-            named = more_inputs.remember(
-                key, lambda: sender_column(_with(out, more_inputs()), policy)
-            )
+
+            def choose() -> str | None:
+                return sender_column(_with(out, more_inputs()), policy)
+
+            named = more_inputs.remember(key, choose)
+            if named is not None and named not in (*out.columns, *more_inputs.names):
+                named = choose()  # a kept answer naming no column here (a file edited)
             if named is not None and named not in out.columns:
                 frame = _with(out, more_inputs([named]))
     mask, far = far_off_times(

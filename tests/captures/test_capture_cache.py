@@ -255,6 +255,9 @@ def test_the_far_off_senders_column_is_kept_with_the_capture(tmp_path: Path, fle
     warm = _replay(root, tmp_path / "warm", "--cache", str(cache))[0]
     assert warm["far_off_application_times"] == far
     assert warm["warnings"] == cold["warnings"]
+    kept[0].write_text('{"value": "noSuchColumn"}')  # edited by hand: worked out again
+    edited = _replay(root, tmp_path / "edited", "--cache", str(cache))[0]
+    assert edited["far_off_application_times"] == far
     changed = capture_files(root)[3].path
     records = [capture_record(0, body(eventTime="2024-06-03T08:00:00Z"), 1_717_401_600_000, "")]
     write_avro(changed, records, "deflate")
