@@ -51,12 +51,18 @@ def received(hook) -> list[tuple[str, dict]]:  # type: ignore[no-untyped-def]
     ]
 
 
-def test_kills_at_each_step_lose_and_repeat_nothing(tmp_path: Path) -> None:
+def _first_lines(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """The logs folder with one live hourly file of two lines, the watcher's state folder,
+    that file and the watcher's log."""
     logs, state = tmp_path / "logs", tmp_path / "state"
     live = logs / "y=2024" / "m=03" / "d=05" / "h=10" / "PT1H.json"
     live.parent.mkdir(parents=True)
     live.write_bytes(line(1, "LateInputEvent", 4) + line(2, "EarlyInputEvent", 3))
-    log = tmp_path / "watch.log"
+    return logs, state, live, tmp_path / "watch.log"
+
+
+def test_kills_at_each_step_lose_and_repeat_nothing(tmp_path: Path) -> None:
+    logs, state, live, log = _first_lines(tmp_path)
     with receiver() as hook:
         args = ["watch", str(logs), "--state", str(state), "--rules", str(RULE),
                 "--webhook", hook.url, "--evaluate-at", "data-end", *SPARK]  # fmt: skip
@@ -118,11 +124,7 @@ def test_kills_while_compacting_lose_and_repeat_nothing(
     after its first merge: the next start finishes it; the tables equal one aggregate, the
     passes' files are one per folder, and the alert is told firing and resolved once each."""
     monkeypatch.setenv("ORDERDOC_TEST_COMPACT_EVERY", "1")
-    logs, state = tmp_path / "logs", tmp_path / "state"
-    live = logs / "y=2024" / "m=03" / "d=05" / "h=10" / "PT1H.json"
-    live.parent.mkdir(parents=True)
-    live.write_bytes(line(1, "LateInputEvent", 4) + line(2, "EarlyInputEvent", 3))
-    log = tmp_path / "watch.log"
+    logs, state, live, log = _first_lines(tmp_path)
     with receiver() as hook:
         args = ["watch", str(logs), "--state", str(state), "--rules", str(RULE),
                 "--webhook", hook.url, "--evaluate-at", "data-end", *SPARK, "--once"]  # fmt: skip
