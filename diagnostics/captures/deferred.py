@@ -82,16 +82,9 @@ class Deferred:
         ]
 
     def _read(self, part: DeferredPart, wanted: list[DeferredColumn]) -> pl.DataFrame:
-        sources = list(dict.fromkeys(c.source for c in wanted if c.source in part.holds))
+        sources = _sources(part, wanted)
         found = part.read(sources) if sources else pl.DataFrame()
-        return pl.DataFrame(
-            [
-                found[c.source].cast(c.dtype).alias(c.name)
-                if c.source in part.holds
-                else pl.Series(c.name, [None], dtype=c.dtype).new_from_index(0, part.rows)
-                for c in wanted
-            ]
-        )
+        return _as_wanted(found, part, wanted, part.rows)
 
     def _take(
         self, part: DeferredPart, wanted: list[DeferredColumn], rows: np.ndarray
@@ -103,18 +96,11 @@ class Deferred:
             return self._read(part, wanted)[rows]
         import pyarrow.parquet as pq
 
-        sources = list(dict.fromkeys(c.source for c in wanted if c.source in part.holds))
+        sources = _sources(part, wanted)
         table = pq.read_table(part.path, columns=sources, use_threads=False).take(rows)
         found = pl.from_arrow(table) if sources else pl.DataFrame()
         assert isinstance(found, pl.DataFrame)
-        return pl.DataFrame(
-            [
-                found[c.source].cast(c.dtype).alias(c.name)
-                if c.source in part.holds
-                else pl.Series(c.name, [None], dtype=c.dtype).new_from_index(0, len(rows))
-                for c in wanted
-            ]
-        )
+        return _as_wanted(found, part, wanted, len(rows))
 
     def frames(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
         """The deferred columns (or ``columns`` of them), one file at a time, in row order."""
@@ -217,6 +203,26 @@ class Deferred:
         return dataclasses.replace(
             self, columns=tuple(c for c in self.columns if c.name not in gone)
         )
+
+
+def _sources(part: DeferredPart, wanted: list[DeferredColumn]) -> list[str]:
+    """The entry's columns that hold ``wanted`` (once each)."""
+    return list(dict.fromkeys(c.source for c in wanted if c.source in part.holds))
+
+
+def _as_wanted(
+    found: pl.DataFrame, part: DeferredPart, wanted: list[DeferredColumn], rows: int
+) -> pl.DataFrame:
+    """``found`` (``rows`` rows of the entry's columns) as the ``wanted`` columns: named and
+    typed as the capture has them, nulls for those the file lacks."""
+    return pl.DataFrame(
+        [
+            found[c.source].cast(c.dtype).alias(c.name)
+            if c.source in part.holds
+            else pl.Series(c.name, [None], dtype=c.dtype).new_from_index(0, rows)
+            for c in wanted
+        ]
+    )
 
 
 def in_order(frame: pl.LazyFrame | pl.DataFrame, names: Sequence[str]) -> Any:
