@@ -51,6 +51,18 @@ def received(hook) -> list[tuple[str, dict]]:  # type: ignore[no-untyped-def]
     ]
 
 
+def _assert_tables_are(expected: reference.Tables, state: Path) -> None:
+    """Every table the watcher keeps in ``state`` equals ``expected``'s (one aggregate of
+    the same logs), row for row."""
+    for table, columns in COLUMNS.items():
+        want = getattr(expected, table)
+        if not table_files(state / "agg", TableName(table)):
+            assert want.is_empty(), table
+            continue
+        got = read_table(state / "agg" / table)
+        assert canonical(got, columns) == canonical(want, columns), table
+
+
 def _first_lines(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     """The logs folder with one live hourly file of two lines, the watcher's state folder,
     that file and the watcher's log."""
@@ -108,13 +120,7 @@ def test_kills_at_each_step_lose_and_repeat_nothing(tmp_path: Path) -> None:
     summary = json.loads((state / "agg" / "summary.json").read_text())
     ignore = {"files_read": 0, "files_skipped": []}
     assert summary | ignore == expected.summary | ignore
-    for table, columns in COLUMNS.items():
-        want = getattr(expected, table)
-        if not table_files(state / "agg", TableName(table)):
-            assert want.is_empty(), table
-            continue
-        got = read_table(state / "agg" / table)
-        assert canonical(got, columns) == canonical(want, columns), table
+    _assert_tables_are(expected, state)
 
 
 def test_kills_while_compacting_lose_and_repeat_nothing(
@@ -151,10 +157,4 @@ def test_kills_while_compacting_lose_and_repeat_nothing(
     assert "Traceback" not in log.read_text()
     files = expand_inputs([str(logs)])
     expected = reference.aggregate_files(files.logs, files.metrics)
-    for table, columns in COLUMNS.items():
-        want = getattr(expected, table)
-        if not table_files(state / "agg", TableName(table)):
-            assert want.is_empty(), table
-            continue
-        got = read_table(state / "agg" / table)
-        assert canonical(got, columns) == canonical(want, columns), table
+    _assert_tables_are(expected, state)
