@@ -66,8 +66,11 @@ def prepare(
     *,
     columns: EventColumns | None = None,
     partitions: Sequence[int] | None = None,
+    parsed: pl.Series | None = None,
 ) -> Prepared:
-    """Parse and sort ``events`` once (errors name the column and row, like the engine's)."""
+    """Parse and sort ``events`` once (errors name the column and row, like the engine's);
+    ``parsed``: the TIMESTAMP BY column already read as the engine reads it
+    (:func:`~diagnostics.timestamps.to_utc`), one value per event, when it was elsewhere."""
     columns = columns or EventColumns()
     arrival = arrival_times(events, columns)
     _check_named(events, timestamp_by, over)
@@ -77,7 +80,7 @@ def prepare(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(columns.row), *keep
     ).with_columns(
         arrival.alias(columns.parsed_arrival),
-        to_utc(events[timestamp_by]).alias(timestamp_by),
+        (to_utc(events[timestamp_by]) if parsed is None else parsed).alias(timestamp_by),
     )
     frame = frame.sort(columns.parsed_arrival, columns.row, maintain_order=True)
     return Prepared(frame.rechunk(), parts, columns)

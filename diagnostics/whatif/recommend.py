@@ -223,7 +223,13 @@ class _Measured:
             assert ts is not None
             base = self.store.once(
                 ("prepared", ts, self.events.height),
-                lambda: prepare(self.events, ts, columns=self.columns, partitions=self.partitions),
+                lambda: prepare(
+                    self.events,
+                    ts,
+                    columns=self.columns,
+                    partitions=self.partitions,
+                    parsed=self.store.parsed(self.events, ts),
+                ),
             )
             self._prepared[over] = with_over(base, self.events, ts, over)
         return self._prepared[over]

@@ -68,6 +68,16 @@ class SearchStore:
     measures: dict[OrderingPolicy, Measures] = field(default_factory=dict)
     #: the search's own small results (the sender columns, the guide's lists)
     values: dict[Hashable, object] = field(default_factory=dict)
+    #: a frame's TIMESTAMP BY column read as the engine reads it, when the holder of the
+    #: replays has it (:meth:`Replays.parsed`); ``None``: read by ``prepare``
+    parse: Callable[[pl.DataFrame, str], pl.Series] | None = field(default=None, compare=False)
+
+    def parsed(self, frame: pl.DataFrame, ts: str) -> pl.Series | None:
+        """``frame``'s TIMESTAMP BY text read as the engine reads it, when already known or
+        worth keeping (``None``: :func:`~diagnostics.whatif.evaluate.prepare` reads it)."""
+        if self.parse is None or ts not in frame.columns or frame[ts].dtype != pl.String:
+            return None
+        return self.parse(frame, ts)
 
     def fits(self, columns: EventColumns, partitions: Sequence[int] | None) -> bool:
         """Whether a search with these columns and partitions may use what is stored."""
@@ -100,7 +110,7 @@ class Replays:
         self.columns = events.columns if isinstance(events, Capture) else columns or EventColumns()
         self.partitions = None if partitions is None else tuple(partitions)
         self.keep, self.keep_first = keep, keep_first
-        self.search = SearchStore(self.columns, self.partitions)
+        self.search = SearchStore(self.columns, self.partitions, parse=self.parsed)
         self._frames: dict[_Names, tuple[pl.DataFrame, _Names]] = {}
         self._first: tuple[OrderingPolicy, ReplayResult] | None = None
         self._recent: OrderedDict[OrderingPolicy, ReplayResult] = OrderedDict()
@@ -141,7 +151,7 @@ class Replays:
         else:
             # the time read once for every replay: the engine reads a parsed time as it is,
             # and the outcomes keep the text the capture has
-            parsed = frame.with_columns(self._parsed(frame, ts))
+            parsed = frame.with_columns(self.parsed(frame, ts))
             result = replay(parsed, policy, columns=self.columns, partitions=self.partitions)
             kept = frame[ts].alias(result.policy.timestamp_by or ts)
             result = replace(result, outcomes=result.outcomes.with_columns(kept))
@@ -165,7 +175,13 @@ class Replays:
 
         base = self.search.once(
             ("prepared", ts, frame.height),
-            lambda: prepare(frame, ts, columns=self.columns, partitions=self.partitions),
+            lambda: prepare(
+                frame,
+                ts,
+                columns=self.columns,
+                partitions=self.partitions,
+                parsed=self.search.parsed(frame, ts),
+            ),
         )
         prepared = with_over(base, frame, ts, policy.over)
         out, release = run(prepared, policy)
@@ -183,15 +199,20 @@ class Replays:
             return self._first[1]
         return self._recent.get(policy)
 
-    def _parsed(self, frame: pl.DataFrame, ts: str) -> pl.Series:
-        """``frame``'s TIMESTAMP BY text as the engine reads it, worked out once."""
+    def parsed(self, frame: pl.DataFrame, ts: str) -> pl.Series:
+        """``frame``'s TIMESTAMP BY text as the engine reads it, worked out once (or taken
+        from a replay of the same frame made elsewhere: :meth:`put`)."""
         key = (id(frame), ts)
         if key not in self._times:
             self._times[key] = (frame, to_utc(frame[ts]))
         return self._times[key][1]
 
     def put(self, policy: OrderingPolicy, result: ReplayResult) -> None:
-        """Keep a replay made elsewhere (the first one kept stays for the whole command)."""
+        """Keep a replay made elsewhere (the first one kept stays for the whole command).
+        A replay of the events frame itself also gives its TIMESTAMP BY text as the engine
+        read it (the outcomes' application time, event for event), so it is not read
+        again."""
+        self._times_of(policy, result.outcomes)
         if self._first is None and self.keep_first:
             self._first = (policy, result)
             return
@@ -201,6 +222,21 @@ class Replays:
         self._recent.move_to_end(policy)
         while len(self._recent) > self.keep:
             self._recent.popitem(last=False)
+
+    def _times_of(self, policy: OrderingPolicy, outcomes: pl.DataFrame) -> None:
+        frame, ts = self.events, policy.timestamp_by
+        if (
+            not isinstance(frame, pl.DataFrame)
+            or ts is None
+            or ts not in frame.columns
+            or frame[ts].dtype != pl.String
+            or (id(frame), ts) in self._times
+            or "application_time" not in outcomes.columns
+            or outcomes.height != frame.height
+            or outcomes["application_time"].dtype != pl.Datetime("ns", "UTC")
+        ):
+            return
+        self._times[(id(frame), ts)] = (frame, outcomes["application_time"].alias(ts))
 
     def once(self, key: Hashable, work: Callable[[], T]) -> T:
         """``work()``, worked out the first time ``key`` is asked for only."""

@@ -13,6 +13,10 @@ from hypothesis import strategies as st
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
+from diagnostics.timestamps import to_utc
+from diagnostics.whatif import evaluate
+from diagnostics.whatif import replays as replays_module
+from diagnostics.whatif.recommend import recommend
 from diagnostics.whatif.replays import FLAGS, Replays
 
 BASE = 1_767_225_600_000  # 2026-01-01, ms
@@ -91,3 +95,54 @@ def test_a_fixs_flags_are_the_engines_replays(capture, data) -> None:
     plain = replay(events, policy).outcomes.select(FLAGS)
     assert flags.equals(plain)
     assert flags.schema == plain.schema
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_captures(), st.data())
+def test_a_replay_put_gives_the_time_as_the_engine_reads_it(capture, data) -> None:
+    """A replay made elsewhere (the app's load) gives the TIMESTAMP BY text as the engine
+    read it: equal to reading it again, unparsable and missing times included, and a fix's
+    flags from it equal a plain replay's."""
+    events, name = capture
+    replays = Replays(events)
+    first = OrderingPolicy(timestamp_by=name)
+    replays.put(first, replay(events, first))
+    assert replays.parsed(events, name).equals(to_utc(events[name]).alias(name))
+    policy = data.draw(policies(name))
+    assert replays.flags(policy).equals(replay(events, policy).outcomes.select(FLAGS))
+
+
+def test_after_the_loads_replay_no_time_is_read_again(monkeypatch) -> None:
+    """The recommender's search and a fix's flags after a replay put (the app's load) read
+    no TIMESTAMP BY text again."""
+    rng = np.random.default_rng(7)
+    n = 400
+    arrival = BASE + np.cumsum(rng.integers(0, 2_000, n))
+    sent = arrival - rng.integers(-1_000, 90_000, n)
+    events = pl.DataFrame(
+        {
+            "arrival_time": pl.Series(arrival.tolist()).cast(pl.Datetime("ms", "UTC")),
+            "event_time": pl.Series(sent.tolist())
+            .cast(pl.Datetime("ms", "UTC"))
+            .dt.to_string("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            "partition_id": rng.integers(0, 2, n),
+            "device": rng.choice(["a", "b", "c"], n),
+        }
+    )
+    job = OrderingPolicy(timestamp_by="event_time", late_arrival_ns=5 * SECOND)
+    replays = Replays(events)
+    replays.put(job, replay(events, job))
+    reads: list[int] = []
+
+    def counted(series: pl.Series) -> pl.Series:
+        reads.append(len(series))
+        return to_utc(series)
+
+    monkeypatch.setattr(evaluate, "to_utc", counted)
+    monkeypatch.setattr(replays_module, "to_utc", counted)
+    rec = recommend(events, job, store=replays.search)
+    replays.flags(rec.policy)
+    assert reads == []
+    fresh = recommend(events, job)
+    assert reads, "a search without the load's replay reads the time itself"
+    assert rec.table.equals(fresh.table)
