@@ -37,6 +37,12 @@ import polars as pl
 from diagnostics.appdata import jobfix
 from diagnostics.appdata.build import capture_context
 agg = Path(sys.argv[1])
+try:  # as the app's server does (diagnostics.freed_memory), where the code has it
+    from diagnostics.freed_memory import keep_freed_memory
+except ImportError:
+    pass
+else:
+    keep_freed_memory()
 started = time.perf_counter()
 try:
     from diagnostics.appdata.replays import loaded_replays

@@ -21,6 +21,7 @@ from typing import NoReturn
 from diagnostics import __version__
 from diagnostics.cli import flags
 from diagnostics.errors import OrderdocError
+from diagnostics.freed_memory import keep_freed_memory
 
 COMMANDS: tuple[str, ...] = (
     "replay",
@@ -85,8 +86,20 @@ def build_parser(
     return parser
 
 
+#: The commands that replay one capture many times (the recommender's measured settings, a
+#: fix's steps): freed memory kept for reuse saves them page faults
+#: (:mod:`diagnostics.freed_memory`). ``replay`` makes each column once, so for it this only
+#: raises the peak (docs/performance.md, "Freed memory kept for reuse").
+KEEP_FREED_MEMORY = frozenset({"explain", "whatif"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``orderdoc`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    """Run ``orderdoc`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+    Run as the command itself (no ``argv``), the commands that replay one capture many times
+    keep freed memory for reuse (:data:`KEEP_FREED_MEMORY`); a program that calls it with
+    ``argv`` keeps its own allocator settings."""
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] in KEEP_FREED_MEMORY:
+        keep_freed_memory()
     argv = flags.join_negative_values(sys.argv[1:] if argv is None else argv)
     # Import only the chosen command's module: start-up stays fast for every command.
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
