@@ -257,6 +257,7 @@ def _recommend(
         also=also,
         config=config,
         store=replays.search,
+        evaluator=replays.evaluate,  # the fix's steps read the flags of these runs
     )
 
 

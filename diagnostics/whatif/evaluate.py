@@ -200,6 +200,25 @@ class Measures:
             delay_max_s=points["max"],
         )
 
+    @classmethod
+    def of_flags(cls, flags: pl.DataFrame) -> Measures:
+        """The numbers of one engine run from its outcome flags (``late``,
+        ``out_of_order``, ``dropped``, ``arrival``, ``release_time``: a fix's measurement,
+        :data:`diagnostics.whatif.replays.FLAGS`): the same as :meth:`of` the run (an event
+        is adjusted when late or out of order and not dropped, as its status says)."""
+        dropped = flags["dropped"]
+        released = flags["release_time"].is_not_null()
+        delay_ns = (flags["release_time"] - flags["arrival"]).dt.total_nanoseconds()
+        return cls.of(
+            Evaluation(
+                events=flags.height,
+                adjusted=int(((flags["late"] | flags["out_of_order"]) & ~dropped).sum()),
+                dropped=int(dropped.sum()),
+                never_released=flags.height - int(dropped.sum()) - int(released.sum()),
+                delays_s=delay_ns.filter(released).to_numpy() / 1e9,
+            )
+        )
+
 
 class Evaluator(Protocol):
     """Runs the engine on ``prepared`` under each of ``policies``; one :class:`Measures` per

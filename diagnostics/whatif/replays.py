@@ -40,7 +40,7 @@ from diagnostics.timestamps import to_utc
 
 if TYPE_CHECKING:
     from diagnostics.captures.reader import Capture
-    from diagnostics.whatif.evaluate import Measures
+    from diagnostics.whatif.evaluate import Measures, Prepared
 
 T = TypeVar("T")
 #: The columns a policy names: TIMESTAMP BY and the OVER keys.
@@ -53,6 +53,10 @@ FLAGS = ("late", "early", "out_of_order", "dropped", "arrival", "release_time")
 #: partition), then compares the query's windows under the recommended one. Each holds the
 #: engine's columns for every event (the input columns are shared with the capture's).
 KEEP = 4
+#: A fix's measurements kept at least (:meth:`Replays.flags`: five columns per event, about
+#: 33 MB each at 2M events): the settings its search measured beside the job's (the steps
+#: toward the recommended setting) are read again by its steps.
+FLAGS_KEPT = 4
 
 
 @dataclass
@@ -171,9 +175,30 @@ class Replays:
         if policy in self._flags:  # the last few kept (a step beside PARTITION BY, ...)
             self._flags.move_to_end(policy)
             return self._flags[policy]
-        from diagnostics.whatif.evaluate import prepare, run, with_over
+        from diagnostics.whatif.evaluate import with_over
 
-        base = self.search.once(
+        return self._run_flags(with_over(self._prepared(frame, ts), frame, ts, policy.over), policy)
+
+    def evaluate(self, prepared: Prepared, policies: Sequence[OrderingPolicy]) -> list[Measures]:
+        """An :class:`~diagnostics.whatif.evaluate.Evaluator` for a search of this capture
+        (``prepared`` from :attr:`search`'s): each policy's numbers from one engine run,
+        whose :meth:`flags` are kept as well (the last few), so a fix that measures a
+        setting its search measured runs the engine once for both."""
+        from diagnostics.whatif.evaluate import Measures
+
+        out = []
+        for policy in policies:
+            flags = self._flags.get(policy)
+            if flags is None:
+                flags = self._run_flags(prepared, policy)
+            out.append(Measures.of_flags(flags))
+        return out
+
+    def _prepared(self, frame: pl.DataFrame, ts: str) -> Prepared:
+        """The capture parsed and sorted once (the recommender's, kept in :attr:`search`)."""
+        from diagnostics.whatif.evaluate import prepare
+
+        return self.search.once(
             ("prepared", ts, frame.height),
             lambda: prepare(
                 frame,
@@ -183,14 +208,20 @@ class Replays:
                 parsed=self.search.parsed(frame, ts),
             ),
         )
-        prepared = with_over(base, frame, ts, policy.over)
+
+    def _run_flags(self, prepared: Prepared, policy: OrderingPolicy) -> pl.DataFrame:
+        """:meth:`flags` from one engine run on ``prepared``, kept with the run's numbers
+        (a later search measures no setting a fix measured)."""
+        from diagnostics.whatif.evaluate import Measures, run
+
         out, release = run(prepared, policy)
         released = pl.Series("release_time", np.where(release >= 0, release, 0))
         released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
         found = out.select(FLAGS[:-1]).with_columns(released.set(pl.Series(release < 0), None))
         order = np.argsort(prepared.frame[self.columns.row].to_numpy())  # back to input order
         found = self._flags[policy] = found[order]
-        while len(self._flags) > max(self.keep, 2):
+        self.search.measures.setdefault(policy, Measures.of_flags(found))
+        while len(self._flags) > max(self.keep, FLAGS_KEPT):
             self._flags.popitem(last=False)
         return found
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,3 +147,29 @@ def test_after_the_loads_replay_no_time_is_read_again(monkeypatch) -> None:
     fresh = recommend(events, job)
     assert reads, "a search without the load's replay reads the time itself"
     assert rec.table.equals(fresh.table)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_captures(), st.data())
+def test_a_search_run_for_a_fix_gives_the_same_numbers_and_its_flags(capture, data) -> None:
+    """The fix's search evaluator (``Replays.evaluate``) gives the numbers the local
+    evaluator gives, and a fix then reads that setting's flags without running the engine
+    again: the flags a replay has."""
+    events, name = capture
+    policy = data.draw(policies(name))
+    replays = Replays(events)
+    prepared = evaluate.with_over(replays._prepared(events, name), events, name, policy.over)
+    assert replays.evaluate(prepared, [policy]) == evaluate.evaluate_locally(prepared, [policy])
+    runs: list[OrderingPolicy] = []
+    engine_run = evaluate.run
+
+    def counted(prepared: evaluate.Prepared, policy: OrderingPolicy):  # noqa: ANN202
+        runs.append(policy)
+        return engine_run(prepared, policy)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evaluate, "run", counted)
+        flags = replays.flags(policy)
+    assert runs == []
+    assert flags.equals(replay(events, policy).outcomes.select(FLAGS))
+    assert replays.search.measures[policy] == evaluate.evaluate_locally(prepared, [policy])[0]
