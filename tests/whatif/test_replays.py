@@ -163,7 +163,7 @@ def test_a_search_run_for_a_fix_gives_the_same_numbers_and_its_flags(capture, da
     runs: list[OrderingPolicy] = []
     engine_run = evaluate.run
 
-    def counted(prepared: evaluate.Prepared, policy: OrderingPolicy):  # noqa: ANN202
+    def counted(prepared: evaluate.Prepared, policy: OrderingPolicy):
         runs.append(policy)
         return engine_run(prepared, policy)
 
