@@ -10,8 +10,10 @@ Public API (the app builds on these names)::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -35,6 +37,9 @@ from diagnostics.explain.rank import diagnose, rank
 from diagnostics.explain.render import render
 from diagnostics.whatif.evaluate import Evaluator
 from diagnostics.whatif.replays import Replays
+
+if TYPE_CHECKING:
+    from diagnostics.whatif.recommend import Recommendation
 
 __all__ = [
     "Cause",
@@ -104,15 +109,10 @@ def explain(
             evidence = replace(evidence, job=name)
     elif agg_dir is not None:
         evidence = from_agg_dir(Path(agg_dir), policy, job)
+    searched = None
     if events is not None:
-        captured = from_capture(
-            events,
-            policy or OrderingPolicy(),
-            columns=columns,
-            partitions=partitions,
-            replayed=replayed,
-            replays=replays,
-            held_null=held_null,
+        captured, searched = _capture_and_search(
+            events, policy, columns, partitions, replayed, replays, held_null, evaluator
         )
         evidence = captured if evidence is None else merge(evidence, captured)
     assert evidence is not None
@@ -129,6 +129,7 @@ def explain(
             partitions=partitions,
             evaluator=evaluator,
             store=None if replays is None else replays.search,
+            searched=searched,
         )
     chosen = evidence.senders
     return Report(
@@ -274,3 +275,51 @@ def _per_job(
         policy=describe(policy),
         tolerances=tolerance_lines(jobs, policy, policy_job),
     )
+
+
+def _capture_and_search(
+    events: pl.DataFrame,
+    policy: OrderingPolicy | None,
+    columns: EventColumns | None,
+    partitions: Sequence[int] | None,
+    replayed: Replayed | None,
+    replays: Replays | None,
+    held_null: Callable[[], pl.Series | None] | None,
+    evaluator: Evaluator | None,
+) -> tuple[Evidence, Recommendation | None]:
+    """The capture's evidence, and the recommender's answer for it (``None`` without
+    TIMESTAMP BY). The search needs none of the evidence, so the evidence is worked out in
+    a thread of its own meanwhile (:func:`~diagnostics.explain.recommended.with_recommendation`
+    puts the two together). An error of the evidence is raised first, as when one followed
+    the other."""
+
+    def evidence() -> Evidence:
+        return from_capture(
+            events,
+            policy or OrderingPolicy(),
+            columns=columns,
+            partitions=partitions,
+            replayed=replayed,
+            replays=replays,
+            held_null=held_null,
+        )
+
+    if policy is None or policy.timestamp_by is None:
+        return evidence(), None
+    from diagnostics.explain.recommended import search
+
+    with ThreadPoolExecutor(1, thread_name_prefix="orderdoc-evidence") as pool:
+        found = pool.submit(evidence)
+        try:
+            answer = search(
+                events,
+                policy,
+                columns=columns,
+                partitions=partitions,
+                evaluator=evaluator,
+                store=None if replays is None else replays.search,
+            )
+        except BaseException:
+            found.result()  # the evidence's own error, if it has one, first
+            raise
+        return found.result(), answer

@@ -186,19 +186,17 @@ def with_recommendation(
     partitions: Sequence[int] | None,
     evaluator: Evaluator | None = None,
     store: SearchStore | None = None,
+    searched: Recommendation | None = None,
 ) -> tuple[list[Finding], Recommended | None]:
     """The findings with the one recommendation's settings, and the recommendation
     (``evaluator``: who runs the engine on the recommender's settings; default: here;
-    ``store``: the recommender's measurements kept for a later search of the capture)."""
+    ``store``: the recommender's measurements kept for a later search of the capture;
+    ``searched``: the recommender's answer for ``events`` and ``policy`` when it was
+    worked out beside the findings, :func:`search`)."""
     if policy.timestamp_by is None:
         return findings, None
-    rec = recommend(
-        events,
-        policy,
-        columns=columns,
-        partitions=partitions,
-        evaluator=evaluator or evaluate_locally,
-        store=store,
+    rec = searched or search(
+        events, policy, columns=columns, partitions=partitions, evaluator=evaluator, store=store
     )
     count = _partitions(events, columns, partitions)
     said = summary(rec, count)
@@ -208,6 +206,27 @@ def with_recommendation(
     if said.late_seconds is None and any(f.cause is Cause.HISTORICAL_REPLAY for f in findings):
         said = replace(said, notes=(*said.notes, BACKFILL_ONLY))
     return harmonise(findings, rec, policy.timestamp_by, count), said
+
+
+def search(
+    events: pl.DataFrame,
+    policy: OrderingPolicy,
+    *,
+    columns: EventColumns | None,
+    partitions: Sequence[int] | None,
+    evaluator: Evaluator | None = None,
+    store: SearchStore | None = None,
+) -> Recommendation:
+    """The one recommender's answer for ``events`` under the job's ``policy`` (it needs no
+    finding: :func:`with_recommendation` puts the two together)."""
+    return recommend(
+        events,
+        policy,
+        columns=columns,
+        partitions=partitions,
+        evaluator=evaluator or evaluate_locally,
+        store=store,
+    )
 
 
 def _optional(said: Recommended) -> Recommended:
