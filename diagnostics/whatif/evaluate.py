@@ -18,9 +18,11 @@ same numbers. The search that chooses the settings stays in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import polars as pl
@@ -31,6 +33,8 @@ from diagnostics.engine.policy import EARLY_WINDOW_NS, OrderingPolicy
 from diagnostics.engine.replay import arrival_times, partitions_in
 from diagnostics.errors import InputError, Setting
 from diagnostics.timestamps import to_utc
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -229,9 +233,66 @@ class Evaluator(Protocol):
     ) -> list[Measures]: ...
 
 
+#: Partitions the local evaluator runs the engine on at once (a setting that releases each
+#: partition on its own): each run holds its partition's working arrays only.
+PARTITION_WORKERS = 2
+
+
 def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> list[Measures]:
-    """The :class:`Evaluator` of this process: :func:`evaluate` for each policy in turn."""
-    return [Measures.of(evaluate(prepared, policy)) for policy in policies]
+    """The :class:`Evaluator` of this process: each policy in turn, by :func:`evaluate` on
+    the whole capture, or, when the policy releases each partition on its own (``PARTITION
+    BY PartitionId``), partition by partition on up to :data:`PARTITION_WORKERS` threads
+    (the engine lets go of Python's lock in numpy and polars), the counts summed and the
+    release delays pooled: the same numbers (``tests/whatif/test_evaluate.py``), as the
+    Spark evaluator's tasks give them (:mod:`diagnostics.spark.whatif`)."""
+    units = by_partition(prepared)
+    return [
+        Measures.of(
+            evaluate(prepared, policy)
+            if units is None or not policy.partition_by
+            else pooled(units, policy)
+        )
+        for policy in policies
+    ]
+
+
+def by_partition(prepared: Prepared) -> list[Prepared] | None:
+    """``prepared`` as one prepared capture per partition that has events (each in
+    processing order), or ``None`` when it is one partition or some event's partition is
+    not among its own (the engine then refuses the whole, with its error)."""
+    name = prepared.columns.partition
+    if len(prepared.partitions) < 2 or name is None or name not in prepared.frame.columns:
+        return None
+    values = prepared.frame[name].cast(pl.Int64, strict=False)
+    if bool((~values.is_in(list(prepared.partitions))).any()):
+        return None
+    units = [
+        Prepared(prepared.frame.filter(values == part), (part,), prepared.columns)
+        for part in prepared.partitions
+    ]
+    return [unit for unit in units if unit.size]
+
+
+def each_unit(units: Sequence[Prepared], work: Callable[[Prepared], T]) -> list[T]:
+    """``work`` on each partition's capture, up to :data:`PARTITION_WORKERS` at once."""
+    workers = min(PARTITION_WORKERS, os.cpu_count() or 1, len(units))
+    if workers < 2:
+        return [work(unit) for unit in units]
+    with ThreadPoolExecutor(workers, thread_name_prefix="orderdoc-partition") as pool:
+        return list(pool.map(work, units))
+
+
+def pooled(units: Sequence[Prepared], policy: OrderingPolicy) -> Evaluation:
+    """:func:`evaluate` of each partition's capture under ``policy`` (one that releases
+    each partition on its own), put together: the counts summed, the delays pooled."""
+    results = each_unit(units, lambda unit: evaluate(unit, policy))
+    return Evaluation(
+        events=sum(r.events for r in results),
+        adjusted=sum(r.adjusted for r in results),
+        dropped=sum(r.dropped for r in results),
+        never_released=sum(r.never_released for r in results),
+        delays_s=np.concatenate([r.delays_s for r in results]) if results else np.empty(0),
+    )
 
 
 def run(prepared: Prepared, policy: OrderingPolicy) -> tuple[pl.DataFrame, np.ndarray]:

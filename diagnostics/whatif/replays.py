@@ -212,14 +212,23 @@ class Replays:
     def _run_flags(self, prepared: Prepared, policy: OrderingPolicy) -> pl.DataFrame:
         """:meth:`flags` from one engine run on ``prepared``, kept with the run's numbers
         (a later search measures no setting a fix measured)."""
-        from diagnostics.whatif.evaluate import Measures, run
+        from diagnostics.whatif.evaluate import Measures, by_partition, each_unit, run
 
-        out, release = run(prepared, policy)
-        released = pl.Series("release_time", np.where(release >= 0, release, 0))
-        released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
-        found = out.select(FLAGS[:-1]).with_columns(released.set(pl.Series(release < 0), None))
-        order = np.argsort(prepared.frame[self.columns.row].to_numpy())  # back to input order
-        found = self._flags[policy] = found[order]
+        row = self.columns.row
+
+        def flags_of(unit: Prepared) -> pl.DataFrame:
+            out, release = run(unit, policy)
+            released = pl.Series("release_time", np.where(release >= 0, release, 0))
+            released = released.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+            return out.select(FLAGS[:-1]).with_columns(
+                released.set(pl.Series(release < 0), None), unit.frame[row]
+            )
+
+        # each partition on its own when the setting releases it so: the same flags
+        units = by_partition(prepared) if policy.partition_by else None
+        found = pl.concat(each_unit(units or [prepared], flags_of))
+        order = np.argsort(found[row].to_numpy())  # back to input order
+        found = self._flags[policy] = found.drop(row)[order]
         self.search.measures.setdefault(policy, Measures.of_flags(found))
         while len(self._flags) > max(self.keep, FLAGS_KEPT):
             self._flags.popitem(last=False)

@@ -87,11 +87,12 @@ def test_the_capture_is_read_once_and_each_policy_replayed_once(tmp_path, monkey
         replayed[policy] += 1
         return original(events, policy, **kwargs)
 
-    measured: Counter[OrderingPolicy] = Counter()
+    measured: Counter[tuple[OrderingPolicy, tuple[int, ...]]] = Counter()
     evaluate_one = evaluate.evaluate
 
     def counted_evaluate(prepared, policy):  # type: ignore[no-untyped-def]
-        measured[policy] += 1
+        # per policy and part of the capture (PARTITION BY: partition by partition)
+        measured[(policy, prepared.partitions)] += 1
         return evaluate_one(prepared, policy)
 
     monkeypatch.setattr(capture_args, "capture_from_args", counted_read)

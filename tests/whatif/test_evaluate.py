@@ -15,7 +15,14 @@ from diagnostics.engine.policy import Action, OrderingPolicy
 from diagnostics.engine.replay import replay
 from diagnostics.engine.summary import summarize
 from diagnostics.errors import InputError
-from diagnostics.whatif.evaluate import evaluate, prepare, with_over
+from diagnostics.whatif.evaluate import (
+    Measures,
+    by_partition,
+    evaluate,
+    evaluate_locally,
+    prepare,
+    with_over,
+)
 
 S = SECOND
 LATES = (0, 5 * S, 121 * S, None)
@@ -188,3 +195,45 @@ def test_an_over_column_missing_is_named_when_added_to_a_prepared_capture(captur
     base = prepare(events, "event_time")
     with pytest.raises(InputError, match="OVER column 'nope' is missing"):
         with_over(base, events, "event_time", ("nope",))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=captures_strategy(),
+    late=st.sampled_from([0, 2 * S, 10 * S, MINUTE, None]),
+    ooo=st.sampled_from([0, 1 * S, 5 * S]),
+    action=st.sampled_from(list(Action)),
+    pby=st.booleans(),
+    over=st.sampled_from([(), ("key",)]),
+    extra_partition=st.booleans(),
+)
+def test_the_local_evaluator_by_partition_gives_the_whole_runs_numbers(
+    events, late, ooo, action, pby, over, extra_partition
+):
+    """With PARTITION BY each partition is released on its own: the local evaluator runs
+    the engine partition by partition (two at a time) and gives the numbers of one run on
+    the whole capture; without it, the whole capture is one run."""
+    parts = tuple(range(int(events["partition_id"].max()) + 1 + int(extra_partition)))
+    if over and not pby and len(parts) > 1:
+        pby = True
+    policy = OrderingPolicy(
+        timestamp_by="event_time", late_arrival_ns=late, out_of_order_ns=ooo, action=action,
+        partition_by=pby, over=over,
+    )  # fmt: skip
+    prepared = prepare(events, "event_time", over, partitions=parts)
+    units = by_partition(prepared)
+    if len(parts) > 1:
+        assert units is not None
+        assert sum(unit.size for unit in units) == prepared.size
+    assert evaluate_locally(prepared, [policy]) == [Measures.of(evaluate(prepared, policy))]
+
+
+def test_an_undeclared_partition_is_refused_by_the_whole_run(captures) -> None:
+    """An event on a partition the capture does not declare: no split, the engine's error."""
+    events = captures[next(iter(captures))]
+    prepared = prepare(events, "event_time", partitions=(0, 1))
+    if set(events["partition_id"].unique().to_list()) <= {0, 1}:
+        pytest.skip("the scenario has no partition beyond 1")
+    assert by_partition(prepared) is None
+    with pytest.raises(InputError):
+        evaluate_locally(prepared, [OrderingPolicy(timestamp_by="event_time", partition_by=True)])
