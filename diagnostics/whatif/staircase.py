@@ -101,16 +101,7 @@ def timelines_of(
     else:
         part = pl.Series(np.zeros(frame.height, dtype=np.int64))
     if over:
-        keys = frame.select(
-            part.cast(pl.String).alias("__p"), *(pl.col(c).cast(pl.String) for c in over)
-        )
-        missing = keys.select(pl.any_horizontal(pl.col(c).is_null() for c in over)).to_series()
-        # an event without a key has no rank (null): it gets no timeline (-1), and the ranks
-        # are read as integers only where they exist (a null would be NaN in a cast)
-        ranks = keys.select(
-            pl.concat_str(pl.all(), separator="\x1f").rank("dense").fill_null(0).cast(pl.Int64)
-        ).to_series()
-        timeline = np.where(missing.to_numpy(), -1, ranks.to_numpy() - 1)
+        timeline = substream_ids(frame, part.to_numpy(), over)
     else:
         timeline = part.to_numpy().astype(np.int64)
     arrival = frame[cols.parsed_arrival].dt.epoch("ns").to_numpy()
@@ -121,6 +112,32 @@ def timelines_of(
     timeline = np.where(timeline < 0, 0, timeline)
     unsaveable = Unsaveable(early=int(early.sum()), invalid=int(no_time.sum()))
     return Timelines.laid_out(arrival, app, timeline, ok, unsaveable, int(no_key.sum()))
+
+
+def substream_ids(frame: pl.DataFrame, part: np.ndarray, over: tuple[str, ...]) -> np.ndarray:
+    """Each event's (partition, OVER keys) substream as an id from 0 (-1: a key missing).
+    Keys are compared as text, as the engine compares them; the ids are dense but in no
+    particular order (the guide only groups by them)."""
+    ids = part.astype(np.int64) + 1  # a partition not declared (-1) is a value of its own
+    missing = np.zeros(frame.height, dtype=bool)
+    for name in over:
+        text = frame[name].cast(pl.String)
+        missing |= text.is_null().to_numpy()
+        codes = text.cast(pl.Categorical).to_physical().cast(pl.Int64).fill_null(0).to_numpy()
+        ids = _dense(ids) * (int(codes.max(initial=0)) + 1) + codes
+    out = np.full(frame.height, -1, dtype=np.int64)
+    out[~missing] = _dense(ids[~missing])
+    return out
+
+
+def _dense(values: np.ndarray) -> np.ndarray:
+    """Non-negative ``values`` renumbered 0, 1, ... (equal values, equal numbers)."""
+    top = int(values.max(initial=-1))
+    if top < 4 * values.size + 1024:  # a table of the values present
+        present = np.zeros(top + 1, dtype=np.int64)
+        present[values] = 1
+        return (np.cumsum(present) - 1)[values]
+    return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
 
 
 def grouped_by(timeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

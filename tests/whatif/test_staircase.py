@@ -7,6 +7,7 @@ or again."""
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ from diagnostics.whatif.staircase import (
     counts,
     counts_in_order,
     staircase,
+    substream_ids,
 )
 
 BASE = 1_767_225_600 * SECOND  # 2026-01-01
@@ -71,3 +73,40 @@ def test_the_steps_are_the_same_asked_again(lines, allowed, action) -> None:
     assert staircase(fresh, values, allowed, action) == first
     fresh = timelines(lines.arrival, lines.app, lines.timeline, lines.ok)
     assert staircase(fresh, sorted({*values, *range(5, 12)}), allowed, action) == finer
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(-1, 3),
+            st.one_of(st.none(), st.sampled_from(["a", "b", "c", "1"])),
+            st.one_of(st.none(), st.integers(0, 2)),
+        ),
+        max_size=60,
+    ),
+    two_keys=st.booleans(),
+)
+def test_substreams_are_the_partition_and_the_keys_as_text(rows, two_keys) -> None:
+    """Two events share a substream id exactly when their partition and OVER keys (read as
+    text) are equal; an event with a key missing has none (-1); the ids are 0, 1, ..."""
+    frame = pl.DataFrame(
+        {"k": [r[1] for r in rows], "n": [r[2] for r in rows]},
+        schema={"k": pl.String, "n": pl.Int64},
+    )
+    part = np.array([r[0] for r in rows], dtype=np.int64)
+    over = ("k", "n") if two_keys else ("k",)
+    ids = substream_ids(frame, part, over)
+    named = [
+        None
+        if any(r[i] is None for i in (1, 2)[: len(over)])
+        else (r[0], *map(str, r[1 : 1 + len(over)]))
+        for r in rows
+    ]
+    assert [i == -1 for i in ids] == [n is None for n in named]
+    for i, a in enumerate(named):
+        for j, b in enumerate(named):
+            if a is not None and b is not None:
+                assert (ids[i] == ids[j]) == (a == b)
+    present = sorted({int(i) for i in ids if i >= 0})
+    assert present == list(range(len(present)))
