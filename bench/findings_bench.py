@@ -54,7 +54,13 @@ except ImportError:
 else:
     ctx = capture_context(agg)
     events = pl.read_parquet(ctx.events_path)
-    replays = loaded_replays(agg, events, read_outcomes(ctx.outcomes_path))
+    try:  # as the app reads them: the engine's columns beside the events
+        from diagnostics.appdata.replays import loaded_outcomes
+    except ImportError:
+        outcomes = read_outcomes(ctx.outcomes_path)
+    else:
+        outcomes = loaded_outcomes(agg, events)
+    replays = loaded_replays(agg, events, outcomes)
     report = jobfix.explain_folder(agg, events, replays=replays)
     view = jobfix.build_fix(agg, explained=lambda job: report, replays=replays, events=events)
     how = "now: from the load's replay, the report and replays shared with the fix"

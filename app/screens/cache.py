@@ -28,8 +28,7 @@ from diagnostics.appdata import engines as engines_data
 from diagnostics.appdata import impact as impact_data
 from diagnostics.appdata import quarantine as quarantine_data
 from diagnostics.appdata.engines import EngineChoice, EngineView
-from diagnostics.appdata.replays import loaded_replays
-from diagnostics.engine.outcomes_files import read_outcomes
+from diagnostics.appdata.replays import loaded_outcomes, loaded_replays
 from diagnostics.errors import OrderdocError
 from diagnostics.explain.model import Report
 from diagnostics.impact import Impact
@@ -243,10 +242,9 @@ def capture(path: str, sig: str) -> build.CaptureContext | None:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def outcomes(path: str, sig: str) -> pl.DataFrame:
-    """Cached per folder signature (see ``diagnostics.appdata``): outcomes."""
-    ctx = build.capture_context(Path(path))
-    assert ctx is not None
-    return read_outcomes(ctx.outcomes_path)
+    """Cached per folder signature (see ``diagnostics.appdata``): outcomes (the engine's
+    columns beside the cached events: ``diagnostics.appdata.replays.loaded_outcomes``)."""
+    return loaded_outcomes(Path(path), events(path, sig))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
