@@ -251,8 +251,10 @@ class Replays:
         """Keep a replay made elsewhere (the first one kept stays for the whole command).
         A replay of the events frame itself also gives its TIMESTAMP BY text as the engine
         read it (the outcomes' application time, event for event), so it is not read
-        again."""
+        again, and its numbers as the recommender measures them (its flags: a search
+        measures the job as it is without running the engine)."""
         self._times_of(policy, result.outcomes)
+        self._measures_of(policy, result)
         if self._first is None and self.keep_first:
             self._first = (policy, result)
             return
@@ -262,6 +264,19 @@ class Replays:
         self._recent.move_to_end(policy)
         while len(self._recent) > self.keep:
             self._recent.popitem(last=False)
+
+    def _measures_of(self, policy: OrderingPolicy, result: ReplayResult) -> None:
+        from diagnostics.whatif.evaluate import Measures
+
+        if (
+            policy.timestamp_by is None
+            or policy in self.search.measures
+            or not set(FLAGS) <= set(result.outcomes.columns)
+            or result.columns != self.columns
+            or (self.partitions is not None and tuple(result.partitions) != self.partitions)
+        ):
+            return
+        self.search.measures[policy] = Measures.of_flags(result.outcomes.select(FLAGS))
 
     def _times_of(self, policy: OrderingPolicy, outcomes: pl.DataFrame) -> None:
         frame, ts = self.events, policy.timestamp_by

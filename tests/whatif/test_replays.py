@@ -102,13 +102,16 @@ def test_a_fixs_flags_are_the_engines_replays(capture, data) -> None:
 @given(text_captures(), st.data())
 def test_a_replay_put_gives_the_time_as_the_engine_reads_it(capture, data) -> None:
     """A replay made elsewhere (the app's load) gives the TIMESTAMP BY text as the engine
-    read it: equal to reading it again, unparsable and missing times included, and a fix's
-    flags from it equal a plain replay's."""
+    read it: equal to reading it again, unparsable and missing times included, its numbers
+    as the recommender measures them, and a fix's flags from it equal a plain replay's."""
     events, name = capture
     replays = Replays(events)
     first = OrderingPolicy(timestamp_by=name)
     replays.put(first, replay(events, first))
     assert replays.parsed(events, name).equals(to_utc(events[name]).alias(name))
+    # and the numbers the recommender would measure for it, without running the engine
+    prepared = evaluate.prepare(events, name)
+    assert replays.search.measures[first] == evaluate.evaluate_locally(prepared, [first])[0]
     policy = data.draw(policies(name))
     assert replays.flags(policy).equals(replay(events, policy).outcomes.select(FLAGS))
 
