@@ -21,7 +21,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -45,6 +45,9 @@ class Prepared:
     frame: pl.DataFrame
     partitions: tuple[int, ...]
     columns: EventColumns
+    #: what is worked out once from it (its partitions apart: :func:`by_partition`), not
+    #: part of its value
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:
@@ -245,7 +248,7 @@ def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> 
     (the engine lets go of Python's lock in numpy and polars), the counts summed and the
     release delays pooled: the same numbers (``tests/whatif/test_evaluate.py``), as the
     Spark evaluator's tasks give them (:mod:`diagnostics.spark.whatif`)."""
-    units = by_partition(prepared)
+    units = by_partition(prepared) if any(p.partition_by for p in policies) else None
     return [
         Measures.of(
             evaluate(prepared, policy)
@@ -259,7 +262,14 @@ def evaluate_locally(prepared: Prepared, policies: Sequence[OrderingPolicy]) -> 
 def by_partition(prepared: Prepared) -> list[Prepared] | None:
     """``prepared`` as one prepared capture per partition that has events (each in
     processing order), or ``None`` when it is one partition or some event's partition is
-    not among its own (the engine then refuses the whole, with its error)."""
+    not among its own (the engine then refuses the whole, with its error). Worked out once
+    per prepared capture (a search evaluates each of its settings on it)."""
+    if "by_partition" not in prepared.memo:
+        prepared.memo["by_partition"] = _by_partition(prepared)
+    return prepared.memo["by_partition"]  # type: ignore[return-value]
+
+
+def _by_partition(prepared: Prepared) -> list[Prepared] | None:
     name = prepared.columns.partition
     if len(prepared.partitions) < 2 or name is None or name not in prepared.frame.columns:
         return None
