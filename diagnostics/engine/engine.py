@@ -41,6 +41,10 @@ from diagnostics.engine.timelines import Timelines
 from diagnostics.errors import EngineStateError, InputError, Setting
 from diagnostics.timestamps import iso
 
+#: Up to this many timelines, OVER substreams' running maxima are worked out one timeline
+#: after another (numpy); beyond, in one grouped pass (polars): the same values.
+FEW_TIMELINES = 2_048
+
 
 class OrderingEngine:
     """Stateful replay of one ASA input under one :class:`OrderingPolicy`.
@@ -261,7 +265,7 @@ class OrderingEngine:
         t_late = np.where(late_flag, arr - (late or 0), app)
         eligible = ok & ~(late_flag & drop)
         values = np.where(eligible, t_late, NEG)
-        if self.policy.over:
+        if self.policy.over and len(self._tl) >= FEW_TIMELINES:
             # Substreams: one running maximum per (partition, key) timeline.
             safe_tl = np.where(tl >= 0, tl, 0)
             m0 = (
@@ -275,6 +279,12 @@ class OrderingEngine:
             )
             m_before = np.maximum(m0, running["before"].to_numpy())
             m_after = np.maximum(m0, running["after"].to_numpy())
+        elif self.policy.over:
+            # few substreams: grouped as partitions are; the events without a key (-1,
+            # never eligible) are a group of their own, starting at NEG
+            m_before, m_after = running_max_by_partition(
+                tl + 1, values, np.r_[np.int64(NEG), self._tl.m]
+            )
         else:  # timelines are the partitions
             m_before, m_after = running_max_by_partition(tl, values, self._tl.m)
         ooo_flag = eligible & (t_late < m_before - ooo)

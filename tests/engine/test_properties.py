@@ -170,6 +170,25 @@ def test_both_substream_searches_agree(rows, p):
     assert looped.equals(vectorised)
 
 
+@settings(max_examples=100, deadline=None)
+@given(rows=events_strategy, p=policy_strategy, batch=st.integers(1, 25))
+def test_both_substream_running_maxima_agree(rows, p, batch):
+    """OVER substreams' running maxima, one timeline after another (few timelines) or in one
+    grouped pass (many): every outcome the same, whatever the batches."""
+    from diagnostics.engine import engine
+
+    frame, policy, parts = build(rows, p)
+    saved = engine.FEW_TIMELINES
+    try:
+        engine.FEW_TIMELINES = 10**9  # timeline by timeline
+        looped = replay(frame, policy, partitions=parts, batch_size=batch).outcomes
+        engine.FEW_TIMELINES = 0  # one grouped pass
+        grouped = replay(frame, policy, partitions=parts, batch_size=batch).outcomes
+    finally:
+        engine.FEW_TIMELINES = saved
+    assert looped.select(COMPARED).equals(grouped.select(COMPARED))
+
+
 @settings(max_examples=150, deadline=None)
 @given(rows=events_strategy, p=policy_strategy, batch=st.integers(1, 25))
 def test_output_rank_is_release_then_system_timestamp_then_arrival(rows, p, batch):
