@@ -12,8 +12,13 @@ test_findings_reuse.py`` counts that nothing is worked out again).
 
 Usage::
 
-    python bench/findings_bench.py --capture DIR --job FILE [--cache DIR] [--work DIR]
-    python bench/findings_bench.py --events 200000 [--work DIR]
+    python bench/findings_bench.py --capture DIR --job FILE [--cache DIR] [--work DIR] [--page]
+    python bench/findings_bench.py --events 200000 [--work DIR] [--runs 3] [--page]
+
+``--page`` also times the whole page in a fresh process under Streamlit's AppTest (the
+report, its evidence charts and the corrected job, as a person opening Findings sees them),
+``--runs`` times: the Load page is shown first (where the capture was loaded, so the app's
+own modules are imported, as in a running server), then Findings is timed.
 """
 
 from __future__ import annotations
@@ -71,6 +76,28 @@ print(f"FIX {view.policy_after}")
 """
 
 
+_PAGE = """
+import sys, time
+from pathlib import Path
+from streamlit.testing.v1 import AppTest
+agg, app = sys.argv[1], sys.argv[2]
+at = AppTest.from_file(app, default_timeout=600)
+at.session_state["agg_dir"] = agg
+at.session_state["source_label"] = Path(agg).name
+at.session_state["page"] = "Load"  # where the capture was loaded: the app's modules in
+at.run()
+at.session_state["page"] = "Findings"
+started = time.perf_counter()
+at.run()
+took = time.perf_counter() - started
+assert not at.exception, [e.value for e in at.exception]
+assert [h.value for h in at.header] == ["The corrected job"], [h.value for h in at.header]
+peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+print(f"BENCH {took} {int(peak) * 1024} the whole page (AppTest): report, charts, corrected job")
+print(f"FIX {at.caption[0].value if at.caption else ''}")
+"""
+
+
 def load(capture: Path, job: Path, agg: Path) -> None:
     """The capture loaded as the Load page does with a path and a job definition."""
     from diagnostics.appdata import jobfix
@@ -83,12 +110,17 @@ def load(capture: Path, job: Path, agg: Path) -> None:
     jobfix.save(agg, job.name, job.read_bytes())
 
 
-def first_visit(agg: Path, root: Path) -> tuple[float, float, int, str, str]:
+def first_visit(agg: Path, root: Path, *, page: bool = False) -> tuple[float, float, int, str, str]:
     """Wall and CPU seconds, peak bytes, how, and the fix's policy of one first visit's data
-    with the code under ``root``."""
+    with the code under ``root`` (``page``: the whole page under AppTest)."""
     before = os.times()
+    child = (
+        [_PAGE, str(agg), str(root / "app" / "streamlit_app.py")] if page else [_CHILD, str(agg)]
+    )
+    env = {**os.environ, "ORDERDOC_APP_WORKDIR": str(agg.parent / "app-work")}
+    env.pop("ORDERDOC_AGG_DIR", None)
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(agg)], capture_output=True, text=True, cwd=root
+        [sys.executable, "-c", *child], capture_output=True, text=True, cwd=root, env=env
     )
     after = os.times()
     if done.returncode != 0:
@@ -111,6 +143,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path)
     parser.add_argument("--root", type=Path, default=ROOT, help="the code to measure")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--page", action="store_true", help="also time the whole page under Streamlit's AppTest"
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="findings-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -136,6 +171,9 @@ def main() -> None:
         took, cpu, peak, how, fix = first_visit(agg, args.root)
         print(f"Findings, first visit ({how}): {took:.1f} s, {cpu:.1f} CPU-s, {peak / 1e9:.2f} GB")
         print(f"  corrected: {fix}")
+    for _ in range(args.runs if args.page else 0):
+        took, cpu, peak, how, _ = first_visit(agg, args.root, page=True)
+        print(f"Findings, first visit ({how}): {took:.1f} s, {cpu:.1f} CPU-s, {peak / 1e9:.2f} GB")
 
 
 if __name__ == "__main__":

@@ -264,10 +264,21 @@ def events(path: str, sig: str) -> pl.DataFrame:
     return pl.read_parquet(ctx.events_path)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def lateness_capture(path: str, sig: str, by: str) -> pl.DataFrame:
-    """Cached per folder signature (see ``diagnostics.appdata``): lateness capture."""
+    """Cached per folder signature (see ``diagnostics.appdata``): lateness capture (one
+    row per event: kept as it is, not copied on every use)."""
     return lateness.from_outcomes(outcomes(path, sig), by)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def lateness_capture_ecdf(
+    path: str, sig: str, by: str
+) -> tuple[pl.DataFrame, lateness.Bulk | None]:
+    """Cached per folder signature: the capture's lateness ECDF per group and the span its
+    chart shows (each finding about lateness shows the same chart)."""
+    frame = lateness_capture(path, sig, by)
+    return lateness.ecdf(frame), lateness.bulk(frame)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

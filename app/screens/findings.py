@@ -51,17 +51,14 @@ def _evidence_chart(agg: Aggregate, finding: Finding, index: int) -> None:
             )
             return
     if finding.cause in LATE_CAUSES:
-        ctx = cache.capture(*key)
-        frame = (
-            cache.lateness_capture(*key, "partition")
-            if ctx is not None
-            else cache.lateness_aggregate(*key, kinds, job)
-        )
-        if frame.height:
+        if cache.capture(*key) is not None:
+            steps, span = cache.lateness_capture_ecdf(*key, "partition")
+        else:
+            frame = cache.lateness_aggregate(*key, kinds, job)
+            steps, span = lateness.ecdf(frame), lateness.bulk(frame)
+        if steps.height:
             chart(
-                figures.lateness_ecdf(
-                    lateness.ecdf(frame), _tolerance(agg, finding), lateness.bulk(frame)
-                ),
+                figures.lateness_ecdf(steps, _tolerance(agg, finding), span),
                 f"evidence_{index}",
             )
             return

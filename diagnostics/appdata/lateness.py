@@ -155,9 +155,16 @@ def ecdf(frame: pl.DataFrame, max_groups: int = 8, points: int = 200) -> pl.Data
     points = max(points, 2)
     folded = top_groups(frame, max_groups)
     top = folded["lateness_seconds"].max() if folded.height else None
-    for (name,), part in folded.sort("lateness_seconds").group_by("group", maintain_order=False):
+    for (name,), part in folded.group_by("group", maintain_order=False):
+        # each group's values sorted on their own (ties in any order: a tie's share is read
+        # at its last event, after all of them); one event a row needs no weights moved
         values = part["lateness_seconds"].to_numpy()
         weights = part["weight"].to_numpy().astype(np.float64)
+        if bool((weights == 1).all()):
+            values = np.sort(values)
+        else:
+            order = np.argsort(values)
+            values, weights = values[order], weights[order]
         share = np.cumsum(weights) / weights.sum()
         # the last index of each distinct value, then thin to at most ``points``
         last = np.r_[np.flatnonzero(values[1:] != values[:-1]), len(values) - 1]

@@ -306,6 +306,22 @@ def test_ecdf_is_monotone_and_ends_at_one(rows, max_groups, points):
         assert share[-1] == pytest.approx(1.0)
 
 
+@settings(max_examples=100, deadline=None)
+@given(groups, st.booleans(), st.integers(min_value=2, max_value=50))
+def test_ecdf_is_each_groups_share_at_or_below_each_value(rows, one_each, points):
+    """Every step of a group's ECDF is the share of its weight at or below the step's value
+    (ties many, weights one or many), the last one at the largest value of all groups."""
+    frame = _frame([(g, round(v, -3), 1 if one_each else w) for g, v, w in rows])
+    out = lateness.ecdf(frame, max_groups=8, points=points)
+    for (name,), part in out.group_by("group"):
+        own = frame.filter(pl.col("group") == name)
+        total = own["weight"].sum()
+        for value, share in part.select("lateness_seconds", "share").iter_rows():
+            below = own.filter(pl.col("lateness_seconds") <= value)["weight"].sum()
+            assert share == pytest.approx(below / total)
+        assert part["lateness_seconds"].max() == frame["lateness_seconds"].max()
+
+
 @settings(max_examples=60, deadline=None)
 @given(groups, st.floats(min_value=-1e4, max_value=1e6, allow_nan=False))
 def test_by_group_counts_every_event_once(rows, tolerance):
