@@ -25,7 +25,7 @@ import polars as pl
 
 from diagnostics.durations import SECOND
 from diagnostics.engine.policy import MAX_TOLERANCE_NS, Action
-from diagnostics.engine.release import NEG
+from diagnostics.engine.release import NEG, grouping
 from diagnostics.whatif.evaluate import Prepared, Unsaveable, unsaveable_masks
 
 
@@ -142,7 +142,7 @@ def _dense(values: np.ndarray) -> np.ndarray:
 
 def grouped_by(timeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Processing order grouped by ``timeline`` (stable), and where each timeline starts."""
-    grouped = np.argsort(timeline, kind="stable")
+    grouped = grouping(timeline)
     ordered = timeline[grouped]
     starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1] if ordered.size else ordered
     return grouped, starts.astype(np.int64)
@@ -317,7 +317,8 @@ def _adjusted(lines: Timelines) -> _Adjusted:
         behind_arrival = top_arrival[keep] - app
         lateness = by.arrival[keep] - app
         first = behind_app > 0
-        order = np.argsort(-behind_arrival[~first], kind="stable")
+        # largest first; ties in any order (a tolerance keeps or leaves all of them)
+        order = np.argsort(-behind_arrival[~first])
         cached = lines.memo["adjusted"] = _Adjusted(
             lateness=np.sort(by.arrival[by.ok] - by.app[by.ok]),
             a_behind=behind_app[first],
