@@ -118,18 +118,11 @@ def explain(
     assert evidence is not None
     findings = diagnose(evidence)
     recommended = None
-    if events is not None and policy is not None and policy.timestamp_by is not None:
+    if events is not None and policy is not None and searched is not None:
         from diagnostics.explain.recommended import with_recommendation
 
         findings, recommended = with_recommendation(
-            findings,
-            events,
-            policy,
-            columns=columns,
-            partitions=partitions,
-            evaluator=evaluator,
-            store=None if replays is None else replays.search,
-            searched=searched,
+            findings, events, policy, searched, columns=columns, partitions=partitions
         )
     chosen = evidence.senders
     return Report(

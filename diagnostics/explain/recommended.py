@@ -181,23 +181,15 @@ def with_recommendation(
     findings: list[Finding],
     events: pl.DataFrame,
     policy: OrderingPolicy,
+    rec: Recommendation,
     *,
     columns: EventColumns | None,
     partitions: Sequence[int] | None,
-    evaluator: Evaluator | None = None,
-    store: SearchStore | None = None,
-    searched: Recommendation | None = None,
 ) -> tuple[list[Finding], Recommended | None]:
-    """The findings with the one recommendation's settings, and the recommendation
-    (``evaluator``: who runs the engine on the recommender's settings; default: here;
-    ``store``: the recommender's measurements kept for a later search of the capture;
-    ``searched``: the recommender's answer for ``events`` and ``policy`` when it was
-    worked out beside the findings, :func:`search`)."""
+    """The findings with the one recommendation's settings (``rec``: the recommender's
+    answer for ``events`` under ``policy``, :func:`search`), and the recommendation."""
     if policy.timestamp_by is None:
         return findings, None
-    rec = searched or search(
-        events, policy, columns=columns, partitions=partitions, evaluator=evaluator, store=store
-    )
     count = _partitions(events, columns, partitions)
     said = summary(rec, count)
     if not any(s.kind in _SETTINGS for f in findings for s in f.suggestions):

@@ -61,8 +61,9 @@ def test_the_evidence_is_worked_out_beside_the_search_and_changes_nothing(monkey
     findings = explain_module.diagnose(
         explain_module.from_capture(events, policy, partitions=[0, 1, 2, 3])
     )
+    rec = recommended_module.search(events, policy, columns=None, partitions=[0, 1, 2, 3])
     alone, said = recommended_module.with_recommendation(
-        findings, events, policy, columns=None, partitions=[0, 1, 2, 3]
+        findings, events, policy, rec, columns=None, partitions=[0, 1, 2, 3]
     )
     assert report.findings == alone
     assert report.recommended == said

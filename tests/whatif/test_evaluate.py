@@ -138,6 +138,14 @@ def test_random_captures_match_a_full_replay(
         early_policy=early, partition_by=pby, over=over,
     )  # fmt: skip
     _assert_matches_replay(events, policy, parts)
+    # with PARTITION BY the local evaluator runs the engine partition by partition (two at
+    # a time), counts added and delays pooled: the numbers of one run on the whole capture
+    prepared = prepare(events, "event_time", over, partitions=parts)
+    units = by_partition(prepared)
+    if len(parts) > 1:
+        assert units is not None
+        assert sum(unit.size for unit in units) == prepared.size
+    assert evaluate_locally(prepared, [policy]) == [Measures.of(evaluate(prepared, policy))]
 
 
 EXAMPLE_C = [  # docs/semantics.md, "Worked examples", C: application, arrival, device
@@ -195,37 +203,6 @@ def test_an_over_column_missing_is_named_when_added_to_a_prepared_capture(captur
     base = prepare(events, "event_time")
     with pytest.raises(InputError, match="OVER column 'nope' is missing"):
         with_over(base, events, "event_time", ("nope",))
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    events=captures_strategy(),
-    late=st.sampled_from([0, 2 * S, 10 * S, MINUTE, None]),
-    ooo=st.sampled_from([0, 1 * S, 5 * S]),
-    action=st.sampled_from(list(Action)),
-    pby=st.booleans(),
-    over=st.sampled_from([(), ("key",)]),
-    extra_partition=st.booleans(),
-)
-def test_the_local_evaluator_by_partition_gives_the_whole_runs_numbers(
-    events, late, ooo, action, pby, over, extra_partition
-):
-    """With PARTITION BY each partition is released on its own: the local evaluator runs
-    the engine partition by partition (two at a time) and gives the numbers of one run on
-    the whole capture; without it, the whole capture is one run."""
-    parts = tuple(range(int(events["partition_id"].max()) + 1 + int(extra_partition)))
-    if over and not pby and len(parts) > 1:
-        pby = True
-    policy = OrderingPolicy(
-        timestamp_by="event_time", late_arrival_ns=late, out_of_order_ns=ooo, action=action,
-        partition_by=pby, over=over,
-    )  # fmt: skip
-    prepared = prepare(events, "event_time", over, partitions=parts)
-    units = by_partition(prepared)
-    if len(parts) > 1:
-        assert units is not None
-        assert sum(unit.size for unit in units) == prepared.size
-    assert evaluate_locally(prepared, [policy]) == [Measures.of(evaluate(prepared, policy))]
 
 
 def test_an_undeclared_partition_is_refused_by_the_whole_run(captures) -> None:
