@@ -56,6 +56,37 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class Kinds:
+    """Events late, out of order, early, and late or out of order (each once), under one
+    setting: what a fix's measurement counts besides :class:`Measures`."""
+
+    late: int
+    out_of_order: int
+    early: int
+    late_or_out_of_order: int
+
+    def __add__(self, other: Kinds) -> Kinds:
+        return Kinds(
+            self.late + other.late,
+            self.out_of_order + other.out_of_order,
+            self.early + other.early,
+            self.late_or_out_of_order + other.late_or_out_of_order,
+        )
+
+    @classmethod
+    def of(cls, flags: pl.DataFrame) -> Kinds:
+        """The counts of an outcome frame's (or a fix's flags') ``late``,
+        ``out_of_order`` and ``early``."""
+        late, ooo = flags["late"], flags["out_of_order"]
+        return cls(
+            late=int(late.sum()),
+            out_of_order=int(ooo.sum()),
+            early=int(flags["early"].sum()),
+            late_or_out_of_order=int((late | ooo).sum()),
+        )
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """What one setting did to the capture."""
 
@@ -64,6 +95,7 @@ class Evaluation:
     dropped: int
     never_released: int
     delays_s: np.ndarray  # release delay (release − arrival) of every released event, seconds
+    kinds: Kinds | None = None
 
 
 def prepare(
@@ -192,6 +224,9 @@ class Measures:
     delay_p50_s: float | None
     delay_p95_s: float | None
     delay_max_s: float | None
+    #: the run's late, out-of-order and early counts, when it was made here (a fix reads
+    #: them for a setting with PARTITION BY); not part of the table's numbers
+    kinds: Kinds | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, result: Evaluation) -> Measures:
@@ -205,6 +240,7 @@ class Measures:
             delay_p50_s=points["p50"],
             delay_p95_s=points["p95"],
             delay_max_s=points["max"],
+            kinds=result.kinds,
         )
 
     @classmethod
@@ -223,6 +259,7 @@ class Measures:
                 dropped=int(dropped.sum()),
                 never_released=flags.height - int(dropped.sum()) - int(released.sum()),
                 delays_s=delay_ns.filter(released).to_numpy() / 1e9,
+                kinds=Kinds.of(flags),
             )
         )
 
@@ -302,6 +339,7 @@ def pooled(units: Sequence[Prepared], policy: OrderingPolicy) -> Evaluation:
         dropped=sum(r.dropped for r in results),
         never_released=sum(r.never_released for r in results),
         delays_s=np.concatenate([r.delays_s for r in results]) if results else np.empty(0),
+        kinds=sum((r.kinds for r in results if r.kinds is not None), Kinds(0, 0, 0, 0)),
     )
 
 
@@ -329,4 +367,5 @@ def evaluate(prepared: Prepared, policy: OrderingPolicy) -> Evaluation:
         dropped=dropped,
         never_released=prepared.size - dropped - int(released.sum()),
         delays_s=(release[released] - arrival[released]) / 1e9,
+        kinds=Kinds.of(out),
     )

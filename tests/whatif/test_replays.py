@@ -5,6 +5,8 @@ column)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 import pytest
@@ -176,3 +178,30 @@ def test_a_search_run_for_a_fix_gives_the_same_numbers_and_its_flags(capture, da
     assert runs == []
     assert flags.equals(replay(events, policy).outcomes.select(FLAGS))
     assert replays.search.measures[policy] == evaluate.evaluate_locally(prepared, [policy])[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_captures(), st.data())
+def test_a_fix_reads_a_searched_setting_with_partition_by_from_its_counts(capture, data) -> None:
+    """A setting with PARTITION BY the recommender measured: a fix's measurement of it is
+    its counts (no event is held back by another partition), without running the engine
+    again, and equal to the one made from its flags."""
+    from diagnostics.jobdef import plan
+
+    events, name = capture
+    policy = replace(data.draw(policies(name)), partition_by=True)
+    searched = Replays(events)
+    prepared = evaluate.with_over(searched._prepared(events, name), events, name, policy.over)
+    searched.search.measures[policy] = evaluate.evaluate_locally(prepared, [policy])[0]
+    runs: list[OrderingPolicy] = []
+    engine_run = evaluate.run
+
+    def counted(prepared: evaluate.Prepared, policy: OrderingPolicy):  # type: ignore[no-untyped-def]
+        runs.append(policy)
+        return engine_run(prepared, policy)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evaluate, "run", counted)
+        by_counts = plan._measured(searched, policy)
+    assert runs == []
+    assert by_counts == plan._measured(Replays(events), policy)
