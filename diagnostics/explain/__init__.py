@@ -301,18 +301,25 @@ def _capture_and_search(
         return evidence(), None
     from diagnostics.explain.recommended import search
 
-    with ThreadPoolExecutor(1, thread_name_prefix="orderdoc-evidence") as pool:
-        found = pool.submit(evidence)
-        try:
-            answer = search(
-                events,
-                policy,
-                columns=columns,
-                partitions=partitions,
-                evaluator=evaluator,
-                store=None if replays is None else replays.search,
-            )
-        except BaseException:
-            found.result()  # the evidence's own error, if it has one, first
-            raise
-        return found.result(), answer
+    if replays is not None:  # the time read once, here, for the evidence and the search
+        replays.search.parsed(events, policy.timestamp_by)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="orderdoc-evidence")
+    found = pool.submit(evidence)
+    try:
+        answer = search(
+            events,
+            policy,
+            columns=columns,
+            partitions=partitions,
+            evaluator=evaluator,
+            store=None if replays is None else replays.search,
+        )
+    except Exception:
+        found.result()  # the evidence's own error, if it has one, first
+        raise
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: the evidence not waited for
+        raise
+    finally:
+        pool.shutdown(wait=False)
+    return found.result(), answer

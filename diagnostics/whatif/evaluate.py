@@ -311,8 +311,8 @@ def _by_partition(prepared: Prepared) -> list[Prepared] | None:
     if len(prepared.partitions) < 2 or name is None or name not in prepared.frame.columns:
         return None
     values = prepared.frame[name].cast(pl.Int64, strict=False)
-    if bool((~values.is_in(list(prepared.partitions))).any()):
-        return None
+    if values.null_count() or not bool(values.is_in(list(prepared.partitions)).all()):
+        return None  # no number, or not declared: the whole run raises the engine's error
     units = [
         Prepared(prepared.frame.filter(values == part), (part,), prepared.columns)
         for part in prepared.partitions
@@ -325,8 +325,14 @@ def each_unit(units: Sequence[Prepared], work: Callable[[Prepared], T]) -> list[
     workers = min(PARTITION_WORKERS, os.cpu_count() or 1, len(units))
     if workers < 2:
         return [work(unit) for unit in units]
-    with ThreadPoolExecutor(workers, thread_name_prefix="orderdoc-partition") as pool:
-        return list(pool.map(work, units))
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="orderdoc-partition")
+    try:
+        results = list(pool.map(work, units))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: no partition waited for
+        raise
+    pool.shutdown()
+    return results
 
 
 def pooled(units: Sequence[Prepared], policy: OrderingPolicy) -> Evaluation:

@@ -268,10 +268,12 @@ class Replays:
     def _measures_of(self, policy: OrderingPolicy, result: ReplayResult) -> None:
         from diagnostics.whatif.evaluate import Measures
 
+        outcomes = result.outcomes
         if (
             policy.timestamp_by is None
             or policy in self.search.measures
-            or not set(FLAGS) <= set(result.outcomes.columns)
+            or not set(FLAGS) <= set(outcomes.columns)
+            or any(outcomes[c].dtype != pl.Datetime("ns", "UTC") for c in FLAGS[-2:])
             or result.columns != self.columns
             or (self.partitions is not None and tuple(result.partitions) != self.partitions)
         ):

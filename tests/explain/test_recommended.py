@@ -86,3 +86,19 @@ def test_an_error_of_the_evidence_is_said_before_one_of_the_search(monkeypatch) 
     monkeypatch.setattr(explain_module, "from_capture", lambda *a, **k: None)
     with pytest.raises(UsageError, match="the search's error"):
         explain(None, events=events, policy=policy)
+
+
+def test_an_interrupt_of_the_search_stays_an_interrupt(monkeypatch) -> None:
+    """Ctrl-C during the search: the interrupt is raised, not an error of the evidence."""
+    events, policy = _late_senders()
+
+    def evidence_fails(*args, **kwargs):
+        raise InputError("the evidence's own error")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(explain_module, "from_capture", evidence_fails)
+    monkeypatch.setattr(recommended_module, "search", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        explain(None, events=events, policy=policy)

@@ -214,3 +214,20 @@ def test_an_undeclared_partition_is_refused_by_the_whole_run(captures) -> None:
     assert by_partition(prepared) is None
     with pytest.raises(InputError):
         evaluate_locally(prepared, [OrderingPolicy(timestamp_by="event_time", partition_by=True)])
+
+
+def test_an_event_without_a_partition_number_is_refused_by_the_whole_run(captures) -> None:
+    """An event whose partition is empty: no split (no partition would hold it), the
+    engine's one error naming the row, as without PARTITION BY."""
+    events = captures[next(iter(captures))]
+    blank = events.with_columns(
+        pl.when(pl.int_range(pl.len()) == 3)
+        .then(None)
+        .otherwise(pl.col("partition_id"))
+        .alias("partition_id")
+    )
+    prepared = prepare(blank, "event_time", partitions=(0, 1, 2, 3))
+    assert by_partition(prepared) is None
+    policy = OrderingPolicy(timestamp_by="event_time", partition_by=True)
+    with pytest.raises(InputError, match="is not a partition number"):
+        evaluate_locally(prepared, [policy])
