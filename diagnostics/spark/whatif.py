@@ -40,6 +40,8 @@ from diagnostics.whatif.evaluate import (
     delay_ranks,
     evaluate,
     evaluate_locally,
+    refused_partition,
+    split_by_partition,
 )
 from diagnostics.words import plural
 
@@ -77,21 +79,19 @@ class Batch:
 
 
 def write_units(prepared: Prepared, folder: Path) -> Units:
-    """Write ``prepared``'s frame into ``folder``, one Parquet file per partition (its rows
-    in processing order)."""
+    """Write ``prepared``'s frame into ``folder``, one Parquet file per partition with
+    events (its rows in processing order: :func:`~diagnostics.whatif.evaluate.
+    split_by_partition`, the local evaluator's split), or one file for a single partition."""
     folder.mkdir(parents=True, exist_ok=True)
-    frame, name = prepared.frame, prepared.columns.partition
     files: list[tuple[int, str]] = []
-    if name is None or name not in frame.columns:
+    units = split_by_partition(prepared)
+    if units is None:
         files.append((prepared.partitions[0], str(folder / "unit-all.parquet")))
-        frame.write_parquet(files[0][1])
+        prepared.frame.write_parquet(files[0][1])
     else:
-        values = frame[name].cast(pl.Int64, strict=False)
-        for part in prepared.partitions:
-            rows = frame.filter(values == part)
-            if rows.height:
-                files.append((part, str(folder / f"unit-{part}.parquet")))
-                rows.write_parquet(files[-1][1])
+        for unit in units:
+            files.append((unit.partitions[0], str(folder / f"unit-{unit.partitions[0]}.parquet")))
+            unit.frame.write_parquet(files[-1][1])
     return Units(str(folder), prepared.partitions, prepared.columns, tuple(files))
 
 
@@ -189,7 +189,7 @@ class SparkEvaluator:
     def __call__(self, prepared: Prepared, policies: Sequence[OrderingPolicy]) -> list[Measures]:
         if not policies:
             return []
-        if _undeclared(prepared):
+        if refused_partition(prepared):
             return evaluate_locally(prepared, policies)  # raises the engine's one-line error
         units = self.units(prepared)
         tasks = tasks_of(units, policies)
@@ -254,13 +254,3 @@ def _measures(
         delay_p95_s=points[1],
         delay_max_s=points[2],
     )
-
-
-def _undeclared(prepared: Prepared) -> bool:
-    """Whether some event's partition is not among ``prepared.partitions`` (the engine
-    refuses it; the local evaluator then raises its error)."""
-    name = prepared.columns.partition
-    if name is None or name not in prepared.frame.columns:
-        return False
-    values = prepared.frame[name].cast(pl.Int64, strict=False)
-    return bool((~values.is_in(list(prepared.partitions))).any())

@@ -302,17 +302,29 @@ def by_partition(prepared: Prepared) -> list[Prepared] | None:
     not among its own (the engine then refuses the whole, with its error). Worked out once
     per prepared capture (a search evaluates each of its settings on it)."""
     if "by_partition" not in prepared.memo:
-        prepared.memo["by_partition"] = _by_partition(prepared)
+        prepared.memo["by_partition"] = split_by_partition(prepared)
     return prepared.memo["by_partition"]  # type: ignore[return-value]
 
 
-def _by_partition(prepared: Prepared) -> list[Prepared] | None:
+def refused_partition(prepared: Prepared) -> bool:
+    """Whether some event has no partition number or one not among ``prepared.partitions``
+    (the engine refuses the capture with one error naming the row; no split may leave the
+    event out): the one rule for the local evaluator and the Spark evaluator's tasks."""
+    name = prepared.columns.partition
+    if name is None or name not in prepared.frame.columns:
+        return False
+    values = prepared.frame[name].cast(pl.Int64, strict=False)
+    return bool(values.null_count()) or not bool(values.is_in(list(prepared.partitions)).all())
+
+
+def split_by_partition(prepared: Prepared) -> list[Prepared] | None:
+    """:func:`by_partition` worked out (not kept)."""
     name = prepared.columns.partition
     if len(prepared.partitions) < 2 or name is None or name not in prepared.frame.columns:
         return None
-    values = prepared.frame[name].cast(pl.Int64, strict=False)
-    if values.null_count() or not bool(values.is_in(list(prepared.partitions)).all()):
-        return None  # no number, or not declared: the whole run raises the engine's error
+    if refused_partition(prepared):
+        return None  # the whole run raises the engine's error
+    values = prepared.frame[name].cast(pl.Int64)
     units = [
         Prepared(prepared.frame.filter(values == part), (part,), prepared.columns)
         for part in prepared.partitions

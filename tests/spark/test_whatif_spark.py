@@ -95,8 +95,12 @@ def test_tasks_are_settings_times_partitions(tmp_path):
     assert tasks_of(units, [own, merged, own]) == [(0, 0), (0, 2), (1, EVERY), (2, 0), (2, 2)]
 
 
-def test_an_undeclared_partition_stops_with_the_local_error(spark, tmp_path):
-    frame = pl.DataFrame({"ts": [BASE, BASE], "arrival_time": [BASE, BASE], "partition_id": [0, 5]})
+@pytest.mark.parametrize("second", [5, None], ids=["undeclared", "no number"])
+def test_an_undeclared_partition_stops_with_the_local_error(spark, tmp_path, second):
+    frame = pl.DataFrame(
+        {"ts": [BASE, BASE], "arrival_time": [BASE, BASE], "partition_id": [0, second]},
+        schema_overrides={"partition_id": pl.Int64},
+    )
     prepared = prepare(frame, "ts", columns=COLUMNS, partitions=(0, 1))
     batch = [OrderingPolicy(timestamp_by="ts", partition_by=True)]
     with pytest.raises(InputError) as local_error:
